@@ -1,0 +1,49 @@
+#pragma once
+/// \file
+/// Stages 3-4 together: every recurrent node with the origin and destination of each of its states,
+/// which states share an origin, and which are already exposed. Pure analysis: nothing is modified.
+
+#include <string>
+#include <vector>
+
+#include "rnnstate/metadata.h"
+#include "rnnstate/model_index.h"
+#include "rnnstate/recurrent_node.h"
+#include "rnnstate/state_origin.h"
+
+namespace rnnstate {
+
+/// One state of one recurrent node.
+struct StateAnalysis {
+  StateKind kind = StateKind::kHidden;
+  StateOrigin origin;
+  FinalState final_state;
+  /// Other states ("node/h") whose initial value comes from the same value or the same computation.
+  std::vector<std::string> shared_with;
+  /// Index into Analysis::recorded_pairs of this state's pair, or -1.
+  int recorded = -1;
+  /// True when the state already has a main-graph input and output that the metadata pairs, or the
+  /// slot is fed directly by a graph input used nowhere else and Y is a graph output.
+  bool exposed = false;
+};
+
+/// One recurrent node and its states.
+struct NodeAnalysis {
+  RecurrentNode node;
+  std::vector<StateAnalysis> states;
+};
+
+/// The analysis of a whole model.
+struct Analysis {
+  std::vector<NodeAnalysis> nodes;
+  std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
+  std::string metadata_error;             ///< non-empty when that metadata is malformed
+  int64_t onnx_opset = 0;
+  int64_t ir_version = 0;
+  std::string inference_error;  ///< why onnx shape inference failed, if it did
+};
+
+/// Analyzes every recurrent node of the indexed model.
+Analysis Analyze(const ModelIndex& index);
+
+}  // namespace rnnstate

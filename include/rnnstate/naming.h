@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// Readable, collision-free names for everything a rewrite adds.
+
+#include <set>
+#include <string>
+
+namespace rnnstate {
+
+/// Hands out names that are unique across the whole model (all scopes) and among each other.
+class NameAllocator {
+ public:
+  explicit NameAllocator(std::set<std::string> used) : used_(std::move(used)) {}
+
+  /// `wanted` if free, else `wanted_2`, `wanted_3`, ...; the result is reserved.
+  std::string Allocate(const std::string& wanted);
+  /// True when `name` is already taken.
+  bool Taken(const std::string& name) const { return used_.count(name) > 0; }
+  /// Marks `name` as taken.
+  void Reserve(const std::string& name) { used_.insert(name); }
+
+ private:
+  std::set<std::string> used_;
+};
+
+/// A node name made fit for use inside value names: a leading '/' is dropped and the remaining '/'
+/// and ':' become '.' ("/encoder/lstm/LSTM" -> "encoder.lstm.LSTM").
+std::string NodeStem(const std::string& node_name);
+
+/// Expands a user template: `{node}` -> node stem, `{kind}` -> "h"/"c", `{op}` -> "LSTM"...
+/// Throws rnnstate::Error(kUsage) for an unknown placeholder or a template without `{node}`.
+std::string ExpandNameTemplate(const std::string& pattern, const std::string& node_stem, const std::string& kind,
+                               const std::string& op);
+
+}  // namespace rnnstate

@@ -1,0 +1,31 @@
+#pragma once
+/// \file
+/// Stage 7: check a rewritten model before it is written — our own structural checks always, onnx's
+/// checker and shape inference where onnx 1.12 understands the model.
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace rnnstate {
+
+/// What the input model allowed us to check.
+struct ValidationBaseline {
+  bool checker_applies = false;    ///< IR <= 8, opsets known, and the input passes onnx's checker
+  bool inference_applies = false;  ///< onnx shape inference succeeded on the input
+  std::string why_not;             ///< why full checking is skipped, for a warning
+};
+
+/// Decides which checks apply, by running them on the input model.
+ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded);
+
+/// Checks `model`: every value defined before use in its scope, single assignment, unique graph inputs
+/// and outputs; then onnx's checker and shape inference as the baseline allows. Throws
+/// Error(kInternal) naming the first problem.
+void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline);
+
+/// Only the structural part of ValidateRewritten, returning the first problem or "".
+std::string StructuralProblem(const onnx::ModelProto& model);
+
+}  // namespace rnnstate

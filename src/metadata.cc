@@ -1,0 +1,89 @@
+#include "rnnstate/metadata.h"
+
+#include <stdexcept>
+
+namespace rnnstate {
+
+namespace {
+
+StatePair PairFromJson(const Json& entry) {
+  auto text = [&](const char* key) {
+    const Json* value = entry.Find(key);
+    if (value == nullptr || !value->is_string()) throw std::runtime_error(std::string("missing string '") + key + "'");
+    return value->AsString();
+  };
+  auto flag = [&](const char* key, bool fallback) {
+    const Json* value = entry.Find(key);
+    return value == nullptr ? fallback : value->AsBool();
+  };
+  StatePair pair;
+  pair.input = text("input");
+  pair.output = text("output");
+  pair.node = text("node");
+  pair.graph = text("graph");
+  pair.kind = text("kind");
+  if (pair.kind != "h" && pair.kind != "c") throw std::runtime_error("kind must be \"h\" or \"c\"");
+  pair.optional = flag("optional", false);
+  pair.streamable = flag("streamable", false);
+  return pair;
+}
+
+}  // namespace
+
+std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error) {
+  std::vector<StatePair> pairs;
+  for (const auto& prop : model.metadata_props()) {
+    if (prop.key() != kMetadataKey) continue;
+    try {
+      Json document = Json::Parse(prop.value());
+      const Json* version = document.Find("version");
+      if (version == nullptr || version->AsInt() != kMetadataVersion) {
+        throw std::runtime_error("unsupported or missing \"version\"");
+      }
+      const Json* states = document.Find("states");
+      if (states == nullptr) throw std::runtime_error("missing \"states\"");
+      for (const auto& entry : states->Items()) pairs.push_back(PairFromJson(entry));
+    } catch (const std::exception& e) {
+      if (error) *error = std::string("metadata '") + kMetadataKey + "' is invalid: " + e.what();
+    }
+  }
+  return pairs;
+}
+
+Json StatePairsJson(const std::vector<StatePair>& pairs) {
+  Json states = Json::Array();
+  for (const auto& pair : pairs) {
+    Json entry = Json::Object();
+    entry.Set("input", pair.input);
+    entry.Set("output", pair.output);
+    entry.Set("node", pair.node);
+    entry.Set("graph", pair.graph);
+    entry.Set("kind", pair.kind);
+    entry.Set("optional", pair.optional);
+    entry.Set("streamable", pair.streamable);
+    states.Push(std::move(entry));
+  }
+  return states;
+}
+
+std::string StateMetadataValue(const std::vector<StatePair>& pairs) {
+  Json document = Json::Object();
+  document.Set("version", kMetadataVersion);
+  document.Set("states", StatePairsJson(pairs));
+  return document.Dump();
+}
+
+void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs) {
+  std::string value = StateMetadataValue(pairs);
+  for (auto& prop : *model.mutable_metadata_props()) {
+    if (prop.key() == kMetadataKey) {
+      prop.set_value(value);
+      return;
+    }
+  }
+  auto* prop = model.add_metadata_props();
+  prop->set_key(kMetadataKey);
+  prop->set_value(value);
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,189 @@
+#include "rnnstate/model_index.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+namespace rnnstate {
+
+namespace {
+
+const std::vector<Consumer> kNoConsumers;
+
+/// Copies `src` into `dst` without initializer payloads, recursing into subgraph attributes, so that
+/// shape inference never costs a copy of the weights.
+void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
+  dst->Clear();
+  dst->set_name(src.name());
+  *dst->mutable_node() = src.node();
+  *dst->mutable_input() = src.input();
+  *dst->mutable_output() = src.output();
+  *dst->mutable_value_info() = src.value_info();
+  for (const auto& tensor : src.initializer()) {
+    onnx::TensorProto* copy = dst->add_initializer();
+    copy->set_name(tensor.name());
+    copy->set_data_type(tensor.data_type());
+    *copy->mutable_dims() = tensor.dims();
+  }
+}
+
+/// Removes initializer payloads from every subgraph of `graph` (the top level was copied without them).
+void StripSubgraphPayloads(onnx::GraphProto* graph) {
+  for (auto& node : *graph->mutable_node()) {
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) {
+        onnx::GraphProto stripped;
+        CopyGraphStructure(attribute.g(), &stripped);
+        *attribute.mutable_g() = std::move(stripped);
+        StripSubgraphPayloads(attribute.mutable_g());
+      }
+      for (auto& sub : *attribute.mutable_graphs()) {
+        onnx::GraphProto stripped;
+        CopyGraphStructure(sub, &stripped);
+        sub = std::move(stripped);
+        StripSubgraphPayloads(&sub);
+      }
+    }
+  }
+}
+
+void CollectDimParams(const onnx::TypeProto& type, std::set<std::string>& out) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    if (dim.has_dim_param()) out.insert(dim.dim_param());
+  }
+}
+
+/// Names a graph reads without defining them (its outer-scope references), including those of its own
+/// subgraphs that this graph does not define either.
+std::set<std::string> FreeNames(const onnx::GraphProto& graph) {
+  std::set<std::string> defined;
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  for (const auto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const auto& node : graph.node()) {
+    for (const auto& output : node.output()) defined.insert(output);
+  }
+  std::set<std::string> free;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name)) free.insert(name);
+  };
+  for (const auto& node : graph.node()) {
+    for (const auto& input : node.input()) use(input);
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) {
+        for (const auto& name : FreeNames(attribute.g())) use(name);
+      }
+      for (const auto& sub : attribute.graphs()) {
+        for (const auto& name : FreeNames(sub)) use(name);
+      }
+    }
+  }
+  for (const auto& output : graph.output()) use(output.name());
+  return free;
+}
+
+void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index) {
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    index.initializers[graph.initializer(i).name()] = i;
+    index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
+  }
+  for (int i = 0; i < graph.input_size(); ++i) {
+    const std::string& name = graph.input(i).name();
+    index.inputs[name] = i;
+    bool defaulted = index.initializers.count(name) > 0;
+    index.producers[name] = Producer{defaulted ? Producer::Kind::kDefaultedInput : Producer::Kind::kGraphInput, i, -1};
+  }
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const auto& node = graph.node(n);
+    for (int s = 0; s < node.output_size(); ++s) {
+      if (!node.output(s).empty()) index.producers[node.output(s)] = Producer{Producer::Kind::kNode, n, s};
+    }
+    for (int s = 0; s < node.input_size(); ++s) {
+      if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
+    }
+    std::set<std::string> outer;
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) outer.merge(FreeNames(attribute.g()));
+      for (const auto& sub : attribute.graphs()) outer.merge(FreeNames(sub));
+    }
+    for (const auto& name : outer) index.consumers[name].push_back(Consumer{n, -1});
+    if (!outer.empty()) index.outer_references[n] = std::move(outer);
+  }
+  for (int i = 0; i < graph.output_size(); ++i) index.outputs[graph.output(i).name()] = i;
+
+  // Declared types first, then inferred ones where nothing was declared.
+  auto add_type = [&](const onnx::ValueInfoProto& info) {
+    if (info.has_type()) index.types.emplace(info.name(), info.type());
+  };
+  for (const auto& info : graph.input()) add_type(info);
+  for (const auto& info : graph.output()) add_type(info);
+  for (const auto& info : graph.value_info()) add_type(info);
+  for (const auto& tensor : graph.initializer()) {
+    onnx::TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(tensor.data_type());
+    auto* shape = type.mutable_tensor_type()->mutable_shape();
+    for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
+    index.types.emplace(tensor.name(), type);
+  }
+}
+
+}  // namespace
+
+Producer GraphIndex::ProducerOf(const std::string& name) const {
+  auto it = producers.find(name);
+  return it == producers.end() ? Producer{} : it->second;
+}
+
+const std::vector<Consumer>& GraphIndex::ConsumersOf(const std::string& name) const {
+  auto it = consumers.find(name);
+  return it == consumers.end() ? kNoConsumers : it->second;
+}
+
+const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
+  auto it = types.find(name);
+  return it == types.end() ? nullptr : &it->second;
+}
+
+onnx::ModelProto StructuralCopy(const onnx::ModelProto& model) {
+  onnx::ModelProto copy;
+  // Everything shape inference reads, and the graph without initializer payloads.
+  *copy.mutable_opset_import() = model.opset_import();
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_functions() = model.functions();
+  CopyGraphStructure(model.graph(), copy.mutable_graph());
+  StripSubgraphPayloads(copy.mutable_graph());
+  return copy;
+}
+
+ModelIndex::ModelIndex(const onnx::ModelProto& model) : model_(&model) {
+  for (const auto& opset : model.opset_import()) {
+    if (IsOnnxDomain(opset.domain())) onnx_opset_ = opset.version();
+  }
+
+  onnx::ModelProto inferred = StructuralCopy(model);
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
+    onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    inference_error_ = e.what();
+  }
+
+  GraphPath root;
+  std::vector<GraphPath> stack;
+  ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+    GraphIndex& index = graphs_[path];
+    index.path = path;
+    if (!path.empty()) index.parent = GraphPath(path.begin(), path.end() - 1);
+    IndexGraph(graph, index);
+    if (!graph.name().empty()) used_names_.insert(graph.name());
+    for (const auto& [name, producer] : index.producers) used_names_.insert(name);
+    for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
+    for (const auto& info : graph.value_info()) used_names_.insert(info.name());
+    for (const auto& info : graph.output()) used_names_.insert(info.name());
+    for (const auto& node : graph.node()) {
+      if (!node.name().empty()) used_names_.insert(node.name());
+    }
+    for (const auto& [name, type] : index.types) CollectDimParams(type, used_dim_params_);
+  });
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,60 @@
+#include "rnnstate/pipeline.h"
+
+#include "rnnstate/apply.h"
+#include "rnnstate/error.h"
+#include "rnnstate/model_index.h"
+#include "rnnstate/validate.h"
+
+namespace rnnstate {
+
+namespace {
+
+void CheckOpset(const Analysis& analysis) {
+  if (analysis.nodes.empty()) return;
+  if (analysis.onnx_opset == 0) throw Error(ExitCode::kUnsupported, "the model imports no ai.onnx opset");
+  if (analysis.onnx_opset < kMinOpset) {
+    throw Error(ExitCode::kUnsupported, "ai.onnx opset " + std::to_string(analysis.onnx_opset) +
+                                            " is not supported (rnnstate needs opset " + std::to_string(kMinOpset) +
+                                            " or newer)");
+  }
+}
+
+std::vector<std::string> SkipWarnings(const Plan& plan) {
+  std::vector<std::string> warnings;
+  for (const auto& skip : plan.skipped) {
+    warnings.push_back(skip.graph + " " + skip.node + (skip.kind.empty() ? "" : " (" + skip.kind + ")") +
+                       ": not rewritten: " + skip.reason);
+  }
+  return warnings;
+}
+
+}  // namespace
+
+RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
+  ModelIndex index(model);
+  RewriteOutcome outcome;
+  outcome.analysis = Analyze(index);
+  CheckOpset(outcome.analysis);
+  outcome.plan = MakePlan(index, outcome.analysis, options);
+  outcome.warnings = SkipWarnings(outcome.plan);
+  if (!outcome.analysis.metadata_error.empty()) {
+    outcome.warnings.push_back(outcome.analysis.metadata_error + " (it will be rewritten)");
+  }
+  return outcome;
+}
+
+RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict) {
+  RewriteOutcome outcome = PlanRewrite(model, options);
+  if (strict && !outcome.plan.skipped.empty()) {
+    throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());
+  }
+  if (!outcome.plan.ChangesModel()) return outcome;
+  ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty());
+  if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
+  ApplyPlan(outcome.plan, model);
+  ValidateRewritten(model, baseline);
+  outcome.changed = true;
+  return outcome;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,168 @@
+#include "rnnstate/report.h"
+
+#include <sstream>
+
+namespace rnnstate {
+
+namespace {
+
+const StateEdit* FindEdit(const Plan& plan, const RecurrentNode& node, StateKind kind) {
+  for (const auto& edit : plan.edits) {
+    if (edit.graph == node.graph && edit.node == node.node && edit.kind == kind) return &edit;
+  }
+  return nullptr;
+}
+
+const SkippedState* FindSkip(const Plan& plan, const RecurrentNode& node, StateKind kind) {
+  for (const auto& skip : plan.skipped) {
+    if (skip.graph == node.graph_name && skip.node == node.name && (skip.kind.empty() || skip.kind == StateKindName(kind))) {
+      return &skip;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ComputedBy(const onnx::ModelProto& model, const RecurrentNode& node, const StateOrigin& origin) {
+  std::vector<std::string> out;
+  const onnx::GraphProto* graph = ResolveGraph(model, node.graph);
+  for (int n : origin.computed_by) out.push_back(graph->node(n).op_type() + " '" + NodeLabel(graph->node(n), n) + "'");
+  return out;
+}
+
+Json BatchJson(const Dim& batch) {
+  if (batch.fixed()) return Json(batch.value);
+  if (!batch.param.empty()) return Json(batch.param);
+  return Json();
+}
+
+std::string Action(const Plan& plan, const RecurrentNode& node, StateKind kind) {
+  if (const SkippedState* skip = FindSkip(plan, node, kind)) return "skipped: " + skip->reason;
+  if (const StateEdit* edit = FindEdit(plan, node, kind)) {
+    if (edit->input_action == InputAction::kKeep && edit->output_action == OutputAction::kKeep) return "none (already exposed)";
+    return edit->Describe();
+  }
+  return "none (not selected)";
+}
+
+Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const StateAnalysis& state, const Plan& plan) {
+  Json initial = Json::Object();
+  initial.Set("origin", OriginKindName(state.origin.kind));
+  initial.Set("value", state.origin.value);
+  initial.Set("zero", state.origin.zero);
+  Json computed = Json::Array();
+  for (auto& text : ComputedBy(model, node.node, state.origin)) computed.Push(text);
+  initial.Set("computed_by", std::move(computed));
+  Json shared = Json::Array();
+  for (const auto& other : state.shared_with) shared.Push(other);
+  initial.Set("shared_with", std::move(shared));
+  initial.Set("other_consumers", state.origin.other_consumers);
+
+  Json final_state = Json::Object();
+  final_state.Set("value", state.final_state.value);
+  final_state.Set("graph_output", state.final_state.graph_output);
+  final_state.Set("consumers", state.final_state.consumers);
+
+  Json out = Json::Object();
+  out.Set("kind", StateKindName(state.kind));
+  out.Set("initial", std::move(initial));
+  out.Set("final", std::move(final_state));
+  out.Set("exposed", state.exposed);
+  const StateEdit* edit = FindEdit(plan, node.node, state.kind);
+  out.Set("input", edit ? Json(edit->input) : Json());
+  out.Set("output", edit ? Json(edit->output) : Json());
+  out.Set("action", Action(plan, node.node, state.kind));
+  return out;
+}
+
+}  // namespace
+
+Json ReportJson(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan) {
+  Json nodes = Json::Array();
+  for (const auto& node : analysis.nodes) {
+    const RecurrentNode& n = node.node;
+    Json entry = Json::Object();
+    entry.Set("graph", n.graph_name);
+    entry.Set("index", n.node);
+    entry.Set("op", n.op);
+    entry.Set("name", n.name);
+    entry.Set("direction", n.direction);
+    entry.Set("hidden_size", n.hidden_size);
+    entry.Set("layout", n.layout);
+    entry.Set("batch", BatchJson(n.batch));
+    entry.Set("streamable", n.streamable);
+    entry.Set("not_streamable_reason", n.streamable ? Json() : Json(n.not_streamable_reason));
+    entry.Set("problem", n.problem.empty() ? Json() : Json(n.problem));
+    Json states = Json::Array();
+    for (const auto& state : node.states) states.Push(StateJson(model, node, state, plan));
+    entry.Set("states", std::move(states));
+    nodes.Push(std::move(entry));
+  }
+  Json skipped = Json::Array();
+  for (const auto& skip : plan.skipped) {
+    Json entry = Json::Object();
+    entry.Set("graph", skip.graph);
+    entry.Set("node", skip.node);
+    entry.Set("kind", skip.kind.empty() ? Json() : Json(skip.kind));
+    entry.Set("reason", skip.reason);
+    skipped.Push(std::move(entry));
+  }
+  Json report = Json::Object();
+  report.Set("version", kReportVersion);
+  report.Set("file", file);
+  report.Set("opset", analysis.onnx_opset);
+  report.Set("ir_version", analysis.ir_version);
+  report.Set("nodes", std::move(nodes));
+  report.Set("pairs", StatePairsJson(analysis.recorded_pairs));
+  report.Set("metadata_error", analysis.metadata_error.empty() ? Json() : Json(analysis.metadata_error));
+  report.Set("skipped", std::move(skipped));
+  report.Set("changes", plan.ChangesModel());
+  return report;
+}
+
+std::string ReportText(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis,
+                       const Plan& plan) {
+  std::ostringstream out;
+  out << file << ": " << analysis.nodes.size() << " recurrent node" << (analysis.nodes.size() == 1 ? "" : "s")
+      << ", opset " << analysis.onnx_opset << ", IR " << analysis.ir_version << "\n";
+  for (const auto& node : analysis.nodes) {
+    const RecurrentNode& n = node.node;
+    out << "\n" << n.graph_name << "  " << n.op << " '" << n.name << "'" << (n.unnamed ? " (unnamed)" : "") << "  "
+        << n.direction << ", hidden " << n.hidden_size << ", layout " << n.layout << ", batch "
+        << (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")") << "\n";
+    if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
+    out << "  streamable: " << (n.streamable ? "yes" : "no (" + n.not_streamable_reason + ")") << "\n";
+    for (const auto& state : node.states) {
+      out << "  " << StateKindName(state.kind) << "  from: " << OriginKindName(state.origin.kind);
+      if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
+      if (state.origin.zero) out << ", zeros";
+      auto computed = ComputedBy(model, n, state.origin);
+      if (!computed.empty()) {
+        out << ", computed by";
+        for (size_t i = 0; i < computed.size(); ++i) out << (i ? " <- " : " ") << computed[i];
+      }
+      if (!state.shared_with.empty()) {
+        out << ", shared with";
+        for (const auto& other : state.shared_with) out << " " << other;
+      }
+      out << "\n     to:   ";
+      if (state.final_state.value.empty()) out << "(not produced)";
+      else out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "")
+               << ", " << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
+      out << "\n     " << (state.exposed ? "exposed" : "not exposed") << "; rewrite: " << Action(plan, n, state.kind)
+          << "\n";
+    }
+  }
+  if (!analysis.recorded_pairs.empty()) {
+    out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";
+    for (const auto& pair : analysis.recorded_pairs) {
+      out << "  " << pair.input << " -> " << pair.output << "  (" << pair.graph << " " << pair.node << " " << pair.kind
+          << (pair.optional ? ", optional" : ", required") << (pair.streamable ? ", streamable" : ", not streamable")
+          << ")\n";
+    }
+  }
+  if (!analysis.metadata_error.empty()) out << "\nwarning: " << analysis.metadata_error << "\n";
+  if (analysis.nodes.empty()) out << "nothing to do\n";
+  return out.str();
+}
+
+}  // namespace rnnstate

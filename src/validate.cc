@@ -1,0 +1,120 @@
+#include "rnnstate/validate.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <set>
+
+#include "rnnstate/error.h"
+#include "rnnstate/model_index.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// The newest IR version and ai.onnx opset that onnx 1.12's checker knows.
+constexpr int64_t kCheckerMaxIr = 8;
+constexpr int64_t kCheckerMaxOpset = 17;
+
+std::string CheckScope(const onnx::GraphProto& graph, std::set<std::string> visible, const std::string& where) {
+  std::set<std::string> own;
+  auto define = [&](const std::string& name, const char* what) -> std::string {
+    if (name.empty()) return "";
+    if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what + ")";
+    visible.insert(name);
+    return "";
+  };
+  std::set<std::string> input_names;
+  for (const auto& input : graph.input()) {
+    if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
+    if (auto p = define(input.name(), "graph input"); !p.empty()) return p;
+  }
+  for (const auto& tensor : graph.initializer()) {
+    if (input_names.count(tensor.name())) continue;  // an overridable default of that input
+    if (auto p = define(tensor.name(), "initializer"); !p.empty()) return p;
+  }
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const auto& node = graph.node(n);
+    for (const auto& input : node.input()) {
+      if (!input.empty() && !visible.count(input)) {
+        return where + ": node " + std::to_string(n) + " (" + node.op_type() + ") reads '" + input +
+               "' before it is defined";
+      }
+    }
+    for (const auto& attribute : node.attribute()) {
+      auto check_sub = [&](const onnx::GraphProto& sub) {
+        return CheckScope(sub, visible, where + "/" + node.op_type() + "_" + std::to_string(n) + ":" + attribute.name());
+      };
+      if (attribute.has_g()) {
+        if (auto p = check_sub(attribute.g()); !p.empty()) return p;
+      }
+      for (const auto& sub : attribute.graphs()) {
+        if (auto p = check_sub(sub); !p.empty()) return p;
+      }
+    }
+    for (const auto& output : node.output()) {
+      if (auto p = define(output, "node output"); !p.empty()) return p;
+    }
+  }
+  std::set<std::string> output_names;
+  for (const auto& output : graph.output()) {
+    if (!output_names.insert(output.name()).second) return where + ": duplicate graph output '" + output.name() + "'";
+    if (!visible.count(output.name())) return where + ": graph output '" + output.name() + "' is never defined";
+  }
+  return "";
+}
+
+bool OpsetsKnown(const onnx::ModelProto& model) {
+  for (const auto& opset : model.opset_import()) {
+    if (IsOnnxDomain(opset.domain()) && opset.version() > kCheckerMaxOpset) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string StructuralProblem(const onnx::ModelProto& model) { return CheckScope(model.graph(), {}, "main"); }
+
+ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded) {
+  ValidationBaseline baseline;
+  baseline.inference_applies = inference_succeeded;
+  if (input.ir_version() > kCheckerMaxIr) {
+    baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
+  } else if (!OpsetsKnown(input)) {
+    baseline.why_not = "the ai.onnx opset is newer than onnx 1.12 knows";
+  } else {
+    try {
+      onnx::checker::check_model(input);
+      baseline.checker_applies = true;
+    } catch (const std::exception& e) {
+      baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
+    }
+  }
+  if (!inference_succeeded && baseline.why_not.empty()) baseline.why_not = "onnx shape inference fails on the input model";
+  return baseline;
+}
+
+void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  if (std::string problem = StructuralProblem(model); !problem.empty()) {
+    throw Error(ExitCode::kInternal, "rewritten model is invalid: " + problem);
+  }
+  if (baseline.checker_applies) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx's checker: ") + e.what());
+    }
+  }
+  if (baseline.inference_applies) {
+    onnx::ModelProto copy = StructuralCopy(model);
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/0, /*data_prop=*/false);
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx shape inference: ") + e.what());
+    }
+  }
+}
+
+}  // namespace rnnstate

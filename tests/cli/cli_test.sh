@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Command-line behaviour that scripts rely on: exit codes, error messages, atomic output, input never
+# touched. Usage: cli_test.sh RNNSTATE_BINARY MODELS_DIR
+set -uo pipefail
+bin=$1
+models=$2
+testdata=/usr/share/libonnx-testdata/data/node
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION-COMMAND...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); echo "PASS  $name"; else failed=$((failed + 1)); echo "FAIL  $name"; fi
+}
+# run EXPECTED_CODE ARGS...: runs the binary, keeps stdout/stderr in $work/out, $work/err
+run() {
+  local expected=$1; shift
+  "$bin" "$@" >"$work/out" 2>"$work/err"
+  local code=$?
+  if [ "$code" -ne "$expected" ]; then
+    echo "  expected exit $expected, got $code: $bin $*"; sed 's/^/  stderr: /' "$work/err" | head -5
+    return 1
+  fi
+}
+err_has() { grep -q -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; sed 's/^/  /' "$work/err"; return 1; }; }
+no_stray_files() { [ -z "$(find "$1" -name '*.tmp' -print -quit)" ]; }
+
+model=$models/torch/lstm2_bf_dyn.onnx
+cp "$model" "$work/in.onnx"
+sum_before=$(sha256sum <"$work/in.onnx")
+
+check "version" run 0 --version
+check "no subcommand is a usage error (2)" run 2
+check "unknown option is a usage error (2)" run 2 rewrite "$work/in.onnx" --bogus
+check "help exits 0 and shows examples" bash -c "'$bin' rewrite --help | grep -q 'Examples'"
+
+check "missing file: exit 3" run 3 report "$work/missing.onnx"
+check "missing file: message names the file" err_has "missing.onnx"
+: >"$work/empty.onnx"
+check "empty file: exit 3" run 3 rewrite "$work/empty.onnx" -o "$work/o1.onnx"
+check "empty file: no output written" test ! -e "$work/o1.onnx"
+head -c 3000 "$model" >"$work/truncated.onnx"
+check "truncated model: exit 3" run 3 rewrite "$work/truncated.onnx" -o "$work/o2.onnx"
+check "truncated model: clear message" err_has "truncated"
+check "truncated model: no output written" test ! -e "$work/o2.onnx"
+printf 'this is not a model\n' >"$work/text.onnx"
+check "text file: exit 3" run 3 report "$work/text.onnx"
+check "directory: exit 3" run 3 report "$work"
+
+check "unwritable output: exit 5" run 5 rewrite "$work/in.onnx" -o /etc/passwd/out.onnx
+check "unwritable output: message names the output" err_has "/etc/passwd/out.onnx"
+check "-o with --in-place: exit 2" run 2 rewrite "$work/in.onnx" -o "$work/x.onnx" --in-place
+check "bad --nodes regex: exit 2" run 2 rewrite "$work/in.onnx" --nodes "(" -o "$work/x.onnx"
+check "bad name template: exit 2" run 2 rewrite "$work/in.onnx" --input-names "{oops}" -o "$work/x.onnx"
+
+check "dry run: exit 0" run 0 rewrite "$work/in.onnx" --dry-run
+check "dry run: prints the plan" grep -q "new input" "$work/out"
+check "dry run: writes nothing" test ! -e "$work/in.streaming.onnx"
+
+check "rewrite to default path" run 0 rewrite "$work/in.onnx"
+check "default output beside the input" test -s "$work/in.streaming.onnx"
+check "input untouched" test "$(sha256sum <"$work/in.onnx")" = "$sum_before"
+check "no temporary files left" no_stray_files "$work"
+check "report --json is valid JSON with pairs" bash -c "'$bin' report --json '$work/in.streaming.onnx' |
+  node -e 'const r=JSON.parse(require(\"fs\").readFileSync(0)); process.exit(r.pairs.length===4?0:1)'"
+
+cp "$work/in.onnx" "$work/inplace.onnx"
+check "in place: exit 0" run 0 rewrite "$work/inplace.onnx" --in-place
+check "in place equals -o output" cmp -s "$work/inplace.onnx" "$work/in.streaming.onnx"
+check "in place again: nothing to do" run 0 rewrite "$work/inplace.onnx" --in-place
+check "in place again: says so" grep -q "nothing to do" "$work/out"
+
+for name in test_loop11 test_if test_scan_sum test_scan9_sum; do
+  check "$name (no recurrent node): exit 0" run 0 rewrite "$testdata/$name/model.onnx" -o "$work/$name.onnx"
+  check "$name: written unchanged" cmp -s "$testdata/$name/model.onnx" "$work/$name.onnx"
+  check "$name: report says nothing to do" bash -c "'$bin' report '$testdata/$name/model.onnx' | grep -q 'nothing to do'"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

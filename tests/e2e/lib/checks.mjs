@@ -1,0 +1,247 @@
+// The ONNX Runtime checks of the rnnstate contract, run on one manifest entry.
+//
+// Models involved (all opened with onnxruntime-node, CPU):
+//   orig       the model as generated
+//   def        `rnnstate rewrite` default mode: state inputs have initializer defaults
+//   req        `rnnstate rewrite def --state-inputs required`: same model, defaults removed
+//   reqDirect  `rnnstate rewrite orig --state-inputs required`
+// Why `req` exists at all: onnxruntime-node hides an input that has an initializer default
+// (it is not in session.inputNames) and silently IGNORES a feed for it. The fed path can only
+// be exercised on a copy without the defaults, so every call that feeds state uses `req`.
+import { Tensor } from 'onnxruntime-node';
+import { concatAxis, maxAbsDiff, randomTensor, sliceAxis, tensorFromValues, zerosTensor } from './tensors.mjs';
+
+export const sameSet = (a, b) => a.length === b.length && a.every((x) => b.includes(x));
+
+/**
+ * session.run with an exact-feeds guard: a feed the session does not list would be dropped
+ * without any error (see above), which would make a broken state path look like a pass.
+ */
+export async function runExact(session, feeds, what) {
+  const given = Object.keys(feeds);
+  const unknown = given.filter((n) => !session.inputNames.includes(n));
+  const missing = session.inputNames.filter((n) => !given.includes(n));
+  if (unknown.length || missing.length) {
+    throw new Error(`${what}: feeds do not match the session's inputs` +
+      (unknown.length ? `; not inputs (ORT would ignore them): ${unknown.join(', ')}` : '') +
+      (missing.length ? `; missing mandatory inputs: ${missing.join(', ')}` : ''));
+  }
+  try {
+    return await session.run(feeds);
+  } catch (err) {
+    throw new Error(`${what}: ${err.message}`);
+  }
+}
+
+/** Max diff over `names` between two output maps; `worst` names the output that produced it. */
+export function compareOutputs(names, got, want) {
+  let result = { diff: 0, worst: '', why: '' };
+  for (const name of names) {
+    if (!got[name] || !want[name]) throw new Error(`output '${name}' missing from a run`);
+    const { diff, why } = maxAbsDiff(got[name], want[name]);
+    if (!(diff <= result.diff)) result = { diff, worst: name, why };
+  }
+  return result;
+}
+
+const pass = (diff, detail = '') => ({ ok: true, diff, detail });
+const fail = (diff, detail) => ({ ok: false, diff, detail });
+/** PASS/FAIL of a comparison against the tolerance; a FAIL names the worst output. */
+function verdict(cmp, tol, detail = '') {
+  const ok = cmp.diff <= tol;
+  const worst = ok ? '' : `worst '${cmp.worst}'` + (cmp.why ? ` (${cmp.why})` : '');
+  return { ok, diff: cmp.diff, detail: [detail, worst].filter(Boolean).join('; ') };
+}
+
+/** Outputs every state-related comparison covers: the original outputs plus the state outputs. */
+const allOutputs = (m) => [...new Set([...m.sessions.orig.outputNames, ...m.pairs.map((p) => p.output)])];
+
+function requireDefaultsRun(m) {
+  if (!m.defOut) throw new Error('not run: the defaults model did not run (see (1))');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interface: what ORT sees of the three rewritten models.
+export function checkInterface(m) {
+  const { orig, def, req, reqDirect } = m.sessions;
+  const problems = [];
+  const stateIns = m.pairs.map((p) => p.input);
+  const expectReqInputs = [...new Set([...orig.inputNames, ...stateIns])];
+  // Defaults model: state inputs have defaults, so ORT lists exactly the original inputs.
+  if (!sameSet(def.inputNames, orig.inputNames)) {
+    problems.push(`defaults model inputs [${def.inputNames}] != original [${orig.inputNames}] (state input without default?)`);
+  }
+  if (!sameSet(req.inputNames, expectReqInputs)) {
+    problems.push(`required model inputs [${req.inputNames}] != original + state inputs [${expectReqInputs}] (default not removed?)`);
+  }
+  if (!sameSet(reqDirect.inputNames, req.inputNames)) {
+    problems.push(`direct required model inputs [${reqDirect.inputNames}] != required-from-rewritten [${req.inputNames}]`);
+  }
+  for (const [what, s] of [['defaults', def], ['required', req], ['direct required', reqDirect]]) {
+    const missing = allOutputs(m).filter((n) => !s.outputNames.includes(n));
+    if (missing.length) problems.push(`${what} model lacks outputs ${missing.join(', ')}`);
+  }
+  return problems.length ? fail(NaN, problems.join('; ')) : pass(NaN, `${m.pairs.length} pairs`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (1) rewritten model, no state fed -> every original output equal.
+export async function checkDefaultsUnfed(m) {
+  m.origOut = await runExact(m.sessions.orig, m.fullFeeds, 'original model');
+  m.defOut = await runExact(m.sessions.def, m.fullFeeds, 'defaults model, state not fed');
+  return verdict(compareOutputs(m.sessions.orig.outputNames, m.defOut, m.origOut), m.tol);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (2) streaming. Chunk plan: sequence mode slices the seq_axes inputs; trip_count mode also sets
+// the Loop trip-count input to the chunk length (and slices seq_axes inputs, if any, so a body
+// that reads x[iteration] sees the right elements).
+
+function chunkFeeds(m, offset, length) {
+  const feeds = { ...m.fullFeeds };
+  for (const [name, axis] of Object.entries(m.entry.seqAxes)) feeds[name] = sliceAxis(m.fullFeeds[name], axis, offset, length);
+  if (m.entry.chunkMode === 'trip_count') {
+    const full = m.fullFeeds[m.entry.tripInput];
+    feeds[m.entry.tripInput] = tensorFromValues(full.type, full.dims, length);
+  }
+  return feeds;
+}
+
+/**
+ * Runs the chunks: call 1 on the defaults model without state, later calls on the required model
+ * with state inputs taken from the previous call's outputs as `feedback` says ([{input, output}]).
+ */
+async function runChunks(m, feedback) {
+  const outs = [];
+  let offset = 0;
+  for (const length of m.entry.chunks) {
+    const feeds = chunkFeeds(m, offset, length);
+    const i = outs.length;
+    if (i === 0) {
+      outs.push(await runExact(m.sessions.def, feeds, 'chunk 1 (defaults model)'));
+    } else {
+      for (const { input, output } of feedback) feeds[input] = outs[i - 1][output];
+      outs.push(await runExact(m.sessions.req, feeds, `chunk ${i + 1} (required model)`));
+    }
+    offset += length;
+  }
+  return outs;
+}
+
+/** Streamed result per compared output: concatenated if it has a sequence axis, else the last call's. */
+function assembleChunks(m, outs, names) {
+  const result = {};
+  for (const name of names) {
+    const axis = m.entry.outputSeqAxes[name];
+    result[name] = axis === undefined ? outs[outs.length - 1][name] : concatAxis(outs.map((o) => o[name]), axis);
+  }
+  return result;
+}
+
+const streamedOutputs = (m) => allOutputs(m).filter((n) => !m.entry.streamingSkipOutputs.includes(n));
+
+async function streamedDiff(m, feedback) {
+  const names = streamedOutputs(m);
+  return compareOutputs(names, assembleChunks(m, await runChunks(m, feedback), names), m.defOut);
+}
+
+export async function checkStreaming(m) {
+  requireDefaultsRun(m);
+  const notStreamable = m.pairs.filter((p) => p.streamable === false);
+  if (notStreamable.length) {
+    return fail(NaN, `manifest says streaming but metadata marks ${notStreamable.map((p) => p.input).join(', ')} not streamable`);
+  }
+  const detail = `${m.entry.chunkMode} chunks [${m.entry.chunks}]`;
+  return verdict(await streamedDiff(m, m.pairs), m.tol, detail);
+}
+
+/** Two pairs whose state tensors have the same type and shape (so a swapped feed still runs). */
+function swappablePairs(m) {
+  for (let i = 0; i < m.pairs.length; i++) {
+    for (let j = i + 1; j < m.pairs.length; j++) {
+      const a = m.defOut[m.pairs[i].output], b = m.defOut[m.pairs[j].output];
+      if (a.type === b.type && a.dims.join() === b.dims.join()) return [i, j];
+    }
+  }
+  return null;
+}
+
+/**
+ * Negative self-test: feed pair A's state into pair B's input and vice versa. Check (2) must see a
+ * mismatch; if it does not, the harness is not actually testing the state path (e.g. the feeds are
+ * ignored) and every (2) PASS above is worthless. Returns null when no two pairs can be swapped.
+ */
+export async function checkSelfTest(m) {
+  requireDefaultsRun(m);
+  const ij = swappablePairs(m);
+  if (!ij) return null;
+  const [i, j] = ij;
+  const feedback = m.pairs.map(({ input, output }) => ({ input, output }));
+  [feedback[i].output, feedback[j].output] = [feedback[j].output, feedback[i].output];
+  const cmp = await streamedDiff(m, feedback);
+  const what = `swapped ${m.pairs[i].output}<->${m.pairs[j].output}`;
+  return cmp.diff > m.tol ? pass(cmp.diff, `${what}: mismatch detected as expected`)
+    : fail(cmp.diff, `${what}: check (2) did NOT detect the swap - harness broken`);
+}
+
+/**
+ * (2) for chunk_mode "calls" (If models): K calls with the same inputs, call 1 on the defaults
+ * model (its equality with the original is check (1)), calls 2..K on the required model fed with
+ * the previous call's state. With "branch_taken": false the recurrent branch never runs, so the
+ * state must pass through: every output of every call must equal call 1. Otherwise we only check
+ * that fed state is accepted and comes back with the same shape (no expected values exist).
+ */
+export async function checkCalls(m) {
+  requireDefaultsRun(m);
+  const names = allOutputs(m);
+  const outs = [m.defOut];
+  for (let k = 1; k < m.entry.chunks; k++) {
+    const feeds = { ...m.fullFeeds };
+    for (const p of m.pairs) feeds[p.input] = outs[k - 1][p.output];
+    outs.push(await runExact(m.sessions.req, feeds, `call ${k + 1} (required model)`));
+  }
+  if (m.entry.branchTaken === false) {
+    let worst = { diff: 0, worst: '', why: '' };
+    for (const o of outs.slice(1)) {
+      const cmp = compareOutputs(names, o, outs[0]);
+      if (!(cmp.diff <= worst.diff)) worst = cmp;
+    }
+    return verdict(worst, m.tol, `${m.entry.chunks} calls, branch not taken: state passes through`);
+  }
+  for (let k = 1; k < outs.length; k++) {
+    for (const p of m.pairs) {
+      const fed = outs[k - 1][p.output], got = outs[k][p.output];
+      if (fed.dims.join() !== got.dims.join()) {
+        return fail(Infinity, `call ${k + 1}: state '${p.output}' came back as [${got.dims}] after feeding [${fed.dims}]`);
+      }
+    }
+  }
+  return pass(NaN, `${m.entry.chunks} calls accepted (branch taken: values not compared)`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (3) required model fed explicit zeros == defaults model not fed. State shapes come from the
+// defaults run: a pair's state output has the shape of its state input.
+export async function checkZeroState(m) {
+  requireDefaultsRun(m);
+  const feeds = { ...m.fullFeeds };
+  for (const p of m.pairs) feeds[p.input] = zerosTensor(m.defOut[p.output].type, m.defOut[p.output].dims);
+  const out = await runExact(m.sessions.req, feeds, 'required model fed zeros');
+  return verdict(compareOutputs(allOutputs(m), out, m.defOut), m.tol);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two ways to get a required-inputs model (from the rewritten model, or directly from the
+// original) must compute the same function, checked with random (non-zero) state.
+export async function checkRequiredDirect(m) {
+  requireDefaultsRun(m);
+  const feeds = { ...m.fullFeeds };
+  for (const p of m.pairs) {
+    const like = m.defOut[p.output];
+    feeds[p.input] = like.type.startsWith('float') ? randomTensor(like.type, like.dims, `${m.seedBase}|state|${p.input}`)
+      : new Tensor(like.type, like.data, like.dims);
+  }
+  const a = await runExact(m.sessions.req, feeds, 'required model');
+  const b = await runExact(m.sessions.reqDirect, feeds, 'direct required model');
+  return verdict(compareOutputs(m.sessions.req.outputNames, b, a), m.tol, m.requiredBytesNote);
+}

@@ -1,0 +1,259 @@
+#!/usr/bin/env node
+// End-to-end verification of rnnstate-rewritten models with ONNX Runtime (onnxruntime-node, CPU).
+//
+//   node verify.mjs --rnnstate PATH_TO_BINARY --models DIR --manifest FILE
+//                   [--filter REGEX] [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]
+//
+// For every manifest entry: rewrite with the binary (defaults mode, then required mode from the
+// rewritten model and directly from the original), check idempotence, then run the checks of the
+// contract in ONNX Runtime. One line per model per check, then "N passed, M failed"; exit 1 on any
+// failure. See README.md for the manifest format and what each check means.
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { InferenceSession } from 'onnxruntime-node';
+
+import * as checks from './lib/checks.mjs';
+import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
+import { scanModel } from './lib/onnx-proto.mjs';
+import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
+
+const USAGE = 'usage: node verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--workdir DIR]\n' +
+  '                        [--tol 1e-5] [--seed S] [--timeout SEC] [--threads N] [--verbose]';
+
+function parseCli() {
+  const { values } = parseArgs({
+    options: {
+      rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
+      filter: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
+      seed: { type: 'string', default: 'rnnstate-e2e' }, timeout: { type: 'string', default: '600' },
+      threads: { type: 'string', default: '0' }, verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) { console.log(USAGE); process.exit(0); }
+  for (const k of ['rnnstate', 'models', 'manifest']) {
+    if (!values[k]) { console.error(`missing --${k}\n${USAGE}`); process.exit(2); }
+  }
+  return values;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Result lines and tally.
+
+const tally = { passed: 0, failed: 0 };
+
+function fmtDiff(d) {
+  return typeof d === 'number' && !Number.isNaN(d) ? d.toExponential(3) : '-';
+}
+
+function record(label, check, result) {
+  if (result.ok) tally.passed++; else tally.failed++;
+  const detail = result.detail ? `  ${result.detail}` : '';
+  console.log(`${result.ok ? 'PASS' : 'FAIL'}  ${label}  ${check}  max_abs_diff=${fmtDiff(result.diff)}${detail}`);
+}
+
+function skip(label, check, why) {
+  console.log(`SKIP  ${label}  ${check}  ${why}`);
+}
+
+/** Runs one check, turning an exception into a FAIL line (an unexpected error is a failure). */
+async function runCheck(label, check, fn) {
+  let result;
+  try {
+    result = await fn();
+  } catch (err) {
+    result = { ok: false, diff: NaN, detail: `error: ${err.message}` };
+  }
+  if (result === null) skip(label, check, 'not applicable');
+  else record(label, check, result);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rewriting with the binary under test.
+
+async function sha256(file) {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/**
+ * Produces the three models and the pairs. Returns {ok, diff, detail} for the "rewrite" line and
+ * fills m.files / m.pairs. `noOutput` is set when the binary (correctly) wrote nothing because the
+ * model has no recurrent nodes.
+ */
+function rewriteAll(m, cli) {
+  const { entry } = m;
+  const args = entry.rewriteArgs;
+  const f = (m.files = {
+    orig: m.origPath,
+    def: join(m.dir, 'rewritten.onnx'),
+    req: join(m.dir, 'required.onnx'),
+    reqDirect: join(m.dir, 'required-direct.onnx'),
+  });
+  const fail = (detail) => ({ ok: false, diff: NaN, detail });
+  if (!existsSync(f.orig)) return fail(`model file ${f.orig} does not exist`);
+
+  const recurrent = scanModel(f.orig).recurrentNodes;
+  const r = cli.rewrite(f.orig, f.def, null, args);
+  if (entry.expectExit !== 0) {
+    return r.status === entry.expectExit ? { ok: true, diff: NaN, detail: `exit ${r.status} as expected`, stop: true }
+      : fail(`expected exit ${entry.expectExit}, got ${r.status}: ${lastLines(r.stderr)}`);
+  }
+  if (r.status !== 0) return fail(`'${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`);
+  if (!r.written) {
+    // Exit 0 without output is only acceptable for a model without recurrent nodes.
+    const ok = recurrent.length === 0 && (entry.expectPairs ?? 0) === 0;
+    return { ok, diff: NaN, detail: ok ? 'no recurrent nodes; no output written' : 'exit 0 but no output written', stop: true };
+  }
+  for (const [out, input] of [[f.req, f.def], [f.reqDirect, f.orig]]) {
+    const rr = cli.rewrite(input, out, 'required', args);
+    if (rr.status !== 0 || !rr.written) return fail(`'${rr.command}' exited ${rr.status}: ${lastLines(rr.stderr)}`);
+  }
+
+  const report = cli.report(f.def);
+  if (!Array.isArray(report.pairs)) return fail('report --json has no "pairs" array');
+  m.pairs = report.pairs;
+
+  // The report must reflect the file's metadata (it is documented to read it from there).
+  const meta = scanModel(f.def).metadata.rnnstate;
+  const metaStates = meta ? JSON.parse(meta).states ?? [] : [];
+  if (!sameStates(metaStates, m.pairs)) {
+    return fail('report "pairs" differ from the metadata_props "rnnstate" states of the file');
+  }
+  const names = m.pairs.flatMap((p) => [p.input, p.output]);
+  if (m.pairs.some((p) => !p.input || !p.output) || new Set(names).size !== names.length) {
+    return fail('pairs must have distinct, non-empty input and output names');
+  }
+  if (entry.expectPairs !== null && m.pairs.length !== entry.expectPairs) {
+    return fail(`${m.pairs.length} pairs, manifest expects ${entry.expectPairs}`);
+  }
+  if (entry.expectPairs === null && recurrent.length > 0 && m.pairs.length === 0) {
+    return fail(`no pairs although the model has ${recurrent.length} recurrent node(s)`);
+  }
+  return { ok: true, diff: NaN, detail: `${m.pairs.length} pairs, ${recurrent.length} recurrent node(s)` };
+}
+
+/** Report pairs equal metadata states: same order, same value for every metadata field (key order free). */
+function sameStates(metaStates, pairs) {
+  return metaStates.length === pairs.length && metaStates.every((st, i) =>
+    Object.keys(st).every((k) => JSON.stringify(st[k]) === JSON.stringify(pairs[i][k])));
+}
+
+/** Rewriting a rewritten model again (in either mode) must reproduce it byte for byte. */
+async function checkIdempotent(m, cli) {
+  const problems = [];
+  for (const [file, mode] of [[m.files.def, null], [m.files.req, 'required']]) {
+    const again = file.replace(/\.onnx$/, '-again.onnx');
+    const r = cli.rewrite(file, again, mode, m.entry.rewriteArgs);
+    if (r.status !== 0 || !r.written) problems.push(`'${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`);
+    else if ((await sha256(file)) !== (await sha256(again))) problems.push(`${basename(file)} changed when rewritten again`);
+  }
+  return { ok: problems.length === 0, diff: NaN, detail: problems.join('; ') };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One manifest entry.
+
+async function verifyModel(raw, index, labels, opts) {
+  const label = labels[index];
+  let entry;
+  try {
+    entry = normalizeEntry(raw);
+  } catch (err) {
+    record(label, 'manifest', { ok: false, diff: NaN, detail: err.message });
+    return;
+  }
+  const m = {
+    entry, label,
+    tol: entry.tolerance ?? opts.tol,
+    seedBase: `${opts.seed}|${entry.file}`,
+    origPath: resolve(opts.models, entry.file),
+    dir: join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`),
+    pairs: [],
+    sessions: {},
+  };
+  mkdirSync(m.dir, { recursive: true });
+  const cli = opts.cli;
+
+  const rw = await runCheck(label, 'rewrite', () => rewriteAll(m, cli));
+  if (!rw.ok || rw.stop) return;
+  await runCheck(label, 'idempotent', () => checkIdempotent(m, cli));
+  if (!entry.ort) {
+    skip(label, 'onnxruntime checks', 'manifest says "ort": false');
+    return;
+  }
+
+  try {
+    const sessionOptions = { logSeverityLevel: 3, intraOpNumThreads: opts.threads };
+    for (const k of ['orig', 'def', 'req', 'reqDirect']) m.sessions[k] = await InferenceSession.create(m.files[k], sessionOptions);
+    m.fullFeeds = buildFeeds(m.sessions.orig, entry, m.seedBase);
+  } catch (err) {
+    record(label, 'load', { ok: false, diff: NaN, detail: `error: ${err.message}` });
+    await releaseAll(m);
+    return;
+  }
+  m.requiredBytesNote = (await sha256(m.files.req)) === (await sha256(m.files.reqDirect))
+    ? 'byte-identical' : 'files differ';
+
+  await runCheck(label, 'interface', () => checks.checkInterface(m));
+  await runCheck(label, '(1) defaults-unfed==original', () => checks.checkDefaultsUnfed(m));
+  if (entry.streaming && entry.chunkMode === 'calls') {
+    await runCheck(label, '(2) calls', () => checks.checkCalls(m));
+  } else if (entry.streaming) {
+    const streaming = await runCheck(label, '(2) streaming', () => checks.checkStreaming(m));
+    // The self-test proves that a PASS of (2) means something; after a FAIL it has nothing to prove.
+    if (streaming.ok) await runCheck(label, '(2) self-test', () => checks.checkSelfTest(m));
+    else skip(label, '(2) self-test', 'not run: (2) failed');
+  }
+  if (entry.zeroDefault) await runCheck(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
+  if (m.pairs.length) await runCheck(label, 'required-direct', () => checks.checkRequiredDirect(m));
+  await releaseAll(m);
+}
+
+async function releaseAll(m) {
+  for (const s of Object.values(m.sessions)) await s.release().catch(() => {});
+}
+
+/** Line labels: the model file, with "#index" added when a file appears in several entries. */
+function makeLabels(entries) {
+  const count = {};
+  for (const e of entries) count[e.file] = (count[e.file] ?? 0) + 1;
+  return entries.map((e, i) => (count[e.file] > 1 ? `${e.file}#${i}` : `${e.file}`));
+}
+
+async function main() {
+  const args = parseCli();
+  const opts = {
+    models: resolve(args.models),
+    tol: Number(args.tol),
+    seed: args.seed,
+    threads: Number(args.threads),
+    cli: new RnnstateCli(resolve(args.rnnstate), { timeoutSec: Number(args.timeout), verbose: args.verbose }),
+  };
+  if (!existsSync(opts.cli.binary)) { console.error(`rnnstate binary not found: ${opts.cli.binary}`); process.exit(2); }
+  const all = loadManifest(args.manifest);
+  const filter = args.filter ? new RegExp(args.filter) : null;
+  const labels = makeLabels(all);
+  const selected = all.map((e, i) => i).filter((i) => !filter || filter.test(all[i].file ?? ''));
+  if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
+
+  // Our own temporary directory is removed at the end; a --workdir is kept for inspection.
+  opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-e2e-'));
+  mkdirSync(opts.workdir, { recursive: true });
+  for (const i of selected) await verifyModel(all[i], i, labels, opts);
+  if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
+
+  console.log(`${tally.passed} passed, ${tally.failed} failed`);
+  process.exitCode = tally.failed > 0 ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error(err.stack || String(err));
+  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
+  process.exitCode = 1;
+});

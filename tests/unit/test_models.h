@@ -1,0 +1,33 @@
+#pragma once
+/// \file
+/// Helpers for building test models from ONNX text and checking rewrite results.
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace rnnstate::testing {
+
+/// Parses a model in ONNX text syntax; fails the test (throws) on a syntax error.
+onnx::ModelProto ParseModel(const std::string& text);
+
+/// Adds a float initializer `name` with `dims` and the given values (repeated cyclically).
+void AddFloatInitializer(onnx::GraphProto& graph, const std::string& name, const std::vector<int64_t>& dims,
+                         const std::vector<float>& values);
+
+/// Names of the graph inputs / outputs / initializers.
+std::vector<std::string> InputNames(const onnx::GraphProto& graph);
+std::vector<std::string> OutputNames(const onnx::GraphProto& graph);
+std::vector<std::string> InitializerNames(const onnx::GraphProto& graph);
+
+/// The node producing `name` in `graph`, or nullptr.
+const onnx::NodeProto* Producer(const onnx::GraphProto& graph, const std::string& name);
+
+/// Declared shape of graph input/output `name` as text, e.g. "[1,batch,3]" ("" if absent).
+std::string DeclaredShape(const onnx::GraphProto& graph, const std::string& name);
+
+/// The serialized bytes of a model.
+std::string Bytes(const onnx::ModelProto& model);
+
+}  // namespace rnnstate::testing

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what rnnstate needs to build and test on Debian 12, only where missing:
+# Debian packages (build and test) and the project-local onnxruntime-node used by end-to-end tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
+          libgtest-dev libonnx-testdata nodejs npm graphviz)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js may come from outside Debian (as on the CI image): accept any node >= 18 with npm.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# onnxruntime-node ships its CPU runtime in the package; its postinstall only fetches GPU add-ons, which
+# fail offline, so scripts are skipped.
+if [ ! -d tests/e2e/node_modules/onnxruntime-node ]; then
+  echo "setup: installing onnxruntime-node into tests/e2e/node_modules" >&2
+  (cd tests/e2e && ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts --no-audit --no-fund >&2)
+fi
