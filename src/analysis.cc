@@ -13,10 +13,14 @@ std::string StateLabel(const NodeAnalysis& node, const StateAnalysis& state) {
 
 /// The values and nodes an initial state depends on, used to detect sharing: the slot value itself
 /// and, for computed states, the computing nodes.
-std::set<std::string> SharingKeys(const NodeAnalysis& node, const StateAnalysis& state) {
+std::set<std::string> SharingKeys(const StateAnalysis& state) {
   std::set<std::string> keys;
-  if (!state.origin.value.empty()) keys.insert(node.node.graph_name + "|v|" + state.origin.value);
-  for (int n : state.origin.computed_by) keys.insert(node.node.graph_name + "|n|" + std::to_string(n));
+  std::string scope;
+  for (const auto& step : state.origin.value_graph) {
+    scope += std::to_string(step.node) + ":" + step.attribute + ":" + std::to_string(step.list_index) + "/";
+  }
+  if (!state.origin.value.empty()) keys.insert(scope + "|v|" + state.origin.value);
+  for (int n : state.origin.computed_by) keys.insert(scope + "|n|" + std::to_string(n));
   return keys;
 }
 
@@ -28,7 +32,7 @@ void FindSharing(std::vector<NodeAnalysis>& nodes) {
   };
   std::vector<Entry> entries;
   for (auto& node : nodes) {
-    for (auto& state : node.states) entries.push_back({&node, &state, SharingKeys(node, state)});
+    for (auto& state : node.states) entries.push_back({&node, &state, SharingKeys(state)});
   }
   for (auto& a : entries) {
     for (auto& b : entries) {
@@ -49,14 +53,13 @@ int FindRecord(const std::vector<StatePair>& pairs, const RecurrentNode& node, S
   return -1;
 }
 
-bool IsExposed(const ModelIndex& index, const Analysis& analysis, const RecurrentNode& node,
-               const StateAnalysis& state) {
+bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
   const GraphIndex& main = index.graph(GraphPath{});
   if (state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
     return main.inputs.count(pair.input) && main.outputs.count(pair.output);
   }
-  if (!node.graph.empty()) return false;
+  if (!state.site.graph.empty()) return false;
   bool direct_input = (state.origin.kind == StateOrigin::Kind::kGraphInput ||
                        state.origin.kind == StateOrigin::Kind::kDefaultedInput) &&
                       state.origin.other_consumers == 0;
@@ -76,10 +79,12 @@ Analysis Analyze(const ModelIndex& index) {
     for (StateKind kind : entry.node.states) {
       StateAnalysis state;
       state.kind = kind;
-      state.origin = TraceInitialState(index, entry.node, kind);
-      state.final_state = DescribeFinalState(index, entry.node, kind);
+      state.site = LocateSite(index, entry.node, kind);
+      state.thread_problem = FindThreadLevels(index, state.site, &state.levels);
+      state.origin = TraceInitialState(index, state.site);
+      state.final_state = DescribeFinalState(index, state.site);
       state.recorded = FindRecord(analysis.recorded_pairs, entry.node, kind);
-      state.exposed = IsExposed(index, analysis, entry.node, state);
+      state.exposed = IsExposed(index, analysis, state);
       entry.states.push_back(std::move(state));
     }
     analysis.nodes.push_back(std::move(entry));

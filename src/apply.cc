@@ -74,11 +74,20 @@ void SetSlot(google::protobuf::RepeatedPtrField<std::string>* slots, int slot, c
   *slots->Mutable(slot) = value;
 }
 
-/// Edits of one graph, collected before the node list is rebuilt once.
+/// Nodes to insert into one graph, keyed by the node they go before or after, plus the values whose
+/// former producers may now be dead. Keyed by pointer: NodeProtos keep their address while the
+/// node list is rebuilt, unlike indices.
 struct GraphEdits {
-  std::map<int, std::vector<onnx::NodeProto>> before, after;
-  std::set<std::string> dropped_originals;  ///< values no longer read by their former state slot
+  std::map<const onnx::NodeProto*, std::vector<onnx::NodeProto>> before, after;
+  std::set<std::string> dropped_originals;
 };
+
+/// Inserts `value` at `position` of a repeated field (protobuf only appends).
+template <typename T>
+void InsertAt(google::protobuf::RepeatedPtrField<T>* field, int position, T value) {
+  *field->Add() = std::move(value);
+  for (int i = field->size() - 1; i > position; --i) field->SwapElements(i, i - 1);
+}
 
 void AddBroadcastNodes(const BroadcastShapeNames& b, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Shape", {b.x}, {b.shape_of_x}));
@@ -141,42 +150,6 @@ void RemoveInitializer(onnx::GraphProto& graph, const std::string& name) {
   if (i >= 0) graph.mutable_initializer()->DeleteSubrange(i, 1);
 }
 
-/// Adds the default of a new input and returns nothing; the input declaration is added by the caller.
-void AddDefault(const Plan& plan, const StateEdit& edit, onnx::GraphProto& graph, GraphEdits& edits,
-                std::set<int>& broadcasts_done) {
-  switch (edit.default_kind) {
-    case DefaultKind::kNone: return;
-    case DefaultKind::kZeros:
-      *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
-      return;
-    case DefaultKind::kBroadcastZeros: {
-      *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
-      auto& before = edits.before[edit.node];
-      if (broadcasts_done.insert(edit.broadcast).second) AddBroadcastNodes(plan.broadcasts.at(edit.broadcast), before);
-      before.push_back(MakeNode("Expand", {edit.input, plan.broadcasts.at(edit.broadcast).state_shape}, {edit.slot_value}));
-      return;
-    }
-    case DefaultKind::kMoveInitializer: {
-      int i = FindInitializer(graph, edit.original);
-      if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
-      graph.mutable_initializer(i)->set_name(edit.input);
-      return;
-    }
-    case DefaultKind::kCopyInitializer: {
-      int i = FindInitializer(graph, edit.original);
-      if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
-      onnx::TensorProto* copy = graph.add_initializer();
-      *copy = graph.initializer(i);
-      copy->set_name(edit.input);
-      return;
-    }
-    case DefaultKind::kSelectOriginal:
-      *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
-      AddSelectNodes(edit, edits.before[edit.node]);
-      return;
-  }
-}
-
 bool HasOutput(const onnx::GraphProto& graph, const std::string& name) {
   for (const auto& output : graph.output()) {
     if (output.name() == name) return true;
@@ -184,32 +157,157 @@ bool HasOutput(const onnx::GraphProto& graph, const std::string& name) {
   return false;
 }
 
-void ApplyEdit(const Plan& plan, const StateEdit& edit, onnx::GraphProto& graph, GraphEdits& edits,
-               std::set<int>& broadcasts_done) {
-  onnx::NodeProto& node = *graph.mutable_node(edit.node);
+onnx::GraphProto* Subgraph(onnx::NodeProto* node, const std::string& attribute) {
+  for (auto& a : *node->mutable_attribute()) {
+    if (a.name() == attribute && a.has_g()) return a.mutable_g();
+  }
+  throw Error(ExitCode::kInternal, "plan refers to a missing subgraph '" + attribute + "'");
+}
+
+onnx::NodeProto* NodeIn(onnx::ModelProto& model, const GraphPath& path, int node) {
+  onnx::GraphProto* graph = ResolveGraph(model, path);
+  if (graph == nullptr || node < 0 || node >= graph->node_size()) {
+    throw Error(ExitCode::kInternal, "plan does not fit the model");
+  }
+  return graph->mutable_node(node);
+}
+
+/// One threading step with its protos resolved.
+struct ResolvedStep {
+  const ThreadStep* step;
+  onnx::NodeProto* container;
+  onnx::GraphProto* inner;  ///< the subgraph the state comes out of
+  onnx::GraphProto* other;  ///< If: the other branch
+};
+
+/// An edit with every proto it touches resolved, before any node list changes.
+struct ResolvedEdit {
+  const StateEdit* edit;
+  onnx::GraphProto* site_graph;
+  onnx::NodeProto* site;
+  std::vector<ResolvedStep> steps;
+};
+
+ResolvedEdit Resolve(onnx::ModelProto& model, const StateEdit& edit) {
+  ResolvedEdit resolved{&edit, ResolveGraph(model, edit.site.graph), NodeIn(model, edit.site.graph, edit.site.node), {}};
+  for (const auto& step : edit.threads) {
+    onnx::NodeProto* container = NodeIn(model, step.level.graph, step.level.node);
+    onnx::GraphProto* other = step.other_attribute.empty() ? nullptr : Subgraph(container, step.other_attribute);
+    resolved.steps.push_back({&step, container, Subgraph(container, step.level.attribute), other});
+  }
+  return resolved;
+}
+
+/// Adds the default of a new input: initializers go to the main graph, computations before the site.
+void AddDefault(const Plan& plan, const StateEdit& edit, onnx::ModelProto& model, onnx::GraphProto& main,
+                std::vector<onnx::NodeProto>& before_site, std::set<int>& broadcasts_done) {
+  switch (edit.default_kind) {
+    case DefaultKind::kNone: return;
+    case DefaultKind::kZeros:
+      *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
+      return;
+    case DefaultKind::kBroadcastZeros: {
+      *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
+      const BroadcastShapeNames& b = plan.broadcasts.at(edit.broadcast);
+      if (broadcasts_done.insert(edit.broadcast).second) AddBroadcastNodes(b, before_site);
+      before_site.push_back(MakeNode("Expand", {edit.input, b.state_shape}, {edit.slot_value}));
+      return;
+    }
+    case DefaultKind::kMoveInitializer: {
+      int i = FindInitializer(main, edit.original);
+      if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
+      main.mutable_initializer(i)->set_name(edit.input);
+      return;
+    }
+    case DefaultKind::kCopyInitializer: {
+      onnx::GraphProto* source = ResolveGraph(model, edit.default_source);
+      int i = source ? FindInitializer(*source, edit.original) : -1;
+      if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
+      onnx::TensorProto copy = source->initializer(i);
+      copy.set_name(edit.input);
+      *main.add_initializer() = std::move(copy);
+      return;
+    }
+    case DefaultKind::kSelectOriginal:
+      *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
+      AddSelectNodes(edit, before_site);
+      return;
+  }
+}
+
+/// Threads the site's final state out to the main graph, one container at a time.
+void ThreadOut(const ResolvedEdit& r) {
+  const StateEdit& edit = *r.edit;
+  std::string value = edit.site_value;
+  for (const auto& s : r.steps) {
+    const ThreadStep& step = *s.step;
+    onnx::ValueInfoProto type = TensorValueInfo("", edit.elem_type, edit.shape);
+    auto typed = [&](const std::string& name) {
+      onnx::ValueInfoProto info = type;
+      info.set_name(name);
+      return info;
+    };
+    // Subgraph outputs must be produced inside the subgraph (ONNX Runtime rejects outer names).
+    *s.inner->add_node() = MakeNode("Identity", {value}, {step.inner_value});
+    if (step.level.op == "Loop") {
+      int carried = s.container->input_size() - 2;
+      s.container->add_input(edit.input);
+      InsertAt(s.container->mutable_output(), carried, step.outer_value);
+      *s.inner->add_input() = typed(step.carried_input);
+      InsertAt(s.inner->mutable_output(), 1 + carried, typed(step.inner_value));
+    } else if (step.level.op == "Scan") {
+      int64_t scan_inputs = 0;
+      for (const auto& a : s.container->attribute()) {
+        if (a.name() == "num_scan_inputs") scan_inputs = a.i();
+      }
+      int states = s.container->input_size() - static_cast<int>(scan_inputs);
+      InsertAt(s.container->mutable_input(), states, edit.input);
+      InsertAt(s.container->mutable_output(), states, step.outer_value);
+      InsertAt(s.inner->mutable_input(), states, typed(step.carried_input));
+      InsertAt(s.inner->mutable_output(), states, typed(step.inner_value));
+    } else {  // If: the branch without the node passes the incoming state through
+      *s.inner->add_output() = typed(step.inner_value);
+      *s.other->add_node() = MakeNode("Identity", {edit.input}, {step.other_value});
+      *s.other->add_output() = typed(step.other_value);
+      s.container->add_output(step.outer_value);
+    }
+    value = step.outer_value;
+  }
+}
+
+void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
+               std::map<onnx::GraphProto*, GraphEdits>& per_graph, std::set<int>& broadcasts_done) {
+  const StateEdit& edit = *r.edit;
+  onnx::GraphProto& main = *model.mutable_graph();
+  GraphEdits& site_edits = per_graph[r.site_graph];
   switch (edit.input_action) {
     case InputAction::kKeep:
     case InputAction::kReuseInput: break;
-    case InputAction::kDropDefault: RemoveInitializer(graph, edit.input); break;
+    case InputAction::kDropDefault: RemoveInitializer(main, edit.input); break;
     case InputAction::kNewInput: {
-      *graph.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
-      AddDefault(plan, edit, graph, edits, broadcasts_done);
-      SetSlot(node.mutable_input(), edit.slot_in, edit.slot_value);
+      *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+      AddDefault(plan, edit, model, main, site_edits.before[r.site], broadcasts_done);
+      SetSlot(r.site->mutable_input(), edit.slot_in, edit.slot_value);
       // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
       if (!edit.original.empty() && edit.default_kind != DefaultKind::kSelectOriginal) {
-        edits.dropped_originals.insert(edit.original);
+        site_edits.dropped_originals.insert(edit.original);
       }
       break;
     }
   }
-  std::vector<Dim> shape = edit.shape;
   switch (edit.output_action) {
     case OutputAction::kKeep: return;
     case OutputAction::kReuseOutput: break;
-    case OutputAction::kNameSlot: SetSlot(node.mutable_output(), edit.slot_out, edit.output); break;
-    case OutputAction::kIdentity: edits.after[edit.node].push_back(MakeNode("Identity", {edit.final_value}, {edit.output})); break;
+    case OutputAction::kNameSlot: SetSlot(r.site->mutable_output(), edit.slot_out, edit.output); break;
+    case OutputAction::kIdentity:
+      site_edits.after[r.site].push_back(MakeNode("Identity", {edit.final_value}, {edit.output}));
+      break;
+    case OutputAction::kThreaded:
+      if (edit.final_value.empty()) SetSlot(r.site->mutable_output(), edit.slot_out, edit.site_value);
+      ThreadOut(r);
+      break;
   }
-  if (!HasOutput(graph, edit.output)) *graph.add_output() = TensorValueInfo(edit.output, edit.elem_type, shape);
+  if (!HasOutput(main, edit.output)) *main.add_output() = TensorValueInfo(edit.output, edit.elem_type, edit.shape);
 }
 
 /// Rebuilds the node list with the inserted nodes, moving (not copying) the existing NodeProtos.
@@ -218,10 +316,14 @@ void InsertNodes(onnx::GraphProto& graph, GraphEdits& edits) {
   auto* nodes = graph.mutable_node();
   std::vector<onnx::NodeProto*> old(nodes->size());
   for (int i = nodes->size() - 1; i >= 0; --i) old[i] = nodes->ReleaseLast();
-  for (int i = 0; i < static_cast<int>(old.size()); ++i) {
-    for (auto& inserted : edits.before[i]) *nodes->Add() = std::move(inserted);
-    nodes->AddAllocated(old[i]);
-    for (auto& inserted : edits.after[i]) *nodes->Add() = std::move(inserted);
+  for (onnx::NodeProto* node : old) {
+    if (auto it = edits.before.find(node); it != edits.before.end()) {
+      for (auto& inserted : it->second) *nodes->Add() = std::move(inserted);
+    }
+    nodes->AddAllocated(node);
+    if (auto it = edits.after.find(node); it != edits.after.end()) {
+      for (auto& inserted : it->second) *nodes->Add() = std::move(inserted);
+    }
   }
 }
 
@@ -301,26 +403,19 @@ void PruneDropped(onnx::GraphProto& graph, const std::set<std::string>& dropped)
 }  // namespace
 
 void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
-  for (const auto& [where, name] : plan.node_names) {
-    onnx::GraphProto* graph = ResolveGraph(model, where.first);
-    if (graph == nullptr || where.second >= graph->node_size()) throw Error(ExitCode::kInternal, "plan does not fit the model");
-    graph->mutable_node(where.second)->set_name(name);
-  }
-  std::map<GraphPath, GraphEdits> per_graph;
+  // Resolve every proto first: paths are indices into the model as it was analyzed.
+  std::vector<onnx::NodeProto*> renamed;
+  for (const auto& [where, name] : plan.node_names) renamed.push_back(NodeIn(model, where.first, where.second));
+  std::vector<ResolvedEdit> edits;
+  for (const auto& edit : plan.edits) edits.push_back(Resolve(model, edit));
+
+  for (size_t i = 0; i < renamed.size(); ++i) renamed[i]->set_name(plan.node_names[i].second);
+  std::map<onnx::GraphProto*, GraphEdits> per_graph;
   std::set<int> broadcasts_done;
-  for (const auto& edit : plan.edits) {
-    onnx::GraphProto* graph = ResolveGraph(model, edit.graph);
-    if (graph == nullptr || edit.node >= graph->node_size()) throw Error(ExitCode::kInternal, "plan does not fit the model");
-    ApplyEdit(plan, edit, *graph, per_graph[edit.graph], broadcasts_done);
-  }
-  // Resolve every graph before changing any node list: paths are indices into the original model.
-  std::vector<std::pair<onnx::GraphProto*, GraphEdits*>> targets;
-  for (auto& [path, edits] : per_graph) targets.push_back({ResolveGraph(model, path), &edits});
-  // Innermost graphs first, so that pruning a parent never frees a subgraph still to be edited.
-  for (auto it = targets.rbegin(); it != targets.rend(); ++it) {
-    auto& [graph, edits] = *it;
-    InsertNodes(*graph, *edits);
-    PruneDropped(*graph, edits->dropped_originals);
+  for (const auto& edit : edits) ApplyEdit(plan, edit, model, per_graph, broadcasts_done);
+  for (auto& [graph, graph_edits] : per_graph) {
+    InsertNodes(*graph, graph_edits);
+    PruneDropped(*graph, graph_edits.dropped_originals);
   }
   if (plan.metadata_changes) WriteStatePairs(model, plan.pairs);
 }

@@ -187,3 +187,26 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model) : model_(&model) {
 }
 
 }  // namespace rnnstate
+
+namespace rnnstate {
+
+ResolvedName ModelIndex::Resolve(const GraphPath& path, const std::string& name) const {
+  GraphPath current = path;
+  while (true) {
+    const GraphIndex& index = graph(current);
+    Producer producer = index.ProducerOf(name);
+    if (producer.kind != Producer::Kind::kOuterScope || current.empty()) return ResolvedName{current, producer};
+    current.pop_back();
+  }
+}
+
+const onnx::TypeProto* ModelIndex::TypeOf(const GraphPath& path, const std::string& name) const {
+  GraphPath current = path;
+  while (true) {
+    if (const onnx::TypeProto* type = graph(current).TypeOf(name)) return type;
+    if (current.empty()) return nullptr;
+    current.pop_back();
+  }
+}
+
+}  // namespace rnnstate

@@ -1,5 +1,8 @@
 #include "rnnstate/plan.h"
 
+#include <map>
+#include <set>
+
 #include "rnnstate/naming.h"
 
 namespace rnnstate {
@@ -29,33 +32,60 @@ std::vector<Dim> DeclaredShape(const RecurrentNode& node) {
   return shape;
 }
 
-/// Plans one state that is not exposed yet. Returns false (and records why) when it cannot be done.
+/// Graph path strings after unnamed nodes got their names, so that metadata written now still matches
+/// the model after the rewrite (where node indices have moved).
+class PathNamer {
+ public:
+  PathNamer(const onnx::ModelProto& model, const std::map<std::pair<GraphPath, int>, std::string>& names)
+      : model_(model), names_(names) {}
+
+  std::string Name(const GraphPath& path) const {
+    std::string out = "main";
+    GraphPath prefix;
+    for (const auto& step : path) {
+      const onnx::GraphProto* graph = ResolveGraph(model_, prefix);
+      auto renamed = names_.find({prefix, step.node});
+      out += "/" + (renamed != names_.end() ? renamed->second : NodeLabel(graph->node(step.node), step.node));
+      out += ":" + step.attribute;
+      if (step.list_index >= 0) out += "[" + std::to_string(step.list_index) + "]";
+      prefix.push_back(step);
+    }
+    return out;
+  }
+
+ private:
+  const onnx::ModelProto& model_;
+  const std::map<std::pair<GraphPath, int>, std::string>& names_;
+};
+
+/// Plans the states of the selected nodes.
 class StatePlanner {
  public:
   StatePlanner(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options, NameAllocator& names,
                Plan& plan)
       : index_(index), analysis_(analysis), options_(options), names_(names), plan_(plan) {}
 
-  void PlanNode(const NodeAnalysis& node, const std::string& node_name) {
-    broadcast_ = -1;
+  void PlanNode(const NodeAnalysis& node, const std::string& node_name, const std::string& graph_name) {
     stem_ = NodeStem(node_name);
-    for (const auto& state : node.states) PlanState(node, state, node_name);
+    for (const auto& state : node.states) PlanState(node.node, state, node_name, graph_name);
   }
 
  private:
-  void PlanState(const NodeAnalysis& node_analysis, const StateAnalysis& state, const std::string& node_name) {
-    const RecurrentNode& node = node_analysis.node;
+  void PlanState(const RecurrentNode& node, const StateAnalysis& state, const std::string& node_name,
+                 const std::string& graph_name) {
     StateEdit edit;
     edit.graph = node.graph;
     edit.node = node.node;
     edit.node_name = node_name;
-    edit.graph_name = node.graph_name;
+    edit.graph_name = graph_name;
     edit.kind = state.kind;
-    edit.slot_in = InitialStateSlot(state.kind);
-    edit.slot_out = FinalStateSlot(state.kind);
+    edit.site = state.site;
+    edit.slot_in = state.site.input_slot;
+    edit.slot_out = state.site.output_slot;
     edit.elem_type = node.elem_type;
     edit.original = state.origin.value;
     edit.final_value = state.final_state.value;
+    edit.site_value = state.final_state.value;
     edit.streamable = node.streamable;
     const char* kind = StateKindName(state.kind);
 
@@ -63,12 +93,16 @@ class StatePlanner {
       PlanRecorded(edit, analysis_.recorded_pairs[state.recorded]);
       return;
     }
-    std::string reason = PlanInput(node, state, edit);
+    std::string reason = state.thread_problem;
+    if (reason.empty() && !planned_sites_.insert({state.site.graph, state.site.node, state.site.input_slot}).second) {
+      reason = "its state is carried by the same variable as another state";
+    }
+    if (reason.empty()) reason = PlanInput(node, state, edit);
     if (!reason.empty()) {
       plan_.skipped.push_back({node.graph_name, node_name, kind, reason});
       return;
     }
-    PlanOutput(state, edit);
+    PlanOutput(node, state, edit);
     Record(edit);
   }
 
@@ -102,11 +136,12 @@ class StatePlanner {
   std::string PlanInput(const RecurrentNode& node, const StateAnalysis& state, StateEdit& edit) {
     const StateOrigin& origin = state.origin;
     const bool required = options_.mode == StateInputMode::kRequired;
+    const bool main_site = state.site.graph.empty();
     edit.shape = DeclaredShape(node);
     edit.optional = !required;
 
     bool is_input = origin.kind == StateOrigin::Kind::kGraphInput || origin.kind == StateOrigin::Kind::kDefaultedInput;
-    if (is_input && origin.other_consumers == 0) {
+    if (is_input && main_site && origin.other_consumers == 0) {
       // Already fed by its own graph input: keep the user's name and default.
       edit.input = origin.value;
       edit.slot_value = origin.value;
@@ -116,15 +151,17 @@ class StatePlanner {
         edit.input_action = InputAction::kDropDefault;
         edit.optional = false;
       }
-      const onnx::TypeProto* type = index_.graph(node.graph).TypeOf(origin.value);
-      if (type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()) {
-        edit.shape.clear();
-        for (const auto& d : type->tensor_type().shape().dim()) {
-          edit.shape.push_back(Dim{d.has_dim_value() ? d.dim_value() : -1, d.dim_param()});
+      if (const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, origin.value)) {
+        if (type->has_tensor_type() && type->tensor_type().has_shape()) {
+          edit.shape.clear();
+          for (const auto& d : type->tensor_type().shape().dim()) {
+            edit.shape.push_back(Dim{d.has_dim_value() ? d.dim_value() : -1, d.dim_param()});
+          }
         }
       }
       return "";
     }
+    if (origin.kind == StateOrigin::Kind::kUndefined) return "its initial state '" + origin.value + "' is never defined";
 
     edit.input_action = InputAction::kNewInput;
     edit.input = NewName(options_.input_template, state.kind, node);
@@ -133,10 +170,12 @@ class StatePlanner {
 
     switch (origin.kind) {
       case StateOrigin::Kind::kInitializer: {
-        const GraphIndex& graph = index_.graph(node.graph);
+        const GraphIndex& graph = index_.graph(origin.value_graph);
         const onnx::TensorProto& tensor =
-            ResolveGraph(index_.model(), node.graph)->initializer(graph.initializers.at(origin.value));
-        edit.default_kind = origin.other_consumers == 0 ? DefaultKind::kMoveInitializer : DefaultKind::kCopyInitializer;
+            ResolveGraph(index_.model(), origin.value_graph)->initializer(graph.initializers.at(origin.value));
+        bool movable = main_site && origin.value_graph.empty() && origin.other_consumers == 0;
+        edit.default_kind = movable ? DefaultKind::kMoveInitializer : DefaultKind::kCopyInitializer;
+        edit.default_source = origin.value_graph;
         edit.shape.clear();
         for (auto d : tensor.dims()) {
           edit.shape.push_back(Dim{d, ""});
@@ -148,21 +187,23 @@ class StatePlanner {
       case StateOrigin::Kind::kComputed:
       case StateOrigin::Kind::kGraphInput:
       case StateOrigin::Kind::kDefaultedInput:
-        if (origin.zero) return PlanZeroDefault(node, edit);
+      case StateOrigin::Kind::kSubgraphInput:
+        if (origin.zero) return PlanZeroDefault(node, state, edit);
         return PlanSelectOriginal(node, edit);
-      case StateOrigin::Kind::kOuterScope:
-        return "initial state comes from an enclosing graph (not supported yet)";
+      case StateOrigin::Kind::kUndefined: break;
     }
     return "unknown origin";
   }
 
-  std::string PlanZeroDefault(const RecurrentNode& node, StateEdit& edit) {
+  std::string PlanZeroDefault(const RecurrentNode& node, const StateAnalysis& state, StateEdit& edit) {
     std::vector<Dim> shape = node.StateShape();
     if (node.batch.fixed()) {
       edit.default_kind = DefaultKind::kZeros;
       for (const auto& d : shape) edit.default_dims.push_back(d.value);
       return "";
     }
+    // A carried site has no X to take the batch from: select the original zeros instead.
+    if (state.site.carried) return PlanSelectOriginal(node, edit);
     if (index_.onnx_opset() < kExpandOpset) {
       return "dynamic batch needs Expand (opset 8) for a zero default; use --state-inputs required";
     }
@@ -174,6 +215,7 @@ class StatePlanner {
   }
 
   std::string PlanSelectOriginal(const RecurrentNode& node, StateEdit& edit) {
+    if (edit.original.empty()) return "no original value to select";
     edit.default_kind = DefaultKind::kSelectOriginal;
     std::vector<Dim> shape = DeclaredShape(node);
     int batch_position = node.layout == 1 ? 0 : 1;
@@ -192,8 +234,11 @@ class StatePlanner {
 
   /// The shape computation for `node`, created once and shared by its states.
   int BroadcastFor(const RecurrentNode& node) {
-    if (broadcast_ >= 0) return broadcast_;
+    auto key = std::make_pair(node.graph, node.node);
+    if (auto it = broadcasts_.find(key); it != broadcasts_.end()) return it->second;
     BroadcastShapeNames b;
+    b.graph = node.graph;
+    b.node = node.node;
     b.x = node.x;
     b.batch_axis = node.layout == 1 ? 0 : 1;
     b.batch_position = node.layout == 1 ? 0 : 1;
@@ -206,24 +251,43 @@ class StatePlanner {
     b.hidden = names_.Allocate(stem_ + ".hidden_size");
     b.state_shape = names_.Allocate(stem_ + ".state_shape");
     plan_.broadcasts.push_back(std::move(b));
-    broadcast_ = static_cast<int>(plan_.broadcasts.size()) - 1;
-    return broadcast_;
+    int id = static_cast<int>(plan_.broadcasts.size()) - 1;
+    broadcasts_[key] = id;
+    return id;
   }
 
-  void PlanOutput(const StateAnalysis& state, StateEdit& edit) {
-    const RecurrentNode* node = nullptr;
-    for (const auto& n : analysis_.nodes) {
-      if (n.node.graph == edit.graph && n.node.node == edit.node) node = &n.node;
+  void PlanOutput(const RecurrentNode& node, const StateAnalysis& state, StateEdit& edit) {
+    if (state.site.graph.empty()) {
+      if (state.final_state.value.empty()) {
+        edit.output_action = OutputAction::kNameSlot;
+        edit.output = NewName(options_.output_template, state.kind, node);
+        edit.site_value = edit.output;
+      } else if (state.final_state.graph_output) {
+        edit.output_action = OutputAction::kReuseOutput;
+        edit.output = state.final_state.value;
+      } else {
+        edit.output_action = OutputAction::kIdentity;
+        edit.output = NewName(options_.output_template, state.kind, node);
+      }
+      return;
     }
-    if (state.final_state.value.empty()) {
-      edit.output_action = OutputAction::kNameSlot;
-      edit.output = NewName(options_.output_template, state.kind, *node);
-    } else if (state.final_state.graph_output && edit.graph.empty()) {
-      edit.output_action = OutputAction::kReuseOutput;
-      edit.output = state.final_state.value;
-    } else {
-      edit.output_action = OutputAction::kIdentity;
-      edit.output = NewName(options_.output_template, state.kind, *node);
+    edit.output_action = OutputAction::kThreaded;
+    edit.output = NewName(options_.output_template, state.kind, node);
+    if (state.final_state.value.empty()) edit.site_value = names_.Allocate(edit.output + ".final");
+    for (size_t i = 0; i < state.levels.size(); ++i) {
+      const ThreadLevel& level = state.levels[i];
+      ThreadStep step;
+      step.level = level;
+      std::string stem = edit.output + "." + NodeStem(NodeLabel(
+          ResolveGraph(index_.model(), level.graph)->node(level.node), level.node));
+      step.inner_value = names_.Allocate(stem + "." + level.attribute + "_out");
+      if (level.op == "Loop" || level.op == "Scan") step.carried_input = names_.Allocate(stem + ".carried_in");
+      if (level.op == "If") {
+        step.other_attribute = level.attribute == "then_branch" ? "else_branch" : "then_branch";
+        step.other_value = names_.Allocate(stem + "." + step.other_attribute + "_out");
+      }
+      step.outer_value = i + 1 == state.levels.size() ? edit.output : names_.Allocate(stem + ".out");
+      edit.threads.push_back(std::move(step));
     }
   }
 
@@ -233,13 +297,33 @@ class StatePlanner {
   NameAllocator& names_;
   Plan& plan_;
   std::string stem_;
-  int broadcast_ = -1;
+  std::map<std::pair<GraphPath, int>, int> broadcasts_;
+  std::set<std::tuple<GraphPath, int, int>> planned_sites_;
 };
 
 /// Keeps the recorded pairs of a node that is not rewritten this time (filtered out or skipped).
 void KeepRecordedPairs(const Analysis& analysis, const NodeAnalysis& node, Plan& plan) {
   for (const auto& state : node.states) {
     if (state.recorded >= 0 && state.exposed) plan.pairs.push_back(analysis.recorded_pairs[state.recorded]);
+  }
+}
+
+/// Unnamed recurrent nodes, and unnamed containers on the way to them, get stable names.
+void NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options,
+                      NameAllocator& names, std::map<std::pair<GraphPath, int>, std::string>& out) {
+  auto name = [&](const GraphPath& path, int node) {
+    const onnx::NodeProto& proto = ResolveGraph(index.model(), path)->node(node);
+    if (proto.name().empty() && !out.count({path, node})) out[{path, node}] = names.Allocate(NodeLabel(proto, node));
+  };
+  for (const auto& node : analysis.nodes) {
+    const RecurrentNode& n = node.node;
+    if (!Selected(options, n) || !n.problem.empty()) continue;
+    GraphPath prefix;
+    for (const auto& step : n.graph) {
+      name(prefix, step.node);
+      prefix.push_back(step);
+    }
+    name(n.graph, n.node);
   }
 }
 
@@ -263,12 +347,20 @@ std::string StateEdit::Describe() const {
       }
     }
   }
+  if (site.carried) in += ", fed to the loop-carried variable";
   std::string out;
   switch (output_action) {
     case OutputAction::kKeep: out = "output '" + output + "' (already exposed)"; break;
     case OutputAction::kReuseOutput: out = "output '" + output + "' (existing graph output)"; break;
     case OutputAction::kNameSlot: out = "new output '" + output + "'"; break;
     case OutputAction::kIdentity: out = "new output '" + output + "' (Identity of '" + final_value + "')"; break;
+    case OutputAction::kThreaded: {
+      out = "new output '" + output + "' threaded out through";
+      for (const auto& step : threads) {
+        out += " " + step.level.op + (step.level.op == "If" ? " (output)" : " (carried variable)");
+      }
+      break;
+    }
   }
   return in + "; " + out;
 }
@@ -288,6 +380,9 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
 
   Plan plan;
   NameAllocator names(index.used_names());
+  std::map<std::pair<GraphPath, int>, std::string> node_names;
+  NameUnnamedNodes(index, analysis, options, names, node_names);
+  PathNamer path_namer(index.model(), node_names);
   StatePlanner planner(index, analysis, options, names, plan);
   for (const auto& node : analysis.nodes) {
     const RecurrentNode& n = node.node;
@@ -300,17 +395,17 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
       KeepRecordedPairs(analysis, node, plan);
       continue;
     }
-    if (!n.graph.empty()) {
-      plan.skipped.push_back({n.graph_name, n.name, "", "recurrent nodes inside subgraphs are not supported yet"});
-      KeepRecordedPairs(analysis, node, plan);
-      continue;
-    }
-    std::string name = n.name;
-    if (n.unnamed) {
-      name = names.Allocate(n.name);
-      plan.node_names.push_back({{n.graph, n.node}, name});
-    }
-    planner.PlanNode(node, name);
+    auto renamed = node_names.find({n.graph, n.node});
+    std::string name = renamed != node_names.end() ? renamed->second : n.name;
+    planner.PlanNode(node, name, path_namer.Name(n.graph));
+  }
+  // Name only nodes that matter for an edit that changes something, so re-runs change nothing.
+  bool edits_change = false;
+  for (const auto& edit : plan.edits) {
+    edits_change |= edit.input_action != InputAction::kKeep || edit.output_action != OutputAction::kKeep;
+  }
+  if (edits_change) {
+    for (const auto& [where, name] : node_names) plan.node_names.push_back({where, name});
   }
   plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
   return plan;

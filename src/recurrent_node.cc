@@ -37,8 +37,15 @@ std::string InputOrEmpty(const onnx::NodeProto& node, int slot) {
   return slot < node.input_size() ? node.input(slot) : std::string();
 }
 
+/// The graph a node lives in, with its index, for type lookups through enclosing scopes.
+struct Scope {
+  const ModelIndex& model;
+  const GraphPath& path;
+  const onnx::TypeProto* TypeOf(const std::string& name) const { return model.TypeOf(path, name); }
+};
+
 /// Dimension `axis` of a declared or inferred tensor type, or unknown.
-Dim DimOf(const GraphIndex& graph, const std::string& name, int axis) {
+Dim DimOf(const Scope& graph, const std::string& name, int axis) {
   Dim dim;
   const onnx::TypeProto* type = name.empty() ? nullptr : graph.TypeOf(name);
   if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return dim;
@@ -50,7 +57,7 @@ Dim DimOf(const GraphIndex& graph, const std::string& name, int axis) {
   return dim;
 }
 
-int32_t ElemTypeOf(const GraphIndex& graph, const std::string& name) {
+int32_t ElemTypeOf(const Scope& graph, const std::string& name) {
   const onnx::TypeProto* type = name.empty() ? nullptr : graph.TypeOf(name);
   if (type == nullptr || !type->has_tensor_type()) return 0;
   return type->tensor_type().elem_type();
@@ -70,7 +77,7 @@ void ReadAttributes(const onnx::NodeProto& node, RecurrentNode& out) {
 }
 
 /// Fills hidden size, element type and batch from shapes where attributes do not say.
-void ReadShapes(const onnx::NodeProto& node, const GraphIndex& graph, RecurrentNode& out) {
+void ReadShapes(const onnx::NodeProto& node, const Scope& graph, RecurrentNode& out) {
   const std::string w = InputOrEmpty(node, 1), r = InputOrEmpty(node, 2);
   const std::string initial_h = InputOrEmpty(node, 5);
   const std::string y_h = node.output_size() > 1 ? node.output(1) : std::string();
@@ -108,7 +115,8 @@ void JudgeStreaming(RecurrentNode& out) {
 }
 
 RecurrentNode Describe(const onnx::NodeProto& node, int index, const GraphIndex& graph,
-                       const onnx::ModelProto& model) {
+                       const ModelIndex& model_index) {
+  const onnx::ModelProto& model = model_index.model();
   RecurrentNode out;
   out.graph = graph.path;
   out.node = index;
@@ -121,7 +129,7 @@ RecurrentNode Describe(const onnx::NodeProto& node, int index, const GraphIndex&
   out.states = {StateKind::kHidden};
   if (out.op == "LSTM") out.states.push_back(StateKind::kCell);
   ReadAttributes(node, out);
-  ReadShapes(node, graph, out);
+  ReadShapes(node, Scope{model_index, graph.path}, out);
   JudgeStreaming(out);
   if (out.problem.empty() && out.x.empty()) out.problem = "input X is missing";
   if (out.problem.empty() && out.hidden_size <= 0) {
@@ -139,7 +147,7 @@ std::vector<RecurrentNode> FindRecurrentNodes(const ModelIndex& index) {
     const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
     if (graph == nullptr) continue;
     for (int n = 0; n < graph->node_size(); ++n) {
-      if (IsRecurrentNode(graph->node(n))) found.push_back(Describe(graph->node(n), n, graph_index, index.model()));
+      if (IsRecurrentNode(graph->node(n))) found.push_back(Describe(graph->node(n), n, graph_index, index));
     }
   }
   return found;

@@ -22,9 +22,9 @@ const SkippedState* FindSkip(const Plan& plan, const RecurrentNode& node, StateK
   return nullptr;
 }
 
-std::vector<std::string> ComputedBy(const onnx::ModelProto& model, const RecurrentNode& node, const StateOrigin& origin) {
+std::vector<std::string> ComputedBy(const onnx::ModelProto& model, const StateOrigin& origin) {
   std::vector<std::string> out;
-  const onnx::GraphProto* graph = ResolveGraph(model, node.graph);
+  const onnx::GraphProto* graph = ResolveGraph(model, origin.value_graph);
   for (int n : origin.computed_by) out.push_back(graph->node(n).op_type() + " '" + NodeLabel(graph->node(n), n) + "'");
   return out;
 }
@@ -33,6 +33,21 @@ Json BatchJson(const Dim& batch) {
   if (batch.fixed()) return Json(batch.value);
   if (!batch.param.empty()) return Json(batch.param);
   return Json();
+}
+
+std::string SiteText(const onnx::ModelProto& model, const StateAnalysis& state) {
+  const onnx::NodeProto& node = ResolveGraph(model, state.site.graph)->node(state.site.node);
+  return node.op_type() + " '" + NodeLabel(node, state.site.node) + "' in " + GraphPathString(model, state.site.graph) +
+         " (input " + std::to_string(state.site.input_slot) + ", output " + std::to_string(state.site.output_slot) + ")";
+}
+
+std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateAnalysis& state) {
+  std::vector<std::string> out;
+  for (const auto& level : state.levels) {
+    const onnx::NodeProto& node = ResolveGraph(model, level.graph)->node(level.node);
+    out.push_back(level.op + " '" + NodeLabel(node, level.node) + "' (" + level.attribute + ")");
+  }
+  return out;
 }
 
 std::string Action(const Plan& plan, const RecurrentNode& node, StateKind kind) {
@@ -48,9 +63,10 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
   Json initial = Json::Object();
   initial.Set("origin", OriginKindName(state.origin.kind));
   initial.Set("value", state.origin.value);
+  initial.Set("value_graph", GraphPathString(model, state.origin.value_graph));
   initial.Set("zero", state.origin.zero);
   Json computed = Json::Array();
-  for (auto& text : ComputedBy(model, node.node, state.origin)) computed.Push(text);
+  for (auto& text : ComputedBy(model, state.origin)) computed.Push(text);
   initial.Set("computed_by", std::move(computed));
   Json shared = Json::Array();
   for (const auto& other : state.shared_with) shared.Push(other);
@@ -62,8 +78,20 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
   final_state.Set("graph_output", state.final_state.graph_output);
   final_state.Set("consumers", state.final_state.consumers);
 
+  Json site = Json::Object();
+  site.Set("graph", GraphPathString(model, state.site.graph));
+  site.Set("node", NodeLabel(ResolveGraph(model, state.site.graph)->node(state.site.node), state.site.node));
+  site.Set("input_slot", state.site.input_slot);
+  site.Set("output_slot", state.site.output_slot);
+  site.Set("carried", state.site.carried);
+  Json threads = Json::Array();
+  for (auto& text : ThreadTexts(model, state)) threads.Push(text);
+
   Json out = Json::Object();
   out.Set("kind", StateKindName(state.kind));
+  out.Set("site", std::move(site));
+  out.Set("threaded_through", std::move(threads));
+  out.Set("thread_problem", state.thread_problem.empty() ? Json() : Json(state.thread_problem));
   out.Set("initial", std::move(initial));
   out.Set("final", std::move(final_state));
   out.Set("exposed", state.exposed);
@@ -135,7 +163,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
       out << "  " << StateKindName(state.kind) << "  from: " << OriginKindName(state.origin.kind);
       if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
       if (state.origin.zero) out << ", zeros";
-      auto computed = ComputedBy(model, n, state.origin);
+      auto computed = ComputedBy(model, state.origin);
       if (!computed.empty()) {
         out << ", computed by";
         for (size_t i = 0; i < computed.size(); ++i) out << (i ? " <- " : " ") << computed[i];
@@ -144,6 +172,13 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
         out << ", shared with";
         for (const auto& other : state.shared_with) out << " " << other;
       }
+      if (state.site.carried) out << "\n     carried by: " << SiteText(model, state);
+      auto threads = ThreadTexts(model, state);
+      if (!threads.empty()) {
+        out << "\n     threaded out through:";
+        for (const auto& text : threads) out << " " << text;
+      }
+      if (!state.thread_problem.empty()) out << "\n     cannot thread out: " << state.thread_problem;
       out << "\n     to:   ";
       if (state.final_state.value.empty()) out << "(not produced)";
       else out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "")

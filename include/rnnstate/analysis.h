@@ -16,6 +16,12 @@ namespace rnnstate {
 /// One state of one recurrent node.
 struct StateAnalysis {
   StateKind kind = StateKind::kHidden;
+  /// Where the state is promoted (the node itself, or the Loop/Scan carrying it).
+  StateSite site;
+  /// Containers the final state is threaded out through, innermost first (empty in the main graph).
+  std::vector<ThreadLevel> levels;
+  /// Why the state cannot be threaded out to the main graph ("" when it can).
+  std::string thread_problem;
   StateOrigin origin;
   FinalState final_state;
   /// Other states ("node/h") whose initial value comes from the same value or the same computation.

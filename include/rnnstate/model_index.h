@@ -60,6 +60,12 @@ struct GraphIndex {
   const onnx::TypeProto* TypeOf(const std::string& name) const;
 };
 
+/// A name resolved through the scopes: the graph that defines it and its producer there.
+struct ResolvedName {
+  GraphPath graph;
+  Producer producer;  ///< kOuterScope only when no enclosing graph defines the name
+};
+
 /// The index of a whole model.
 class ModelIndex {
  public:
@@ -71,6 +77,10 @@ class ModelIndex {
   /// The index of the graph at `path`; throws std::out_of_range for an unknown path.
   const GraphIndex& graph(const GraphPath& path) const { return graphs_.at(path); }
   const std::map<GraphPath, GraphIndex>& graphs() const { return graphs_; }
+  /// Resolves `name` as seen from the graph at `path`, following outer-scope references upwards.
+  ResolvedName Resolve(const GraphPath& path, const std::string& name) const;
+  /// The declared or inferred type of `name` as seen from `path` (searching enclosing graphs), or nullptr.
+  const onnx::TypeProto* TypeOf(const GraphPath& path, const std::string& name) const;
   /// Every value, node and graph name used anywhere in the model, plus dim_param names.
   const std::set<std::string>& used_names() const { return used_names_; }
   const std::set<std::string>& used_dim_params() const { return used_dim_params_; }

@@ -54,10 +54,25 @@ enum class OutputAction {
   kReuseOutput,  ///< Y_h / Y_c is already a graph output: record it
   kNameSlot,     ///< the slot is empty: give it the new output name
   kIdentity,     ///< Y_h / Y_c is used inside the graph: an Identity exposes it under the new name
+  kThreaded,     ///< the site is in a subgraph: threaded out through its containers (StateEdit::threads)
+};
+
+/// One level of threading a final state out of a subgraph: the container gets a new output; a Loop or
+/// Scan a new carried variable (its initial value is the state input, so zero iterations return it);
+/// an If a new output of both branches, the branch without the node passing the state input through.
+struct ThreadStep {
+  ThreadLevel level;
+  std::string inner_value;     ///< the subgraph's new output (an Identity of the state inside it)
+  std::string carried_input;   ///< Loop/Scan: the body's new input
+  std::string other_value;     ///< If: the other branch's new output (an Identity of the state input)
+  std::string other_attribute; ///< If: the other branch's attribute name
+  std::string outer_value;     ///< the container's new output, in the enclosing graph
 };
 
 /// Names of the nodes that compute the runtime state shape from X (shared by a node's h and c).
 struct BroadcastShapeNames {
+  GraphPath graph;        ///< graph of the recurrent node
+  int node = -1;          ///< the recurrent node (the nodes are inserted before it)
   std::string x;          ///< X input of the recurrent node
   int64_t batch_axis = 1; ///< axis of X holding the batch
   int64_t batch_position = 1;  ///< position of the batch in the state shape
@@ -67,12 +82,14 @@ struct BroadcastShapeNames {
 
 /// Every edit for one state of one recurrent node.
 struct StateEdit {
-  GraphPath graph;
-  int node = -1;
+  GraphPath graph;        ///< the recurrent node's graph
+  int node = -1;          ///< the recurrent node
   std::string node_name;  ///< after renaming of unnamed nodes
   std::string graph_name;
   StateKind kind = StateKind::kHidden;
-  int slot_in = 5, slot_out = 1;
+  /// Where the state is promoted: the recurrent node, or the Loop/Scan carrying the state.
+  StateSite site;
+  int slot_in = 5, slot_out = 1;  ///< the site's slots
 
   InputAction input_action = InputAction::kKeep;
   DefaultKind default_kind = DefaultKind::kNone;
@@ -82,13 +99,18 @@ struct StateEdit {
   int32_t elem_type = 0;
   std::vector<Dim> shape;  ///< declared shape of the input and output
   std::vector<int64_t> default_dims;  ///< dims of the default initializer
+  GraphPath default_source;  ///< graph holding the original initializer (kMove/kCopyInitializer)
   int broadcast = -1;      ///< index into Plan::broadcasts (kBroadcastZeros)
   /// kSelectOriginal: value names of the selection chain.
   std::string size_value, zero_value, is_empty_value, then_value, else_value;
 
   OutputAction output_action = OutputAction::kKeep;
-  std::string final_value;  ///< Y_h / Y_c before the rewrite ("" when absent)
+  std::string final_value;  ///< the site's final state before the rewrite ("" when absent)
+  std::string site_value;   ///< the site's final state after the rewrite (named when it was absent)
   std::string output;       ///< graph output carrying the final state
+  /// Nested sites: how the final state reaches the main graph, innermost first; the last step's
+  /// outer_value is `output`.
+  std::vector<ThreadStep> threads;
 
   bool optional = true;
   bool streamable = true;
