@@ -185,11 +185,22 @@ struct ResolvedEdit {
   const StateEdit* edit;
   onnx::GraphProto* site_graph;
   onnx::NodeProto* site;
+  onnx::GraphProto* default_graph;  ///< where the default's nodes go
+  onnx::NodeProto* default_anchor;  ///< ... right before this node (the site, or its container there)
   std::vector<ResolvedStep> steps;
 };
 
+/// True when `outer` is `inner` or one of its enclosing graphs.
+bool Encloses(const GraphPath& outer, const GraphPath& inner) {
+  return outer.size() <= inner.size() && std::equal(outer.begin(), outer.end(), inner.begin());
+}
+
 ResolvedEdit Resolve(onnx::ModelProto& model, const StateEdit& edit) {
-  ResolvedEdit resolved{&edit, ResolveGraph(model, edit.site.graph), NodeIn(model, edit.site.graph, edit.site.node), {}};
+  const GraphPath& site_path = edit.site.graph;
+  if (!Encloses(edit.default_graph, site_path)) throw Error(ExitCode::kInternal, "default placed outside the site's scope");
+  int anchor = edit.default_graph.size() == site_path.size() ? edit.site.node : site_path[edit.default_graph.size()].node;
+  ResolvedEdit resolved{&edit, ResolveGraph(model, site_path), NodeIn(model, site_path, edit.site.node),
+                        ResolveGraph(model, edit.default_graph), NodeIn(model, edit.default_graph, anchor), {}};
   for (const auto& step : edit.threads) {
     onnx::NodeProto* container = NodeIn(model, step.level.graph, step.level.node);
     onnx::GraphProto* other = step.other_attribute.empty() ? nullptr : Subgraph(container, step.other_attribute);
@@ -235,12 +246,15 @@ void AddDefault(const Plan& plan, const StateEdit& edit, onnx::ModelProto& model
   }
 }
 
-/// Threads the site's final state out to the main graph, one container at a time.
+/// Threads the site's final state out to the main graph, one container at a time. Where a container
+/// does not run the node (an If's other branch, a Loop with zero iterations) the state passes through:
+/// the effective initial state where it is visible, else the state input itself.
 void ThreadOut(const ResolvedEdit& r) {
   const StateEdit& edit = *r.edit;
   std::string value = edit.site_value;
   for (const auto& s : r.steps) {
     const ThreadStep& step = *s.step;
+    const std::string& incoming = Encloses(edit.default_graph, step.level.graph) ? edit.slot_value : edit.input;
     onnx::ValueInfoProto type = TensorValueInfo("", edit.elem_type, edit.shape);
     auto typed = [&](const std::string& name) {
       onnx::ValueInfoProto info = type;
@@ -251,7 +265,7 @@ void ThreadOut(const ResolvedEdit& r) {
     *s.inner->add_node() = MakeNode("Identity", {value}, {step.inner_value});
     if (step.level.op == "Loop") {
       int carried = s.container->input_size() - 2;
-      s.container->add_input(edit.input);
+      s.container->add_input(incoming);
       InsertAt(s.container->mutable_output(), carried, step.outer_value);
       *s.inner->add_input() = typed(step.carried_input);
       InsertAt(s.inner->mutable_output(), 1 + carried, typed(step.inner_value));
@@ -261,13 +275,13 @@ void ThreadOut(const ResolvedEdit& r) {
         if (a.name() == "num_scan_inputs") scan_inputs = a.i();
       }
       int states = s.container->input_size() - static_cast<int>(scan_inputs);
-      InsertAt(s.container->mutable_input(), states, edit.input);
+      InsertAt(s.container->mutable_input(), states, incoming);
       InsertAt(s.container->mutable_output(), states, step.outer_value);
       InsertAt(s.inner->mutable_input(), states, typed(step.carried_input));
       InsertAt(s.inner->mutable_output(), states, typed(step.inner_value));
     } else {  // If: the branch without the node passes the incoming state through
       *s.inner->add_output() = typed(step.inner_value);
-      *s.other->add_node() = MakeNode("Identity", {edit.input}, {step.other_value});
+      *s.other->add_node() = MakeNode("Identity", {incoming}, {step.other_value});
       *s.other->add_output() = typed(step.other_value);
       s.container->add_output(step.outer_value);
     }
@@ -286,7 +300,7 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
     case InputAction::kDropDefault: RemoveInitializer(main, edit.input); break;
     case InputAction::kNewInput: {
       *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
-      AddDefault(plan, edit, model, main, site_edits.before[r.site], broadcasts_done);
+      AddDefault(plan, edit, model, main, per_graph[r.default_graph].before[r.default_anchor], broadcasts_done);
       SetSlot(r.site->mutable_input(), edit.slot_in, edit.slot_value);
       // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
       if (!edit.original.empty() && edit.default_kind != DefaultKind::kSelectOriginal) {

@@ -210,6 +210,7 @@ class StatePlanner {
     edit.default_kind = DefaultKind::kBroadcastZeros;
     for (const auto& d : shape) edit.default_dims.push_back(d.fixed() ? d.value : 1);
     edit.broadcast = BroadcastFor(node);
+    edit.default_graph = plan_.broadcasts[edit.broadcast].graph;
     edit.slot_value = names_.Allocate(edit.input + ".expanded");
     return "";
   }
@@ -217,6 +218,7 @@ class StatePlanner {
   std::string PlanSelectOriginal(const RecurrentNode& node, StateEdit& edit) {
     if (edit.original.empty()) return "no original value to select";
     edit.default_kind = DefaultKind::kSelectOriginal;
+    edit.default_graph = index_.Resolve(edit.site.graph, edit.original).graph;
     std::vector<Dim> shape = DeclaredShape(node);
     int batch_position = node.layout == 1 ? 0 : 1;
     if (shape[batch_position].fixed()) shape[batch_position] = Dim{-1, "batch"};
@@ -237,7 +239,8 @@ class StatePlanner {
     auto key = std::make_pair(node.graph, node.node);
     if (auto it = broadcasts_.find(key); it != broadcasts_.end()) return it->second;
     BroadcastShapeNames b;
-    b.graph = node.graph;
+    // Where X is defined: often the main graph even for a node deep in an If or Loop.
+    b.graph = index_.Resolve(node.graph, node.x).graph;
     b.node = node.node;
     b.x = node.x;
     b.batch_axis = node.layout == 1 ? 0 : 1;

@@ -32,7 +32,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(REPO, "models")
-DEFAULT_ORT_NODE = "/tmp/ortp/node_modules/onnxruntime-node"
+# The harness's own pinned copy (tests/e2e: npm ci --ignore-scripts); --ort-node overrides it.
+DEFAULT_ORT_NODE = os.path.join(REPO, "tests", "e2e", "node_modules", "onnxruntime-node")
 OPSET = 14
 IR_VERSION = 7  # the IR of ONNX 1.9, which introduced opset 14 (onnx 1.12's checker refuses IR > 8)
 MAX_BYTES = 100 * 1024
@@ -184,7 +185,15 @@ def check_entry(model, entry):
         assert name in inputs, f"inputs_int names unknown input {name}"
     for name in entry.get("streaming_skip_outputs", []):
         assert name in outputs, f"streaming_skip_outputs names unknown output {name}"
-    if entry["streaming"]:
+    assert mode in ("seq", "trip_count", "calls"), f"chunk_mode {mode}"
+    assert "branch_taken" not in entry or mode == "calls", "branch_taken only in chunk_mode calls"
+    if entry["streaming"] and mode == "calls":
+        # K calls with the same inputs (tests/e2e/lib/checks.mjs checkCalls); branch_taken false: every
+        # output of calls 2..K must equal call 1.
+        chunks = entry["chunks"]
+        assert isinstance(chunks, int) and 2 <= chunks <= 5, f"calls mode: chunks {chunks!r} is not a call count"
+        assert entry.get("branch_taken") in (True, False), "calls mode: say whether the branch is taken"
+    elif entry["streaming"]:
         chunks = entry["chunks"]
         assert 2 <= len(chunks) <= 3 and len(set(chunks)) == len(chunks), f"chunks {chunks}"
         assert sum(chunks) == entry["dims"]["seq"], "chunks do not sum to dims.seq"
@@ -194,6 +203,7 @@ def check_entry(model, entry):
             assert mode == "trip_count" and inputs[entry["trip_count_input"]] == []
             assert entry["inputs_int"][entry["trip_count_input"]] == [entry["dims"]["seq"]]
     else:
+        assert mode != "calls", "chunk_mode calls is only read when streaming is true"
         assert "chunks" not in entry, "chunks only for streaming models"
 
 
@@ -210,13 +220,26 @@ def check_model_file(path, entry):
     return model
 
 
+def shape_matches(got, declared):
+    """got == declared; for an empty declared shape (a dim 0), ORT may also report 0 for every dim it did
+    not know: a Loop that runs zero iterations gives its scan outputs the body output's shape with each
+    symbolic dim replaced by 0 (ys [seq, batch, H] comes back as [0, 0, H], not [0, batch, H])."""
+    got = list(got)
+    if got == declared:
+        return True
+    return 0 in declared and len(got) == len(declared) and all(g in (d, 0) for g, d in zip(got, declared))
+
+
 def compare_outputs(model, dims, got, expected, label):
     """ORT outputs have the declared names and shapes and equal `expected` (if given)."""
     declared = {vi.name: concrete_shape(declared_shape(vi), dims) for vi in model.graph.output}
     assert set(got) == set(declared), f"{label}: outputs {sorted(got)} != {sorted(declared)}"
     worst = 0.0
     for name, value in got.items():
-        assert list(value.shape) == declared[name], f"{label}: {name} shape {value.shape} != {declared[name]}"
+        assert shape_matches(value.shape, declared[name]), f"{label}: {name} shape {value.shape} != {declared[name]}"
+        if value.size == 0 and expected is not None:
+            assert np.asarray(expected[name]).size == 0, f"{label}: {name} is empty, the reference is not"
+            continue
         if expected is not None:
             ref = np.asarray(expected[name])
             assert ref.shape == value.shape, f"{label}: {name} reference shape {ref.shape} != {value.shape}"
@@ -253,6 +276,20 @@ def manifest_entry(file, dims, seq_axes=None, output_seq_axes=None, chunks=None,
     return entry
 
 
+def calls_entry(entry, inputs_int, note, calls=3, branch_taken=False):
+    """A second entry for the same file: chunk_mode "calls" (`calls` calls with the same inputs, state fed
+    back), with `inputs_int` overriding the entry's; branch_taken false: the recurrent node never runs, so
+    every output of calls 2..K must equal call 1 (state passes through unchanged)."""
+    e = {k: v for k, v in entry.items() if k != "note"}
+    e["chunks"] = calls
+    e["streaming"] = True
+    e["inputs_int"] = dict(entry.get("inputs_int", {}), **inputs_int)
+    e["chunk_mode"] = "calls"
+    e["branch_taken"] = branch_taken
+    e["note"] = note
+    return e
+
+
 def dump_manifest(path, entries):
     """{"models": [...]} with one entry per line (greppable, small diffs)."""
     with open(path, "w") as f:
@@ -272,24 +309,32 @@ def merge_manifest():
         if os.path.isfile(part):
             with open(part) as f:
                 entries.extend(json.load(f)["models"])
-    files = [e["file"] for e in entries]
-    assert len(files) == len(set(files)), "a model is listed twice"
+    # A file may have several entries (other inputs_int / chunk modes); the harness labels them
+    # file#index, and the notes tell them apart.
+    keys = [(e["file"], e["note"]) for e in entries]
+    assert len(keys) == len(set(keys)), "two entries with the same file and note"
     for e in entries:
         assert os.path.isfile(os.path.join(MODELS, e["file"])), f"{e['file']} is missing"
     entries.sort(key=lambda e: e["file"])
     dump_manifest(os.path.join(MODELS, "manifest.json"), entries)
-    print(f"models/manifest.json: {len(entries)} models")
+    print(f"models/manifest.json: {len(entries)} entries, {len({e['file'] for e in entries})} models")
 
 
 def verify_all(built, ort_node):
-    """built: [(relpath, entry, cases)] where cases = [(feeds, dims, expected or None)].
+    """built: [(relpath, entry, cases)] where cases = [(feeds, dims, expected or None)]; `entry` may be a
+    list of the file's manifest entries (the first one decides "ort"), each checked against the model.
 
     Static checks of every written file, then one ORT run per case; a model whose entry says
     "ort": false must be refused by ORT."""
     jobs, where, models = [], [], {}
     for relpath, entry, cases in built:
         path = os.path.join(MODELS, relpath)
+        entries = entry if isinstance(entry, list) else [entry]
+        entry = entries[0]
         model = models[relpath] = check_model_file(path, entry)
+        for other in entries[1:]:
+            assert other["file"] == relpath and other["ort"] == entry["ort"], f"{relpath}: extra entry {other}"
+            check_entry(model, other)
         if not entry["ort"] and not cases:
             # Record why the model is structural only: ORT must still refuse it.
             cases = [(make_feeds(model, entry, 0), entry["dims"], None)]
@@ -756,16 +801,19 @@ def hb_if_lstm_outer(rng):
         return {"y": np.tanh(f["x"] @ proj), "h_n": np.zeros((1, f["x"].shape[1], h))}
 
     rel = "control/hb_if_lstm_outer.onnx"
-    return rel, model, control_entry(
+    entry = control_entry(
         rel, {"batch": 2, "seq": 7}, {"x": 0}, {"y": 0}, [4, 3], True, True,
         "LSTM in an If then-branch (cond = use_lstm > 0); W/R/B are main-graph initializers and the default "
         "state a main-graph ConstantOfShape, all used from the branch as outer-scope names; else-branch: "
-        "tanh(x P), h_n = Identity(default)", inputs_int={"use_lstm": [1]}), reference
+        "tanh(x P), h_n = Identity(default)", inputs_int={"use_lstm": [1]})
+    return rel, model, [entry, calls_entry(
+        entry, {"use_lstm": [0]}, "calls mode, use_lstm = 0: the LSTM branch is never taken, so over 3 calls "
+        "with the state fed back every output (state included) must equal call 1")], reference
 
 
-def hb_loop_ar_lstm(rng):
-    """Autoregressive Loop: x_t = tanh(h_{t-1} P) + context; LSTM state (h, c) is loop-carried."""
-    i, h = 3, 5
+def ar_lstm_model(rng, i, h, name, doc):
+    """The autoregressive decoder of hb_loop_ar_lstm (Loop with trip count input 'steps'); returns
+    (model, reference)."""
     wt = Weights("LSTM", i, h, rng)
     proj = rng.uniform(-1, 1, (h, i)).astype(np.float32)
     body_nodes = [helper.make_node("MatMul", ["h_prev", "fb_P"], ["fb"]), helper.make_node("Tanh", ["fb"], ["fb_t"]),
@@ -787,8 +835,7 @@ def hb_loop_ar_lstm(rng):
                                body=body)]
     model = make_model(nodes, [value_info("context", ["batch", i]), value_info("steps", [], TensorProto.INT64)],
                        [value_info("ys", ["seq", "batch", h]), value_info("h_n", [1, "batch", h])],
-                       wt.initializers("lstm") + [numpy_helper.from_array(proj, "fb_P")], "hb_loop_ar_lstm",
-                       hb_loop_ar_lstm.__doc__)
+                       wt.initializers("lstm") + [numpy_helper.from_array(proj, "fb_P")], name, doc)
 
     def reference(f):
         ctx = f["context"].astype(np.float64)
@@ -799,8 +846,14 @@ def hb_loop_ar_lstm(rng):
             x_t = np.tanh(hs[0] @ proj) + ctx
             hs, cs = step_lstm(wt, x_t, hs, cs)
             ys.append(hs[0])
-        return {"ys": np.stack(ys), "h_n": hs}
+        return {"ys": np.stack(ys) if ys else np.zeros((0, ctx.shape[0], h)), "h_n": hs}
 
+    return model, reference
+
+
+def hb_loop_ar_lstm(rng):
+    """Autoregressive Loop: x_t = tanh(h_{t-1} P) + context; LSTM state (h, c) is loop-carried."""
+    model, reference = ar_lstm_model(rng, 3, 5, "hb_loop_ar_lstm", hb_loop_ar_lstm.__doc__)
     rel = "control/hb_loop_ar_lstm.onnx"
     return rel, model, control_entry(
         rel, {"batch": 2, "seq": 9}, {}, {"ys": 0}, [4, 2, 3], True, True,
@@ -882,11 +935,15 @@ def hb_loop_if_lstm(rng):
         return {"ys": y[:, 0], "h_n": yh, "c_n": yc}
 
     rel = "control/hb_loop_if_lstm.onnx"
-    return rel, model, control_entry(
+    entry = control_entry(
         rel, {"batch": 2, "seq": 9}, {"x": 0}, {"ys": 0}, [2, 7], True, True,
         "Loop over time (trip = Shape(x)[0], x_t = Gather(x, iter)) -> If (cond from main graph) -> LSTM one "
         "step; h/c loop-carried from one main-graph ConstantOfShape, else-branch passes them through",
-        inputs_int={"use_lstm": [1]}), reference
+        inputs_int={"use_lstm": [1]})
+    return rel, model, [entry, calls_entry(
+        entry, {"use_lstm": [0]}, "calls mode, use_lstm = 0: inside the Loop the If never takes the LSTM "
+        "branch, the else-branch passes h/c through every iteration; over 3 calls with the state fed back "
+        "every output must equal call 1")], reference
 
 
 def hb_no_rnn_loop_if(rng):
@@ -951,12 +1008,187 @@ def hb_no_rnn_scan(rng):
         "no RNN/GRU/LSTM: Scan with a running-max state initialised from x[0]; rewrite must find nothing"), reference
 
 
-# Extra verification runs with other integer inputs, so that every If branch is checked too.
-OTHER_BRANCH = {"hb_if_lstm_outer": [{"use_lstm": [0]}], "hb_loop_if_lstm": [{"use_lstm": [0]}],
-                "hb_no_rnn_loop_if": [{"use_relu": [0]}]}
+def seq_trip_nodes(x, out):
+    """out = Shape(x)[0]: the trip count of a Loop over the first axis of x."""
+    return [helper.make_node("Shape", [x], [out + "_shape"]), const(out + "_axis", np.array(0, np.int64)),
+            helper.make_node("Gather", [out + "_shape", out + "_axis"], [out], axis=0)]
+
+
+def loop_body_io(state_inputs, outputs):
+    """Loop body inputs (iter, cond_in, *state_inputs) and outputs (cond_out, *outputs)."""
+    return ([value_info("iter", [], TensorProto.INT64), value_info("cond_in", [], TensorProto.BOOL)] + state_inputs,
+            [value_info("cond_out", [], TensorProto.BOOL)] + outputs)
+
+
+def hb_loop_window_gru(rng):
+    """Loop over windows x[w] ([win, batch, I]); each iteration a GRU without initial state; Y_h a scan output."""
+    win, i, h = 3, 3, 4
+    wt = Weights("GRU", i, h, rng)
+    body_nodes = [helper.make_node("Gather", ["x", "iter"], ["x_w"], axis=0),
+                  helper.make_node("GRU", ["x_w", "gru_W", "gru_R", "gru_B"], ["", "win_h"], name="gru",
+                                   hidden_size=h),
+                  helper.make_node("Identity", ["cond_in"], ["cond_out"])]
+    body_nodes += squeeze_axis("win_h", "y_w", 0, "y_w")
+    body = helper.make_graph(body_nodes, "body", *loop_body_io([], [value_info("y_w", ["batch", h])]))
+    nodes = seq_trip_nodes("x", "trip")
+    nodes += [helper.make_node("Loop", ["trip", ""], ["ys"], name="windows", body=body)]
+    model = make_model(nodes, [value_info("x", ["seq", win, "batch", i])], [value_info("ys", ["seq", "batch", h])],
+                       wt.initializers("gru"), "hb_loop_window_gru", hb_loop_window_gru.__doc__)
+
+    def reference(f):
+        return {"ys": np.stack([ref_recurrent("GRU", xw, wt.w, wt.r, wt.b)[1][0] for xw in f["x"]])}
+
+    rel = "control/hb_loop_window_gru.onnx"
+    return rel, model, control_entry(
+        rel, {"batch": 2, "seq": 4}, {"x": 0}, {"ys": 0}, None, False, True,
+        "Loop over windows (x [windows=seq, 3, batch, 3], trip = Shape(x)[0], x_w = Gather(x, iter)); each "
+        "iteration runs a GRU over its window with NO initial state (fresh zeros every iteration; Y slot empty) "
+        "and emits the window's squeezed Y_h as a scan output; nothing is loop-carried. The tool adds a "
+        "loop-carried state (zero iterations return the fed state) and feeds the state input to the GRU in "
+        "every iteration, so chunked streaming does not hold: checks 1 and 3 only"), reference
+
+
+def hb_loop_if_fresh_lstm(rng):
+    """Loop over time -> If (cond = use_lstm > 0) -> LSTM one step whose zero state is built inside the branch."""
+    i, h = 4, 3
+    wt = Weights("LSTM", i, h, rng)
+    proj = rng.uniform(-1, 1, (i, h)).astype(np.float32)
+    then_nodes = batch_shape_nodes("x_t", 0, h, "then_h0_dims", "then_h0")
+    then_nodes += [helper.make_node("ConstantOfShape", ["then_h0_dims"], ["then_h0"],
+                                    value=numpy_helper.from_array(np.zeros(1, np.float32))),
+                   helper.make_node("LSTM", ["x1", "lstm_W", "lstm_R", "lstm_B", "", "then_h0", "then_h0"],
+                                    ["then_Y", "then_h"], name="lstm", hidden_size=h)]
+    then_branch = helper.make_graph(then_nodes, "then", [], [value_info("then_h", [1, "batch", h])])
+    else_branch = helper.make_graph(
+        [helper.make_node("MatMul", ["x1", "else_P"], ["else_mm"]), helper.make_node("Tanh", ["else_mm"], ["else_h"])],
+        "else", [], [value_info("else_h", [1, "batch", h])])
+    body_nodes = [helper.make_node("Gather", ["x", "iter"], ["x_t"], axis=0),
+                  const("x1_axes", np.array([0], np.int64)),
+                  helper.make_node("Unsqueeze", ["x_t", "x1_axes"], ["x1"]),
+                  helper.make_node("If", ["cond"], ["step_h"], name="branch", then_branch=then_branch,
+                                   else_branch=else_branch),
+                  helper.make_node("Identity", ["cond_in"], ["cond_out"])]
+    body_nodes += squeeze_axis("step_h", "y_t", 0, "y_t")
+    body = helper.make_graph(body_nodes, "body", *loop_body_io([], [value_info("y_t", ["batch", h])]))
+    nodes = flag_nodes("use_lstm", "cond") + seq_trip_nodes("x", "trip")
+    nodes += [helper.make_node("Loop", ["trip", ""], ["ys"], name="time", body=body)]
+    model = make_model(nodes, [value_info("x", ["seq", "batch", i]), value_info("use_lstm", [1], TensorProto.INT64)],
+                       [value_info("ys", ["seq", "batch", h])],
+                       wt.initializers("lstm") + [numpy_helper.from_array(proj, "else_P")], "hb_loop_if_fresh_lstm",
+                       hb_loop_if_fresh_lstm.__doc__)
+
+    def reference(f):
+        x = f["x"].astype(np.float64)
+        if f["use_lstm"][0] <= 0:
+            return {"ys": np.tanh(x @ proj)}
+        zero = np.zeros((1, x.shape[1], h))
+        return {"ys": np.stack([step_lstm(wt, x_t, zero, zero)[0][0] for x_t in x])}
+
+    rel = "control/hb_loop_if_fresh_lstm.onnx"
+    return rel, model, control_entry(
+        rel, {"batch": 2, "seq": 6}, {"x": 0}, {"ys": 0}, None, False, True,
+        "Loop over time (x_t = Gather(x, iter)) -> If (cond = use_lstm > 0, from the main graph) -> LSTM one step "
+        "whose h/c default is a ConstantOfShape(Shape(x_t)...) computed INSIDE the then-branch every iteration "
+        "(not carried; Y named but unused, no Y_c slot); else-branch tanh(x_t P). The state must be threaded "
+        "through If and Loop; each iteration restarts from it, so no chunked streaming: checks 1 and 3 only",
+        inputs_int={"use_lstm": [1]}), reference
+
+
+def hb_scan_two_grus(rng):
+    """Scan whose body runs two stacked GRUs, each with its own Scan state variable (h1, h2)."""
+    i, h = 3, 4
+    w1, w2 = Weights("GRU", i, h, rng), Weights("GRU", h, h, rng)
+    body_nodes = [const("x1_axes", np.array([0], np.int64)),
+                  helper.make_node("Unsqueeze", ["x_t", "x1_axes"], ["x1"]),
+                  helper.make_node("GRU", ["x1", "gru1_W", "gru1_R", "gru1_B", "", "h1_prev"], ["gru1_Y", "h1_next"],
+                                   name="gru1", hidden_size=h)]
+    body_nodes += squeeze_axis("gru1_Y", "gru1_y", 1, "gru1_y")
+    body_nodes += [helper.make_node("GRU", ["gru1_y", "gru2_W", "gru2_R", "gru2_B", "", "h2_prev"],
+                                    ["gru2_Y", "h2_next"], name="gru2", hidden_size=h)]
+    body_nodes += squeeze_axis("h1_next", "y1_t", 0, "y1_t") + squeeze_axis("h2_next", "y2_t", 0, "y2_t")
+    body = helper.make_graph(
+        body_nodes, "body",
+        [value_info("h1_prev", [1, "batch", h]), value_info("h2_prev", [1, "batch", h]), value_info("x_t", ["batch", i])],
+        [value_info("h1_next", [1, "batch", h]), value_info("h2_next", [1, "batch", h]),
+         value_info("y1_t", ["batch", h]), value_info("y2_t", ["batch", h])])
+    nodes = zero_state_nodes("x", h, "h0", "h0")
+    nodes += [helper.make_node("Scan", ["h0", "h0", "x"], ["h1_n", "h2_n", "ys1", "ys2"], name="scan", body=body,
+                               num_scan_inputs=1)]
+    model = make_model(nodes, [value_info("x", ["seq", "batch", i])],
+                       [value_info("ys1", ["seq", "batch", h]), value_info("ys2", ["seq", "batch", h]),
+                        value_info("h1_n", [1, "batch", h]), value_info("h2_n", [1, "batch", h])],
+                       w1.initializers("gru1") + w2.initializers("gru2"), "hb_scan_two_grus", hb_scan_two_grus.__doc__)
+
+    def reference(f):
+        y1, yh1, _ = ref_recurrent("GRU", f["x"], w1.w, w1.r, w1.b)
+        y2, yh2, _ = ref_recurrent("GRU", y1[:, 0], w2.w, w2.r, w2.b)
+        return {"ys1": y1[:, 0], "ys2": y2[:, 0], "h1_n": yh1, "h2_n": yh2}
+
+    rel = "control/hb_scan_two_grus.onnx"
+    return rel, model, control_entry(
+        rel, {"batch": 3, "seq": 9}, {"x": 0}, {"ys1": 0, "ys2": 0}, [3, 2, 4], True, True,
+        "Scan over x with two stacked GRUs (seq 1, same hidden size) in one body, each with its own Scan state "
+        "variable (h1, h2; both initialised from ONE main-graph ConstantOfShape) and its own scan output "
+        "(ys1, ys2); final h1_n, h2_n are graph outputs"), reference
+
+
+def hb_if_both_branches(rng):
+    """If (cond = flag > 0) whose then- and else-branch each run their own LSTM (no initial state)."""
+    i, h = 3, 4
+    wa, wb = Weights("LSTM", i, h, rng), Weights("LSTM", i, h, rng)
+    branches = {}
+    for side, prefix in (("then", "lstm_a"), ("else", "lstm_b")):
+        branch_nodes = [helper.make_node("LSTM", ["x", prefix + "_W", prefix + "_R", prefix + "_B"],
+                                         [side + "_Y", side + "_h"], name=prefix, hidden_size=h)]
+        branch_nodes += squeeze_axis(side + "_Y", side + "_y", 1, side + "_y")
+        branches[side] = helper.make_graph(branch_nodes, side, [], [value_info(side + "_y", ["seq", "batch", h]),
+                                                                    value_info(side + "_h", [1, "batch", h])])
+    nodes = flag_nodes("flag", "cond")
+    nodes += [helper.make_node("If", ["cond"], ["y", "h_n"], name="branch", then_branch=branches["then"],
+                               else_branch=branches["else"])]
+    model = make_model(nodes, [value_info("x", ["seq", "batch", i]), value_info("flag", [1], TensorProto.INT64)],
+                       [value_info("y", ["seq", "batch", h]), value_info("h_n", [1, "batch", h])],
+                       wa.initializers("lstm_a") + wb.initializers("lstm_b"), "hb_if_both_branches",
+                       hb_if_both_branches.__doc__)
+
+    def reference(f):
+        wt = wa if f["flag"][0] > 0 else wb
+        y, yh, _ = ref_recurrent("LSTM", f["x"], wt.w, wt.r, wt.b)
+        return {"y": y[:, 0], "h_n": yh}
+
+    rel = "control/hb_if_both_branches.onnx"
+    what = ("an LSTM in each branch of an If (cond = flag > 0): lstm_a in then, lstm_b in else, different weights "
+            "(outer-scope initializers), inputs X/W/R/B only (initial state absent), outputs Y (squeezed) and Y_h "
+            "(no Y_c slot); ")
+    return rel, model, [
+        control_entry(rel, {"batch": 2, "seq": 8}, {"x": 0}, {"y": 0}, [5, 3], True, True,
+                      what + "flag = 1: then-branch (lstm_a) runs, lstm_b's state must pass through",
+                      inputs_int={"flag": [1]}),
+        control_entry(rel, {"batch": 2, "seq": 8}, {"x": 0}, {"y": 0}, [2, 6], True, True,
+                      what + "flag = 0: else-branch (lstm_b) runs, lstm_a's state must pass through",
+                      inputs_int={"flag": [0]})], reference
+
+
+def hb_loop_zero_trip(rng):
+    """Autoregressive Loop as hb_loop_ar_lstm, run with trip count 0: the state must come back unchanged."""
+    model, reference = ar_lstm_model(rng, 4, 3, "hb_loop_zero_trip", hb_loop_zero_trip.__doc__)
+    rel = "control/hb_loop_zero_trip.onnx"
+    return rel, model, control_entry(
+        rel, {"batch": 2, "seq": 0}, {}, {"ys": 0}, 3, True, True,
+        "the autoregressive decoder of hb_loop_ar_lstm (other sizes and weights: context [batch,4], H 3; LSTM "
+        "state loop-carried) run with steps = 0: the Loop runs zero iterations, so over 3 calls with the state "
+        "fed back every output must equal call 1 (the incoming state is returned unchanged; ys is empty: ORT "
+        "reports it as [0, 0, 3])", chunk_mode="calls", inputs_int={"steps": [0]}, branch_taken=False), reference
+
+
+# Extra verification runs (integer inputs, and dims when they change) besides the manifest entries' own
+# inputs, so that every If branch and the non-zero trip count are checked too.
+OTHER_RUNS = {"hb_no_rnn_loop_if": [({"use_relu": [0]}, None)], "hb_loop_if_fresh_lstm": [({"use_lstm": [0]}, None)],
+              "hb_loop_zero_trip": [({"steps": [6]}, {"batch": 2, "seq": 6})]}
 
 CONTROL_BUILDERS = [hb_if_lstm_outer, hb_loop_ar_lstm, hb_scan_gru, hb_loop_if_lstm, hb_no_rnn_loop_if,
-                    hb_no_rnn_scan]
+                    hb_no_rnn_scan, hb_loop_window_gru, hb_loop_if_fresh_lstm, hb_scan_two_grus, hb_if_both_branches,
+                    hb_loop_zero_trip]
 
 
 def main():
@@ -972,17 +1204,21 @@ def main():
     built = []
     for builder in builders:
         seed = name_seed(builder.__name__)
-        relpath, model, entry, reference = builder(np.random.RandomState(seed))
+        relpath, model, entries, reference = builder(np.random.RandomState(seed))
+        entries = entries if isinstance(entries, list) else [entries]
         write_model(model, relpath)
         cases = []
         if reference is not None:
-            for ints in [{}] + OTHER_BRANCH.get(builder.__name__, []):
-                variant = dict(entry, inputs_int=dict(entry.get("inputs_int", {}), **ints))
-                feeds = make_feeds(model, variant, seed + 1)
-                cases.append((feeds, entry["dims"], reference(feeds)))
-        built.append((relpath, entry, cases))
+            # One run per manifest entry (its inputs_int and dims), then the extra runs.
+            runs = [(e.get("inputs_int", {}), e["dims"]) for e in entries]
+            runs += [(dict(entries[0].get("inputs_int", {}), **ints), dims or entries[0]["dims"])
+                     for ints, dims in OTHER_RUNS.get(builder.__name__, [])]
+            for ints, dims in runs:
+                feeds = make_feeds(model, dict(entries[0], inputs_int=ints, dims=dims), seed + 1)
+                cases.append((feeds, dims, reference(feeds)))
+        built.append((relpath, entries, cases))
     verify_all(built, args.ort_node)
-    write_fragment("handbuilt", [entry for _, entry, _ in built])
+    write_fragment("handbuilt", [entry for _, entries, _ in built for entry in entries])
     merge_manifest()
     return 0
 

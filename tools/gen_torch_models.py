@@ -64,7 +64,8 @@ class LstmThenGru(nn.Module):
 class Case:
     """One export: module factory, declared I/O (shapes with 'batch'/'seq'), dims, manifest entry."""
 
-    def __init__(self, relpath, make, inputs, outputs, export_dims, entry, script=False, other_ints=None):
+    def __init__(self, relpath, make, inputs, outputs, export_dims, entry, script=False, other_ints=None,
+                 extra_entries=None):
         self.relpath = relpath
         self.make = make
         self.inputs = inputs
@@ -73,6 +74,11 @@ class Case:
         self.entry = entry
         self.script = script
         self.other_ints = other_ints or []  # extra runs with these integer inputs (e.g. the other If branch)
+        self.extra_entries = extra_entries or []  # more manifest entries for the same file
+
+    @property
+    def entries(self):
+        return [self.entry] + self.extra_entries
 
 
 def torch_cases():
@@ -297,7 +303,10 @@ def control_cases():
              script=True),
         Case(rel_if, LstmInIf, [("x", ["seq", "batch", 3]), ("flag", [1])],
              [("y", ["seq", "batch", 5]), ("h_n", [1, "batch", 5]), ("c_n", [1, "batch", 5])], tb, if_entry,
-             script=True, other_ints=[{"flag": [0]}]),
+             script=True, other_ints=[{"flag": [0]}],
+             extra_entries=[common.calls_entry(
+                 if_entry, {"flag": [0]}, "calls mode, flag = 0: the LSTM branch is never taken, so over 3 calls "
+                 "with the state fed back every output (state included) must equal call 1")]),
     ]
 
 
@@ -320,13 +329,13 @@ def main():
             inputs = make_inputs(case, dims, seed, ints)
             feeds = {name: t.numpy() for name, t in inputs.items()}
             runs.append((feeds, dims, torch_reference(case, module, inputs)))
-        built.append((case.relpath, case.entry, runs))
+        built.append((case.relpath, case.entries, runs))
         if args.patterns:
             print(f"--- {case.relpath}")
             for line in default_state_patterns(model):
                 print("   ", line)
     common.verify_all(built, args.ort_node)
-    common.write_fragment("torch", [case.entry for case in cases])
+    common.write_fragment("torch", [entry for case in cases for entry in case.entries])
     common.merge_manifest()
     return 0
 

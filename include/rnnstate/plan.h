@@ -71,8 +71,8 @@ struct ThreadStep {
 
 /// Names of the nodes that compute the runtime state shape from X (shared by a node's h and c).
 struct BroadcastShapeNames {
-  GraphPath graph;        ///< graph of the recurrent node
-  int node = -1;          ///< the recurrent node (the nodes are inserted before it)
+  GraphPath graph;        ///< graph defining X, where the nodes go
+  int node = -1;          ///< the recurrent node
   std::string x;          ///< X input of the recurrent node
   int64_t batch_axis = 1; ///< axis of X holding the batch
   int64_t batch_position = 1;  ///< position of the batch in the state shape
@@ -95,7 +95,11 @@ struct StateEdit {
   DefaultKind default_kind = DefaultKind::kNone;
   std::string input;       ///< graph input carrying the state
   std::string original;    ///< value in the initial-state slot before the rewrite ("" when absent)
-  std::string slot_value;  ///< value the slot reads after the rewrite
+  std::string slot_value;  ///< value the slot reads after the rewrite: the effective initial state
+  /// Graph where the default's nodes (Expand, If) go: the outermost graph that sees what they read
+  /// (X, the original value), so that the effective state is also what an If branch or a Loop that
+  /// does not run the node passes through.
+  GraphPath default_graph;
   int32_t elem_type = 0;
   std::vector<Dim> shape;  ///< declared shape of the input and output
   std::vector<int64_t> default_dims;  ///< dims of the default initializer

@@ -78,15 +78,16 @@ TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
   const auto& else_branch = Attr(select, "else_branch");
   EXPECT_EQ(then_branch.output_size(), 3);
   EXPECT_EQ(else_branch.output_size(), 3);
-  // The branch without the node passes the incoming state (the new input) through an Identity.
+  // The node reads the new main-graph input, broadcast to the batch of X in the main graph (where X
+  // is defined), and the branch without the node passes that same effective state through.
+  const onnx::NodeProto& lstm = Find(then_branch, "LSTM");
+  EXPECT_EQ(lstm.input(5), "LSTM_0.h_in.expanded");
+  EXPECT_EQ(Producer(g, "LSTM_0.h_in.expanded")->op_type(), "Expand");
+  EXPECT_EQ(Producer(g, "LSTM_0.h_in.expanded")->input(0), "LSTM_0.h_in");
   const onnx::NodeProto* passed = Producer(else_branch, else_branch.output(1).name());
   ASSERT_NE(passed, nullptr);
   EXPECT_EQ(passed->op_type(), "Identity");
-  EXPECT_EQ(passed->input(0), "LSTM_0.h_in");
-  // The node reads the new main-graph input, broadcast to the batch of X inside the branch.
-  const onnx::NodeProto& lstm = Find(then_branch, "LSTM");
-  EXPECT_EQ(Producer(then_branch, lstm.input(5))->op_type(), "Expand");
-  EXPECT_EQ(Producer(then_branch, lstm.input(5))->input(0), "LSTM_0.h_in");
+  EXPECT_EQ(passed->input(0), "LSTM_0.h_in.expanded");
   EXPECT_THAT(InputNames(g), ElementsAre("X", "cond", "Z", "LSTM_0.h_in", "LSTM_0.c_in"));
   EXPECT_EQ(StructuralProblem(model), "");
 }

@@ -120,7 +120,10 @@ async function runChunks(m, feedback) {
     if (i === 0) {
       outs.push(await runExact(m.sessions.def, feeds, 'chunk 1 (defaults model)'));
     } else {
-      for (const { input, output } of feedback) feeds[input] = outs[i - 1][output];
+      for (const { input, output, reset } of feedback) {
+        const state = outs[i - 1][output];
+        feeds[input] = reset ? zerosTensor(state.type, state.dims) : state;
+      }
       outs.push(await runExact(m.sessions.req, feeds, `chunk ${i + 1} (required model)`));
     }
     offset += length;
@@ -160,7 +163,9 @@ function swappablePairs(m) {
   for (let i = 0; i < m.pairs.length; i++) {
     for (let j = i + 1; j < m.pairs.length; j++) {
       const a = m.defOut[m.pairs[i].output], b = m.defOut[m.pairs[j].output];
-      if (a.type === b.type && a.dims.join() === b.dims.join()) return [i, j];
+      // Two states with equal values (e.g. both still the zero default because their node did not
+      // run) cannot reveal a swap: look for a pair that differs.
+      if (a.type === b.type && a.dims.join() === b.dims.join() && maxAbsDiff(a, b).diff > m.tol) return [i, j];
     }
   }
   return null;
@@ -174,7 +179,7 @@ function swappablePairs(m) {
 export async function checkSelfTest(m) {
   requireDefaultsRun(m);
   const ij = swappablePairs(m);
-  if (!ij) return null;
+  if (!ij) return checkResetSelfTest(m);
   const [i, j] = ij;
   const feedback = m.pairs.map(({ input, output }) => ({ input, output }));
   [feedback[i].output, feedback[j].output] = [feedback[j].output, feedback[i].output];
@@ -182,6 +187,20 @@ export async function checkSelfTest(m) {
   const what = `swapped ${m.pairs[i].output}<->${m.pairs[j].output}`;
   return cmp.diff > m.tol ? pass(cmp.diff, `${what}: mismatch detected as expected`)
     : fail(cmp.diff, `${what}: check (2) did NOT detect the swap - harness broken`);
+}
+
+/**
+ * Negative self-test for models without two swappable pairs: restart every chunk from zeros instead
+ * of the fed-back state. Check (2) must see a mismatch unless the final state is zero anyway.
+ */
+async function checkResetSelfTest(m) {
+  const live = m.pairs.filter((p) => maxAbsDiff(m.defOut[p.output], zerosTensor(m.defOut[p.output].type, m.defOut[p.output].dims)).diff > m.tol);
+  if (!live.length) return null;
+  const feedback = m.pairs.map(({ input, output }) => ({ input, output, reset: true }));
+  const cmp = await streamedDiff(m, feedback);
+  const what = `state reset to zeros between chunks`;
+  return cmp.diff > m.tol ? pass(cmp.diff, `${what}: mismatch detected as expected`)
+    : fail(cmp.diff, `${what}: check (2) did NOT detect it - harness broken`);
 }
 
 /**
