@@ -6,22 +6,33 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <regex>
 
+#include "rnnstate/batch.h"
+#include "rnnstate/commands.h"
 #include "rnnstate/error.h"
-#include "rnnstate/model_io.h"
-#include "rnnstate/pipeline.h"
-#include "rnnstate/report.h"
 
 namespace {
 
 using rnnstate::Error;
 using rnnstate::ExitCode;
+using rnnstate::FileResult;
+using rnnstate::InputFile;
+
+/// Options every command over files has.
+struct FilesArgs {
+  std::vector<std::string> paths;
+  int jobs = 0;  ///< 0: one per core
+  bool fail_fast = false;
+  bool json = false;
+};
 
 struct RewriteArgs {
-  std::string input;
+  FilesArgs files;
   std::string output;
+  std::string out_dir;
   bool in_place = false;
   bool dry_run = false;
   bool strict = false;
@@ -32,19 +43,24 @@ struct RewriteArgs {
 };
 
 struct ReportArgs {
-  std::string input;
-  bool json = false;
+  FilesArgs files;
+  std::string format = "text";
 };
 
 constexpr const char* kExamples = R"(Examples:
   rnnstate report model.onnx                  show each recurrent node and its state wiring
   rnnstate report model.onnx --json           the same as JSON (schema in README.md)
+  rnnstate report model.onnx --format dot | dot -Tsvg > model.svg
+                                              a picture of the state wiring
   rnnstate rewrite model.onnx -o stream.onnx  expose every state; unfed inputs keep old behaviour
   rnnstate rewrite model.onnx --state-inputs required -o stream.onnx
                                               state inputs without defaults (onnxruntime-node/web)
   rnnstate rewrite model.onnx --dry-run       print what would change, write nothing
+  rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
+  rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
 
-Exit codes: 0 ok, 2 usage, 3 unreadable input, 4 unsupported model, 5 cannot write, 6 internal error.
+Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable input, 4 unsupported model, 5 cannot write,
+6 internal error. Over several files: the highest code of any file.
 )";
 
 void SetUpLogging(bool quiet) {
@@ -54,15 +70,13 @@ void SetUpLogging(bool quiet) {
   spdlog::set_default_logger(logger);
 }
 
-/// `model.onnx` -> `model.streaming.onnx`, beside the input.
-std::string DefaultOutputPath(const std::string& input) {
-  std::string stem = input;
-  const std::string suffix = ".onnx";
-  if (stem.size() > suffix.size() && stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    stem.resize(stem.size() - suffix.size());
-  }
-  return stem + ".streaming.onnx";
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
 }
+
+/// One path argument naming a file (not a directory): today's single-file forms (-o, one JSON report).
+bool IsSingleFile(const FilesArgs& args) { return args.paths.size() == 1 && !IsDirectory(args.paths[0]); }
 
 rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   rnnstate::PlanOptions options;
@@ -79,64 +93,116 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   return options;
 }
 
-/// Prefixes errors with the file they concern.
-template <typename Body>
-auto WithFile(const std::string& file, Body&& body) {
-  try {
-    return body();
-  } catch (Error& e) {
-    e.AppendContext(file);
-    throw;
+/// How results go to stdout.
+enum class Printing {
+  kText,        ///< each file's text
+  kJsonLines,   ///< one record per file, then the summary record
+  kSingleJson,  ///< `report --json` on one file: the report object alone
+};
+
+/// Runs `process(i)` for each of `inputs` (on worker threads) and prints each result in input order;
+/// returns the batch exit code.
+int RunFiles(const std::vector<InputFile>& inputs, const FilesArgs& args, Printing printing, bool quiet,
+             const std::function<FileResult(size_t)>& process) {
+  std::vector<std::string> labels;
+  for (const auto& input : inputs) labels.push_back(input.path);
+  rnnstate::BatchOptions options;
+  options.jobs = args.jobs > 0 ? args.jobs : rnnstate::DefaultJobs();
+  options.fail_fast = args.fail_fast;
+  options.progress = inputs.size() > 1 && !quiet && rnnstate::StderrIsTerminal();
+  auto work = [&](size_t i) {
+    return inputs[i].error.empty() ? process(i) : rnnstate::DiscoveryErrorResult(inputs[i]);
+  };
+  auto emit = [&](const FileResult& result) {
+    for (const auto& warning : result.warnings) spdlog::warn("{}: {}", result.path, warning);
+    if (result.status == rnnstate::kStatusError) {
+      std::cerr << "rnnstate: error: " << result.path << ": " << result.error << "\n";
+    }
+    if (printing == Printing::kJsonLines) std::cout << rnnstate::FileResultJson(result).Dump() << "\n";
+    if (printing == Printing::kText) std::cout << result.text;
+    const rnnstate::Json* report = result.details.Find("report");
+    if (printing == Printing::kSingleJson && report != nullptr && !report->is_null()) {
+      std::cout << report->Dump() << "\n";
+    }
+    std::cout.flush();
+  };
+  rnnstate::PrepareForWorkers();
+  rnnstate::BatchSummary summary = rnnstate::RunBatch(labels, options, work, emit);
+  if (printing == Printing::kJsonLines) std::cout << rnnstate::SummaryJson(summary).Dump() << "\n";
+  if (printing == Printing::kText && inputs.size() > 1 && !quiet) {
+    std::cerr << "rnnstate: " << rnnstate::SummaryText(summary) << "\n";
   }
+  return summary.exit_code;
 }
 
-int RunReport(const ReportArgs& args) {
-  return WithFile(args.input, [&] {
-    onnx::ModelProto model = rnnstate::LoadModel(args.input);
-    rnnstate::RewriteOutcome outcome = rnnstate::PlanRewrite(model, rnnstate::PlanOptions{});
-    if (args.json) {
-      std::cout << rnnstate::ReportJson(args.input, model, outcome.analysis, outcome.plan).Dump() << "\n";
-    } else {
-      std::cout << rnnstate::ReportText(args.input, model, outcome.analysis, outcome.plan);
-    }
-    return 0;
+/// Where outputs go, from -o / --in-place / --out-dir (at most one of them).
+rnnstate::OutputMode ChooseOutputMode(const RewriteArgs& args) {
+  int chosen = !args.output.empty() + args.in_place + !args.out_dir.empty();
+  if (chosen > 1) throw Error(ExitCode::kUsage, "use only one of -o, --in-place and --out-dir");
+  if (!args.output.empty() && !IsSingleFile(args.files)) {
+    throw Error(ExitCode::kUsage, "-o takes exactly one input file; use --out-dir (or the default suffix) for several");
+  }
+  if (!args.output.empty()) return rnnstate::OutputMode::kExplicit;
+  if (args.in_place) return rnnstate::OutputMode::kInPlace;
+  if (!args.out_dir.empty()) return rnnstate::OutputMode::kOutDir;
+  return rnnstate::OutputMode::kSuffix;
+}
+
+int RunRewrite(const RewriteArgs& args, bool quiet) {
+  rnnstate::OutputMode mode = ChooseOutputMode(args);
+  rnnstate::RewriteSettings settings;
+  settings.plan = MakePlanOptions(args);
+  settings.strict = args.strict;
+  settings.dry_run = args.dry_run;
+  settings.in_place = args.in_place;
+  settings.create_directories = mode == rnnstate::OutputMode::kOutDir;
+  rnnstate::DiscoveryOptions discovery;
+  // Re-runs over a directory must not take earlier outputs for inputs.
+  if (mode == rnnstate::OutputMode::kSuffix) discovery.skip_suffix = rnnstate::kStreamingSuffix;
+  discovery.skip_directory = args.out_dir;
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, discovery);
+  settings.label_lines = inputs.size() > 1;
+  std::vector<std::string> outputs;
+  for (const auto& input : inputs) {
+    outputs.push_back(
+        rnnstate::OutputPathFor(input, mode, mode == rnnstate::OutputMode::kOutDir ? args.out_dir : args.output));
+  }
+  std::string conflict = rnnstate::OutputConflict(inputs, outputs, args.in_place);
+  if (!conflict.empty()) throw Error(ExitCode::kUsage, conflict);
+  Printing printing = args.files.json ? Printing::kJsonLines : Printing::kText;
+  return RunFiles(inputs, args.files, printing, quiet,
+                  [&](size_t i) { return rnnstate::RewriteFile(inputs[i].path, outputs[i], settings); });
+}
+
+int RunReport(const ReportArgs& args, bool quiet) {
+  rnnstate::ReportFormat format = args.format == "json"  ? rnnstate::ReportFormat::kJson
+                                  : args.format == "dot" ? rnnstate::ReportFormat::kDot
+                                                         : rnnstate::ReportFormat::kText;
+  Printing printing = Printing::kText;
+  if (format == rnnstate::ReportFormat::kJson) {
+    printing = IsSingleFile(args.files) ? Printing::kSingleJson : Printing::kJsonLines;
+  }
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, {});
+  return RunFiles(inputs, args.files, printing, quiet, [&](size_t i) {
+    FileResult result = rnnstate::ReportFile(inputs[i].path, format);
+    // Text reports of several files are separated by a blank line.
+    if (format == rnnstate::ReportFormat::kText && i > 0) result.text.insert(0, "\n");
+    return result;
   });
 }
 
-int RunRewrite(const RewriteArgs& args) {
-  if (args.in_place && !args.output.empty()) throw Error(ExitCode::kUsage, "use either -o or --in-place, not both");
-  rnnstate::PlanOptions options = MakePlanOptions(args);
-  std::string output = args.in_place ? args.input : args.output.empty() ? DefaultOutputPath(args.input) : args.output;
-  return WithFile(args.input, [&] {
-    onnx::ModelProto model = rnnstate::LoadModel(args.input);
-    if (args.dry_run) {
-      rnnstate::RewriteOutcome outcome = rnnstate::PlanRewrite(model, options);
-      for (const auto& warning : outcome.warnings) spdlog::warn("{}: {}", args.input, warning);
-      for (const auto& edit : outcome.plan.edits) {
-        std::cout << edit.graph_name << " " << edit.node_name << " " << rnnstate::StateKindName(edit.kind) << ": "
-                  << edit.Describe() << "\n";
-      }
-      std::cout << (outcome.plan.ChangesModel() ? "would write " + output : "nothing to do") << "\n";
-      return 0;
-    }
-    rnnstate::RewriteOutcome outcome = rnnstate::RewriteModel(model, options, args.strict);
-    for (const auto& warning : outcome.warnings) spdlog::warn("{}: {}", args.input, warning);
-    if (!outcome.changed && args.in_place) {
-      std::cout << args.input << ": nothing to do\n";
-      return 0;
-    }
-    WithFile(output, [&] {
-      rnnstate::WriteModelAtomically(model, output);
-      return 0;
-    });
-    size_t pairs = outcome.plan.pairs.size();
-    std::cout << args.input << " -> " << output << ": "
-              << (outcome.analysis.nodes.empty() ? std::string("no recurrent nodes, written unchanged")
-                                                 : std::to_string(pairs) + " state pair" + (pairs == 1 ? "" : "s") +
-                                                       (outcome.changed ? "" : " (unchanged)"))
-              << "\n";
-    return 0;
-  });
+int RunCheck(const FilesArgs& args, bool quiet) {
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.paths, {});
+  Printing printing = args.json ? Printing::kJsonLines : Printing::kText;
+  return RunFiles(inputs, args, printing, quiet, [&](size_t i) { return rnnstate::CheckFile(inputs[i].path); });
+}
+
+/// The options of every command over files.
+void AddFilesOptions(CLI::App* command, FilesArgs& args, const std::string& paths_help) {
+  command->add_option("paths", args.paths, paths_help)->required();
+  command->add_option("-j,--jobs", args.jobs, "Files processed in parallel (default: number of cores)")
+      ->check(CLI::Range(1, 1024));
+  command->add_flag("--fail-fast", args.fail_fast, "Start no new file after one fails");
 }
 
 }  // namespace
@@ -149,16 +215,22 @@ int main(int argc, char** argv) {
   app.fallthrough();  // -q works after the subcommand too
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "Only print errors on stderr");
+  const std::string paths_help = "ONNX models, or directories searched recursively for *.onnx";
 
   RewriteArgs rewrite;
   CLI::App* rewrite_cmd = app.add_subcommand("rewrite", "Promote recurrent state to graph inputs and outputs");
-  rewrite_cmd->add_option("model", rewrite.input, "Input ONNX model")->required();
-  rewrite_cmd->add_option("-o,--output", rewrite.output, "Output path (default: MODEL.streaming.onnx beside the input)");
-  rewrite_cmd->add_flag("--in-place", rewrite.in_place, "Replace the input file (atomically)");
+  AddFilesOptions(rewrite_cmd, rewrite.files, paths_help);
+  rewrite_cmd->add_option("-o,--output", rewrite.output,
+                          "Output path, for one input file (default: MODEL.streaming.onnx beside each input)");
+  rewrite_cmd->add_option("--out-dir", rewrite.out_dir,
+                          "Write outputs here, mirroring the tree below each directory argument");
+  rewrite_cmd->add_flag("--in-place", rewrite.in_place, "Replace each input file (atomically)");
   rewrite_cmd->add_flag("--dry-run", rewrite.dry_run, "Print the plan, write nothing");
-  rewrite_cmd->add_option("--state-inputs", rewrite.mode,
-                          "defaults: unfed state inputs reproduce the original model (ONNX Runtime C/C++/Python/C#/Java); "
-                          "required: plain inputs, feed zeros first (onnxruntime-node/-web)")
+  rewrite_cmd->add_flag("--json", rewrite.files.json, "JSON Lines: one record per file, then a summary");
+  rewrite_cmd
+      ->add_option("--state-inputs", rewrite.mode,
+                   "defaults: unfed state inputs reproduce the original model (ONNX Runtime C/C++/Python/C#/Java); "
+                   "required: plain inputs, feed zeros first (onnxruntime-node/-web)")
       ->check(CLI::IsMember({"defaults", "required"}));
   rewrite_cmd->add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
   rewrite_cmd->add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
@@ -167,8 +239,16 @@ int main(int argc, char** argv) {
 
   ReportArgs report;
   CLI::App* report_cmd = app.add_subcommand("report", "Show the recurrent nodes and their state wiring");
-  report_cmd->add_option("model", report.input, "Input ONNX model")->required();
-  report_cmd->add_flag("--json", report.json, "Print JSON instead of a table");
+  AddFilesOptions(report_cmd, report.files, paths_help);
+  report_cmd->add_option("--format", report.format, "text (a table), json (schema in README.md) or dot (Graphviz)")
+      ->check(CLI::IsMember({"text", "json", "dot"}));
+  report_cmd->add_flag("--json", report.files.json, "Same as --format json");
+
+  FilesArgs check;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale");
+  AddFilesOptions(check_cmd, check, paths_help);
+  check_cmd->add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
 
   try {
     app.parse(argc, argv);
@@ -178,8 +258,15 @@ int main(int argc, char** argv) {
   }
   SetUpLogging(quiet);
   try {
-    if (*rewrite_cmd) return RunRewrite(rewrite);
-    return RunReport(report);
+    if (*rewrite_cmd) return RunRewrite(rewrite, quiet);
+    if (*check_cmd) return RunCheck(check, quiet);
+    if (report.files.json) {
+      if (report_cmd->count("--format") > 0 && report.format != "json") {
+        throw Error(ExitCode::kUsage, "--json conflicts with --format " + report.format);
+      }
+      report.format = "json";
+    }
+    return RunReport(report, quiet);
   } catch (const Error& e) {
     std::cerr << "rnnstate: error: " << e.what() << "\n";
     return static_cast<int>(e.code());

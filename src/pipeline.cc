@@ -43,13 +43,14 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   return outcome;
 }
 
-RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict) {
+RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
+                            const std::string& model_dir) {
   RewriteOutcome outcome = PlanRewrite(model, options);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());
   }
   if (!outcome.plan.ChangesModel()) return outcome;
-  ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty());
+  ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir);
   if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
   ApplyPlan(outcome.plan, model);
   ValidateRewritten(model, baseline);

@@ -9,6 +9,13 @@
 #include "rnnstate/error.h"
 #include "rnnstate/model_index.h"
 
+// Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a
+// context, needed to tell the checker where external data files are (it otherwise looks in the
+// current directory).
+namespace onnx::checker {
+void check_model(const ModelProto& model, CheckerContext& ctx);
+}  // namespace onnx::checker
+
 namespace rnnstate {
 
 namespace {
@@ -65,6 +72,12 @@ std::string CheckScope(const onnx::GraphProto& graph, std::set<std::string> visi
   return "";
 }
 
+void RunChecker(const onnx::ModelProto& model, const std::string& model_dir) {
+  onnx::checker::CheckerContext ctx;
+  ctx.set_model_dir(model_dir.empty() ? "." : model_dir);
+  onnx::checker::check_model(model, ctx);
+}
+
 bool OpsetsKnown(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import()) {
     if (IsOnnxDomain(opset.domain()) && opset.version() > kCheckerMaxOpset) return false;
@@ -76,8 +89,10 @@ bool OpsetsKnown(const onnx::ModelProto& model) {
 
 std::string StructuralProblem(const onnx::ModelProto& model) { return CheckScope(model.graph(), {}, "main"); }
 
-ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded) {
+ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
+                                          const std::string& model_dir) {
   ValidationBaseline baseline;
+  baseline.model_dir = model_dir;
   baseline.inference_applies = inference_succeeded;
   if (input.ir_version() > kCheckerMaxIr) {
     baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
@@ -85,7 +100,7 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
     baseline.why_not = "the ai.onnx opset is newer than onnx 1.12 knows";
   } else {
     try {
-      onnx::checker::check_model(input);
+      RunChecker(input, model_dir);
       baseline.checker_applies = true;
     } catch (const std::exception& e) {
       baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
@@ -101,7 +116,7 @@ void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& 
   }
   if (baseline.checker_applies) {
     try {
-      onnx::checker::check_model(model);
+      RunChecker(model, baseline.model_dir);
     } catch (const std::exception& e) {
       throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx's checker: ") + e.what());
     }

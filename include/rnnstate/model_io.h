@@ -1,19 +1,29 @@
 #pragma once
 /// \file
-/// Stage 1 and 8: read a model file safely, write one atomically.
-
-#include <onnx/onnx_pb.h>
+/// Stage 1 and 8: open a model file for rewriting (large payloads stay in the file, see ModelFile),
+/// refuse what is incomplete or unsafe, and write the result atomically with its external data.
 
 #include <string>
+#include <vector>
+
+#include "rnnstate/model_file.h"
 
 namespace rnnstate {
 
-/// Reads and parses the ONNX model at `path`. Throws Error(kBadInput) naming the problem: missing,
-/// a directory, empty, too large for one protobuf message, not an ONNX model, truncated.
-onnx::ModelProto LoadModel(const std::string& path);
+/// A model file opened for rewriting, with the external data files it refers to.
+struct OpenedModel {
+  ModelFile file;
+  std::string directory;                     ///< the model's directory ("" for the current one)
+  std::vector<std::string> external_data;    ///< locations of its external data files, checked
+};
 
-/// Writes `model` to `path` through a temporary file in the same directory and a rename, so that
-/// `path` is either untouched or complete. Throws Error(kCannotWrite).
-void WriteModelAtomically(const onnx::ModelProto& model, const std::string& path);
+/// Opens `path`. Throws Error(kBadInput) naming the problem: missing, a directory, empty, not ONNX,
+/// truncated, no opset_import, an unsafe or missing external data location.
+OpenedModel OpenModel(const std::string& path);
+
+/// Writes the (possibly edited) model to `output` atomically. When `output` is in another directory,
+/// the external data files are made available beside it first (hard link, else copy). Throws
+/// Error(kCannotWrite); `output` is then untouched.
+void WriteModel(const OpenedModel& opened, const std::string& output);
 
 }  // namespace rnnstate

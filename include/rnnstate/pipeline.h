@@ -30,6 +30,8 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
 
 /// Rewrites `model` in place and validates the result. With `strict`, any skipped state is an
 /// Error(kUnsupported) and `model` is left unchanged. Throws Error(kInternal) when validation fails.
-RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict);
+/// `model_dir` is where the model's external data files are ("" = current directory).
+RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
+                            const std::string& model_dir = "");
 
 }  // namespace rnnstate

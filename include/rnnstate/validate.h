@@ -12,13 +12,15 @@ namespace rnnstate {
 
 /// What the input model allowed us to check.
 struct ValidationBaseline {
+  std::string model_dir;           ///< where external data files are found (the input's directory)
   bool checker_applies = false;    ///< IR <= 8, opsets known, and the input passes onnx's checker
   bool inference_applies = false;  ///< onnx shape inference succeeded on the input
   std::string why_not;             ///< why full checking is skipped, for a warning
 };
 
 /// Decides which checks apply, by running them on the input model.
-ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded);
+ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
+                                          const std::string& model_dir);
 
 /// Checks `model`: every value defined before use in its scope, single assignment, unique graph inputs
 /// and outputs; then onnx's checker and shape inference as the baseline allows. Throws

@@ -78,5 +78,13 @@ for name in test_loop11 test_if test_scan_sum test_scan9_sum; do
   check "$name: report says nothing to do" bash -c "'$bin' report '$testdata/$name/model.onnx' | grep -q 'nothing to do'"
 done
 
+# External data: refused when it escapes the model's directory; follows the model elsewhere.
+check "external data outside the model's directory: exit 3" run 3 rewrite "$(dirname "$0")/../data/external_escape/escape.onnx" -o "$work/e.onnx"
+check "external data escape: clear message" err_has "leaves the model's directory"
+mkdir -p "$work/elsewhere"
+check "external data model to another directory: exit 0" run 0 rewrite "$models/external/gru_external.onnx" -o "$work/elsewhere/g.onnx"
+check "external data file provided beside the output" cmp -s "$models/external/gru_weights.bin" "$work/elsewhere/gru_weights.bin"
+check "no checker warning about the external file" bash -c "! grep -q 'validation skipped' '$work/err'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

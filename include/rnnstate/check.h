@@ -1,0 +1,61 @@
+#pragma once
+/// \file
+/// `rnnstate check`: a CI gate. A model passes when every recurrent state is exposed and its `rnnstate`
+/// metadata still matches its graph — each recorded pair names an existing node and state, a main-graph
+/// input that really feeds the node's initial-state slot and a main-graph output really computed from
+/// its final state, with truthful flags, and no name used by two pairs.
+
+#include <string>
+#include <vector>
+
+#include "rnnstate/analysis.h"
+#include "rnnstate/graph_path.h"
+#include "rnnstate/model_index.h"
+
+namespace rnnstate {
+
+/// One reason a model fails the check.
+struct CheckProblem {
+  enum class Kind {
+    kNotExposed,       ///< a recurrent state without a recorded pair and not exposed
+    kBadMetadata,      ///< the `rnnstate` metadata value is malformed
+    kNoSuchNode,       ///< a pair names a node (graph path + name) that is not an RNN/GRU/LSTM
+    kNoSuchState,      ///< a pair names a state the node does not have ("c" of a GRU)
+    kNotGraphInput,    ///< a pair's input is not a main-graph input
+    kNotGraphOutput,   ///< a pair's output is not a main-graph output
+    kInputNotWired,    ///< a pair's input does not reach the node's initial-state slot
+    kOutputNotWired,   ///< a pair's output is not computed from the node's Y_h / Y_c
+    kFlagMismatch,     ///< `optional` or `streamable` says something the graph contradicts
+    kDuplicateInput,   ///< two pairs share an input
+    kDuplicateOutput,  ///< two pairs share an output
+    kDuplicateState,   ///< two pairs for the same state of the same node
+  };
+  Kind kind;
+  std::string message;  ///< one line, without the file path
+};
+
+/// "not_exposed", "bad_metadata", ... (JSON records).
+const char* CheckProblemKindName(CheckProblem::Kind kind);
+
+/// Every problem of the analyzed model, in a stable order (malformed metadata, unexposed states in graph
+/// order, each pair in metadata order, then names used by several pairs); empty when it passes.
+std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis);
+
+/// A value in one graph of a model.
+struct ValueRef {
+  GraphPath graph;
+  std::string name;
+  bool operator<(const ValueRef& other) const {
+    return graph < other.graph || (graph == other.graph && name < other.name);
+  }
+  bool operator==(const ValueRef& other) const { return graph == other.graph && name == other.name; }
+};
+
+/// True when `value` is `source` or is computed from it: walks producers backwards through nodes, from a
+/// subgraph to its enclosing graphs (outer-scope names; Loop and Scan inputs, including loop-carried values
+/// from the previous iteration) and from the outputs of Loop / Scan / If nodes into their subgraphs. The
+/// walk does not continue through Shape and Size (their outputs carry no values of their input) nor
+/// through RNN / GRU / LSTM nodes (their outputs are new states, not their inputs carried along).
+bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source);
+
+}  // namespace rnnstate

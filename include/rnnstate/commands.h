@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// What `rewrite`, `report` and `check` do with one file, as a FileResult (see batch.h): safe to call from
+/// worker threads (nothing is printed, nothing thrown; failures are in the result).
+
+#include <string>
+
+#include "rnnstate/batch.h"
+#include "rnnstate/plan.h"
+
+namespace rnnstate {
+
+/// Builds onnx's operator schema registry (a lazily built static) on the calling thread, so that worker
+/// threads only ever read it. Call before starting workers.
+void PrepareForWorkers();
+
+/// How `rewrite` treats each file.
+struct RewriteSettings {
+  PlanOptions plan;
+  bool strict = false;              ///< a skipped state is an error (exit 4)
+  bool dry_run = false;             ///< plan only, write nothing
+  bool in_place = false;            ///< output == input; an unchanged model is not rewritten
+  bool create_directories = false;  ///< create the output's missing parent directories (--out-dir)
+  bool label_lines = false;         ///< prefix --dry-run plan lines with the input path (several files)
+};
+
+/// Rewrites `input` to `output`. Result: status ok (changed) or unchanged, `states` the pairs recorded
+/// in the output, `text` the line(s) printed today for one file.
+FileResult RewriteFile(const std::string& input, const std::string& output, const RewriteSettings& settings);
+
+/// Output formats of `report`.
+enum class ReportFormat { kText, kJson, kDot };
+
+/// Reports on `input`. `text` holds the table or the DOT source; for kJson, details["report"] holds the
+/// report object. `states` are the pairs recorded in the model.
+FileResult ReportFile(const std::string& input, ReportFormat format);
+
+/// Checks `input` (see check.h). Status failed with exit code kCheckFailed when there are problems; each
+/// is in details["problems"] ({"kind", "message"}) and, as `PATH: message`, in `text`.
+FileResult CheckFile(const std::string& input);
+
+}  // namespace rnnstate

@@ -1,0 +1,145 @@
+#include "rnnstate/commands.h"
+
+#include <onnx/defs/schema.h>
+
+#include <filesystem>
+
+#include "rnnstate/check.h"
+#include "rnnstate/dot.h"
+#include "rnnstate/error.h"
+#include "rnnstate/model_index.h"
+#include "rnnstate/model_io.h"
+#include "rnnstate/pipeline.h"
+#include "rnnstate/report.h"
+
+namespace rnnstate {
+
+namespace {
+
+std::string PairCount(size_t pairs) { return std::to_string(pairs) + " state pair" + (pairs == 1 ? "" : "s"); }
+
+/// --dry-run: the plan, one line per state, then what a real run would do.
+void DryRun(const std::string& input, const std::string& output, const RewriteSettings& settings,
+            const onnx::ModelProto& model, FileResult& result) {
+  RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] { return PlanRewrite(model, settings.plan); });
+  result.warnings = outcome.warnings;
+  result.states = outcome.plan.pairs;
+  std::string prefix = settings.label_lines ? input + ": " : "";
+  for (const auto& edit : outcome.plan.edits) {
+    result.text += prefix + edit.graph_name + " " + edit.node_name + " " + StateKindName(edit.kind) + ": " +
+                   edit.Describe() + "\n";
+  }
+  bool changes = outcome.plan.ChangesModel();
+  result.status = changes ? kStatusOk : kStatusUnchanged;
+  result.changed = changes;
+  if (changes || !settings.in_place) result.output = output;
+  result.text += prefix + (changes ? "would write " + output : "nothing to do") + "\n";
+}
+
+void CreateParentDirectory(const std::string& output) {
+  std::filesystem::path parent = std::filesystem::path(output).parent_path();
+  std::error_code ec;
+  if (parent.empty() || std::filesystem::is_directory(parent, ec)) return;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) throw Error(ExitCode::kCannotWrite, "cannot create directory '" + parent.string() + "': " + ec.message());
+}
+
+void Write(const OpenedModel& opened, const std::string& output, const RewriteSettings& settings,
+           FileResult& result) {
+  try {
+    Timed(&result.timings.write_ms, [&] {
+      if (settings.create_directories) CreateParentDirectory(output);
+      WriteModel(opened, output);
+    });
+  } catch (Error& e) {
+    e.AppendContext(output);
+    throw;
+  }
+}
+
+}  // namespace
+
+void PrepareForWorkers() {
+  // The first lookup registers every schema; later lookups only read.
+  onnx::OpSchemaRegistry::Schema("LSTM", kMinOpset, "");
+}
+
+FileResult RewriteFile(const std::string& input, const std::string& output, const RewriteSettings& settings) {
+  return ProcessGuarded(input, [&](FileResult& result) {
+    OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    onnx::ModelProto& model = opened.file.model();
+    if (settings.dry_run) return DryRun(input, output, settings, model, result);
+    RewriteOutcome outcome =
+        Timed(&result.timings.process_ms, [&] { return RewriteModel(model, settings.plan, settings.strict, opened.directory); });
+    result.warnings = outcome.warnings;
+    result.states = outcome.plan.pairs;
+    result.changed = outcome.changed;
+    result.status = outcome.changed ? kStatusOk : kStatusUnchanged;
+    if (!outcome.changed && settings.in_place) {
+      result.text = input + ": nothing to do\n";
+      return;
+    }
+    Write(opened, output, settings, result);
+    result.output = output;
+    result.text = input + " -> " + output + ": " +
+                  (outcome.analysis.nodes.empty()
+                       ? std::string("no recurrent nodes, written unchanged")
+                       : PairCount(outcome.plan.pairs.size()) + (outcome.changed ? "" : " (unchanged)")) +
+                  "\n";
+  });
+}
+
+FileResult ReportFile(const std::string& input, ReportFormat format) {
+  FileResult report = ProcessGuarded(input, [&](FileResult& result) {
+    OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    const onnx::ModelProto& model = opened.file.model();
+    Timed(&result.timings.process_ms, [&] {
+      RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
+      result.states = outcome.analysis.recorded_pairs;
+      switch (format) {
+        case ReportFormat::kText:
+          result.text = ReportText(input, model, outcome.analysis, outcome.plan);
+          break;
+        case ReportFormat::kDot:
+          result.text = ReportDot(input, model, outcome.analysis, outcome.plan);
+          break;
+        case ReportFormat::kJson:
+          result.details.Set("report", ReportJson(input, model, outcome.analysis, outcome.plan));
+          break;
+      }
+    });
+  });
+  // Records of one command share their members: a failed file has "report": null.
+  if (format == ReportFormat::kJson && report.details.Find("report") == nullptr) report.details.Set("report", Json());
+  return report;
+}
+
+FileResult CheckFile(const std::string& input) {
+  FileResult check = ProcessGuarded(input, [&](FileResult& result) {
+    OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    const onnx::ModelProto& model = opened.file.model();
+    std::vector<CheckProblem> problems = Timed(&result.timings.process_ms, [&] {
+      ModelIndex index(model);
+      Analysis analysis = Analyze(index);
+      result.states = analysis.recorded_pairs;
+      return CheckModel(index, analysis);
+    });
+    Json list = Json::Array();
+    for (const auto& problem : problems) {
+      Json entry = Json::Object();
+      entry.Set("kind", CheckProblemKindName(problem.kind));
+      entry.Set("message", problem.message);
+      list.Push(std::move(entry));
+      result.text += input + ": " + problem.message + "\n";
+    }
+    result.details.Set("problems", std::move(list));
+    if (problems.empty()) return;
+    result.status = kStatusFailed;
+    result.exit_code = static_cast<int>(ExitCode::kCheckFailed);
+    result.error = "check failed: " + std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s");
+  });
+  if (check.details.Find("problems") == nullptr) check.details.Set("problems", Json::Array());
+  return check;
+}
+
+}  // namespace rnnstate

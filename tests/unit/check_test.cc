@@ -1,0 +1,288 @@
+// `rnnstate check`: models built as ONNX text, rewritten by the library, then edited the way a later
+// tool or a hand edit might break them; one test per problem kind, plus the walk across subgraphs.
+
+#include "rnnstate/check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "rnnstate/analysis.h"
+#include "rnnstate/metadata.h"
+#include "rnnstate/model_index.h"
+#include "rnnstate/pipeline.h"
+#include "test_models.h"
+
+namespace rnnstate {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using testing::ParseModel;
+
+/// Two GRUs over the same X, without initial states: unnamed, they become GRU_0 and GRU_1.
+const char* kTwoGrus = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] A, float[seq, 1, batch, 3] B) {
+  A = GRU <hidden_size = 3> (X, W, R)
+  B = GRU <hidden_size = 3> (X, W, R)
+})";
+
+const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+})";
+
+const char* kReverseGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = GRU <hidden_size = 3, direction = "reverse"> (X, W, R)
+})";
+
+/// An LSTM inside a Loop body whose state the Loop carries from step to step.
+const char* kLoopLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2] context, int64 steps, float[1, 12, 2] W, float[1, 12, 3] R) => (float[1, batch, 3] h_n, float[1, batch, 3] c_n) {
+  shape = Shape (context)
+  zero = Constant <value = int64[1] {0}> ()
+  b = Gather <axis = 0> (shape, zero)
+  one = Constant <value = int64[1] {1}> ()
+  three = Constant <value = int64[1] {3}> ()
+  dims = Concat <axis = 0> (one, b, three)
+  h0 = ConstantOfShape (dims)
+  h_n, c_n = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
+      => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next) {
+    xs = Unsqueeze (context, zero)
+    Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)
+    cond_out = Identity (cond)
+  }>
+})";
+
+/// A GRU stepping inside a Scan body; the Scan carries h.
+const char* kScanGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, batch, 3] h0, float[1, 9, 2] W, float[1, 9, 3] R) => (float[1, batch, 3] h_n, float[seq, batch, 3] ys) {
+  h_n, ys = Scan <num_scan_inputs = 1, body = body (float[1, batch, 3] h_prev, float[batch, 2] x_t)
+      => (float[1, batch, 3] h_next, float[batch, 3] y_t) {
+    axes = Constant <value = int64[1] {0}> ()
+    x1 = Unsqueeze (x_t, axes)
+    Y, h_next = GRU <hidden_size = 3> (x1, W, R, , , h_prev)
+    y_t = Squeeze (h_next, axes)
+  }> (h0, x)
+})";
+
+onnx::ModelProto Rewritten(const char* text, StateInputMode mode = StateInputMode::kDefaults) {
+  onnx::ModelProto model = ParseModel(text);
+  PlanOptions options;
+  options.mode = mode;
+  RewriteModel(model, options, /*strict=*/false);
+  return model;
+}
+
+std::vector<CheckProblem> Problems(const onnx::ModelProto& model) {
+  ModelIndex index(model);
+  return CheckModel(index, Analyze(index));
+}
+
+std::vector<std::string> Kinds(const onnx::ModelProto& model) {
+  std::vector<std::string> kinds;
+  for (const auto& problem : Problems(model)) kinds.push_back(CheckProblemKindName(problem.kind));
+  return kinds;
+}
+
+std::vector<StatePair> Pairs(const onnx::ModelProto& model) {
+  std::string error;
+  return ReadStatePairs(model, &error);
+}
+
+/// Edits the recorded pairs with `edit` and writes them back.
+template <typename Edit>
+void EditPairs(onnx::ModelProto& model, Edit edit) {
+  std::vector<StatePair> pairs = Pairs(model);
+  edit(pairs);
+  WriteStatePairs(model, pairs);
+}
+
+onnx::NodeProto& NodeOfType(onnx::GraphProto& graph, const std::string& op, int nth = 0) {
+  for (auto& node : *graph.mutable_node()) {
+    if (node.op_type() == op && nth-- == 0) return node;
+  }
+  throw std::runtime_error("no node " + op);
+}
+
+void RemoveValueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list, const std::string& name) {
+  for (int i = 0; i < list.size(); ++i) {
+    if (list.Get(i).name() == name) {
+      list.erase(list.begin() + i);
+      return;
+    }
+  }
+  throw std::runtime_error("no value " + name);
+}
+
+TEST(Check, OriginalModelFailsForEveryUnexposedState) {
+  onnx::ModelProto model = ParseModel(kLstm);
+  EXPECT_THAT(Kinds(model), ElementsAre("not_exposed", "not_exposed"));
+  EXPECT_THAT(Problems(model)[1].message, ::testing::HasSubstr("state c is not exposed"));
+}
+
+TEST(Check, ModelWithoutRecurrentNodesPasses) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_THAT(Kinds(model), IsEmpty());
+}
+
+TEST(Check, RewrittenModelsPass) {
+  EXPECT_THAT(Kinds(Rewritten(kTwoGrus)), IsEmpty());
+  EXPECT_THAT(Kinds(Rewritten(kLstm)), IsEmpty());
+  EXPECT_THAT(Kinds(Rewritten(kLstm, StateInputMode::kRequired)), IsEmpty());
+  EXPECT_THAT(Kinds(Rewritten(kReverseGru)), IsEmpty());
+}
+
+TEST(Check, StateCarriedByALoopIsTracedThroughTheLoop) {
+  onnx::ModelProto model = Rewritten(kLoopLstm);
+  ASSERT_EQ(Pairs(model).size(), 2u);
+  EXPECT_THAT(Kinds(model), IsEmpty());
+}
+
+TEST(Check, StateCarriedByAScanIsTracedThroughTheScan) {
+  onnx::ModelProto model = Rewritten(kScanGru);
+  ASSERT_EQ(Pairs(model).size(), 1u);
+  EXPECT_THAT(Kinds(model), IsEmpty());
+}
+
+TEST(Check, SwappedLoopOutputsAreNotComputedFromTheirStates) {
+  onnx::ModelProto model = Rewritten(kLoopLstm);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { std::swap(pairs[0].output, pairs[1].output); });
+  EXPECT_THAT(Kinds(model), ElementsAre("output_not_wired", "output_not_wired"));
+}
+
+TEST(Check, MalformedMetadata) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  model.mutable_metadata_props(0)->set_value(R"({"version":1,"states":[{"input":"x"}]})");
+  EXPECT_THAT(Kinds(model), Contains("bad_metadata"));
+}
+
+TEST(Check, PairNamingARenamedNode) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  NodeOfType(*model.mutable_graph(), "GRU", 1).set_name("renamed");
+  std::vector<CheckProblem> problems = Problems(model);
+  EXPECT_THAT(Kinds(model), Contains("no_such_node"));
+  EXPECT_THAT(Kinds(model), Contains("not_exposed"));  // the renamed node's state lost its pair
+}
+
+TEST(Check, PairNamingAStateTheNodeDoesNotHave) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { pairs[1].kind = "c"; });
+  EXPECT_THAT(Kinds(model), ElementsAre("not_exposed", "no_such_state"));
+}
+
+TEST(Check, PairInputThatIsNoLongerAGraphInput) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  RemoveValueInfo(*model.mutable_graph()->mutable_input(), Pairs(model)[0].input);
+  EXPECT_THAT(Kinds(model), ElementsAre("not_a_graph_input"));
+}
+
+TEST(Check, PairOutputThatIsNoLongerAGraphOutput) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  RemoveValueInfo(*model.mutable_graph()->mutable_output(), Pairs(model)[1].output);
+  EXPECT_THAT(Kinds(model), ElementsAre("not_a_graph_output"));
+}
+
+TEST(Check, PairInputDisconnectedFromTheSlot) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  NodeOfType(*model.mutable_graph(), "GRU", 0).set_input(5, "");
+  EXPECT_THAT(Kinds(model), ElementsAre("input_not_wired"));
+}
+
+TEST(Check, SwappedPairInputs) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { std::swap(pairs[0].input, pairs[1].input); });
+  EXPECT_THAT(Kinds(model), ElementsAre("input_not_wired", "input_not_wired"));
+}
+
+TEST(Check, SwappedPairOutputs) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { std::swap(pairs[0].output, pairs[1].output); });
+  EXPECT_THAT(Kinds(model), ElementsAre("output_not_wired", "output_not_wired"));
+}
+
+TEST(Check, OutputFedBySomethingElse) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  // The state output now comes from X instead of the GRU's Y_h.
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::string output = Pairs(model)[0].output;
+  NodeOfType(graph, "GRU", 0).set_output(1, "detached");
+  onnx::NodeProto* identity = graph.add_node();
+  identity->set_op_type("Identity");
+  identity->add_input("X");
+  identity->add_output(output);
+  EXPECT_THAT(Kinds(model), ElementsAre("output_not_wired"));
+}
+
+TEST(Check, OptionalFlagThatContradictsTheGraph) {
+  onnx::ModelProto model = Rewritten(kLstm, StateInputMode::kRequired);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { pairs[0].optional = true; });
+  EXPECT_THAT(Kinds(model), ElementsAre("flag_mismatch"));
+}
+
+TEST(Check, StreamableFlagThatContradictsTheNode) {
+  onnx::ModelProto model = Rewritten(kReverseGru);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { pairs[0].streamable = true; });
+  EXPECT_THAT(Kinds(model), ElementsAre("flag_mismatch"));
+}
+
+TEST(Check, DuplicateInputs) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { pairs[1].input = pairs[0].input; });
+  EXPECT_THAT(Kinds(model), ElementsAre("input_not_wired", "duplicate_input"));
+}
+
+TEST(Check, DuplicateOutputs) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { pairs[1].output = pairs[0].output; });
+  EXPECT_THAT(Kinds(model), ElementsAre("output_not_wired", "duplicate_output"));
+}
+
+TEST(Check, StateRecordedTwice) {
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) { pairs.push_back(pairs[0]); });
+  EXPECT_THAT(Kinds(model), ElementsAre("duplicate_input", "duplicate_output", "duplicate_state"));
+}
+
+TEST(ComputedFrom, ShapeAndSizeCarryNoValues) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2] a) => (float[2] viaShape, float[2] viaValue) {
+  s = Shape (a)
+  viaShape = ConstantOfShape (s)
+  viaValue = Relu (a)
+})");
+  ModelIndex index(model);
+  EXPECT_FALSE(ComputedFrom(index, ValueRef{{}, "viaShape"}, ValueRef{{}, "a"}));
+  EXPECT_TRUE(ComputedFrom(index, ValueRef{{}, "viaValue"}, ValueRef{{}, "a"}));
+  EXPECT_TRUE(ComputedFrom(index, ValueRef{{}, "a"}, ValueRef{{}, "a"}));
+}
+
+TEST(ComputedFrom, RecurrentNodesMakeNewStates) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, batch, 3] h0) => (float[1, batch, 3] H) {
+  Y, H = GRU <hidden_size = 3> (X, W, R, , , h0)
+})");
+  ModelIndex index(model);
+  EXPECT_FALSE(ComputedFrom(index, ValueRef{{}, "H"}, ValueRef{{}, "h0"}));
+  EXPECT_FALSE(ComputedFrom(index, ValueRef{{}, "H"}, ValueRef{{}, "X"}));
+}
+
+TEST(ComputedFrom, IfOutputsComeFromBothBranchesAndOuterScope) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (bool c, float[2] a, float[2] b) => (float[2] y) {
+  y = If (c) <then_branch = t () => (float[2] ta) { ta = Identity (a) },
+              else_branch = e () => (float[2] eb) { eb = Neg (b) }>
+})");
+  ModelIndex index(model);
+  EXPECT_TRUE(ComputedFrom(index, ValueRef{{}, "y"}, ValueRef{{}, "a"}));
+  EXPECT_TRUE(ComputedFrom(index, ValueRef{{}, "y"}, ValueRef{{}, "b"}));
+  GraphPath then_branch{GraphStep{0, "then_branch", -1}};
+  EXPECT_TRUE(ComputedFrom(index, ValueRef{{}, "y"}, ValueRef{then_branch, "ta"}));
+  EXPECT_FALSE(ComputedFrom(index, ValueRef{then_branch, "ta"}, ValueRef{{}, "b"}));
+}
+
+}  // namespace
+}  // namespace rnnstate

@@ -1,0 +1,97 @@
+#include "rnnstate/external_data.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "rnnstate/error.h"
+
+namespace rnnstate {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ExternalData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("rnnstate_ext_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "model");
+    fs::create_directories(root_ / "out");
+    Write(root_ / "model" / "w.bin", "0123456789abcdef");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  static void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+  static onnx::ModelProto ModelWithLocation(const std::string& location) {
+    onnx::ModelProto model;
+    onnx::TensorProto* tensor = model.mutable_graph()->add_initializer();
+    tensor->set_name("W");
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->add_dims(4);
+    tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = tensor->add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+    return model;
+  }
+
+  ExitCode CodeOf(const std::string& location) {
+    try {
+      CheckExternalData(ModelWithLocation(location), (root_ / "model").string());
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return ExitCode::kOk;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(ExternalData, AcceptsAFileInTheModelDirectory) {
+  EXPECT_EQ(CheckExternalData(ModelWithLocation("w.bin"), (root_ / "model").string()),
+            std::vector<std::string>{"w.bin"});
+}
+
+TEST_F(ExternalData, RefusesLocationsThatEscape) {
+  Write(root_ / "secret.bin", "x");
+  EXPECT_EQ(CodeOf("/etc/passwd"), ExitCode::kBadInput);
+  EXPECT_EQ(CodeOf("../secret.bin"), ExitCode::kBadInput);
+  EXPECT_EQ(CodeOf("sub/../../secret.bin"), ExitCode::kBadInput);
+  fs::create_symlink(root_ / "secret.bin", root_ / "model" / "link.bin");
+  EXPECT_EQ(CodeOf("link.bin"), ExitCode::kBadInput);
+  EXPECT_EQ(CodeOf("missing.bin"), ExitCode::kBadInput);
+}
+
+TEST_F(ExternalData, WritingElsewhereLinksTheDataBeside) {
+  ProvideExternalData({"w.bin"}, (root_ / "model").string(), (root_ / "out").string());
+  ASSERT_TRUE(fs::exists(root_ / "out" / "w.bin"));
+  EXPECT_TRUE(fs::equivalent(root_ / "out" / "w.bin", root_ / "model" / "w.bin") ||
+              fs::file_size(root_ / "out" / "w.bin") == 16);
+  // A second run finds the same file and succeeds.
+  EXPECT_NO_THROW(ProvideExternalData({"w.bin"}, (root_ / "model").string(), (root_ / "out").string()));
+}
+
+TEST_F(ExternalData, NeverOverwritesAnotherFile) {
+  Write(root_ / "out" / "w.bin", "other");
+  try {
+    ProvideExternalData({"w.bin"}, (root_ / "model").string(), (root_ / "out").string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kCannotWrite);
+  }
+  std::ifstream in(root_ / "out" / "w.bin");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "other");
+}
+
+TEST_F(ExternalData, SameDirectoryNeedsNothing) {
+  EXPECT_NO_THROW(ProvideExternalData({"w.bin"}, (root_ / "model").string(), (root_ / "model").string()));
+}
+
+}  // namespace
+}  // namespace rnnstate
