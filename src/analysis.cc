@@ -1,5 +1,7 @@
 #include "rnnstate/analysis.h"
 
+#include "rnnstate/wiring.h"
+
 #include <algorithm>
 #include <set>
 
@@ -53,12 +55,24 @@ int FindRecord(const std::vector<StatePair>& pairs, const RecurrentNode& node, S
   return -1;
 }
 
-bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
+/// True when a recorded pair still holds: its input is a main-graph input that reaches the node's
+/// initial-state slot and its output a main-graph output computed from the node's final state. Metadata
+/// edited or left stale by another tool is not trusted: such a state is rewritten again.
+bool RecordHolds(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const StatePair& pair) {
   const GraphIndex& main = index.graph(GraphPath{});
-  if (state.recorded >= 0) {
-    const StatePair& pair = analysis.recorded_pairs[state.recorded];
-    return main.inputs.count(pair.input) && main.outputs.count(pair.output);
-  }
+  if (!main.inputs.count(pair.input) || !main.outputs.count(pair.output)) return false;
+  const onnx::NodeProto& proto = ResolveGraph(index.model(), node.graph)->node(node.node);
+  int in_slot = InitialStateSlot(kind), out_slot = FinalStateSlot(kind);
+  std::string initial = in_slot < proto.input_size() ? proto.input(in_slot) : "";
+  std::string final_value = out_slot < proto.output_size() ? proto.output(out_slot) : "";
+  return !initial.empty() && !final_value.empty() &&
+         ComputedFrom(index, ValueRef{node.graph, initial}, ValueRef{{}, pair.input}) &&
+         ComputedFrom(index, ValueRef{{}, pair.output}, ValueRef{node.graph, final_value});
+}
+
+bool IsExposed(const ModelIndex& index, const Analysis& analysis, const RecurrentNode& node,
+               const StateAnalysis& state) {
+  if (state.recorded >= 0) return RecordHolds(index, node, state.kind, analysis.recorded_pairs[state.recorded]);
   if (!state.site.graph.empty()) return false;
   bool direct_input = (state.origin.kind == StateOrigin::Kind::kGraphInput ||
                        state.origin.kind == StateOrigin::Kind::kDefaultedInput) &&
@@ -84,7 +98,7 @@ Analysis Analyze(const ModelIndex& index) {
       state.origin = TraceInitialState(index, state.site);
       state.final_state = DescribeFinalState(index, state.site);
       state.recorded = FindRecord(analysis.recorded_pairs, entry.node, kind);
-      state.exposed = IsExposed(index, analysis, state);
+      state.exposed = IsExposed(index, analysis, entry.node, state);
       entry.states.push_back(std::move(state));
     }
     analysis.nodes.push_back(std::move(entry));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rnnstate/analysis.h"
+#include "rnnstate/wiring.h"
 #include "rnnstate/graph_path.h"
 #include "rnnstate/model_index.h"
 
@@ -40,22 +41,5 @@ const char* CheckProblemKindName(CheckProblem::Kind kind);
 /// Every problem of the analyzed model, in a stable order (malformed metadata, unexposed states in graph
 /// order, each pair in metadata order, then names used by several pairs); empty when it passes.
 std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis);
-
-/// A value in one graph of a model.
-struct ValueRef {
-  GraphPath graph;
-  std::string name;
-  bool operator<(const ValueRef& other) const {
-    return graph < other.graph || (graph == other.graph && name < other.name);
-  }
-  bool operator==(const ValueRef& other) const { return graph == other.graph && name == other.name; }
-};
-
-/// True when `value` is `source` or is computed from it: walks producers backwards through nodes, from a
-/// subgraph to its enclosing graphs (outer-scope names; Loop and Scan inputs, including loop-carried values
-/// from the previous iteration) and from the outputs of Loop / Scan / If nodes into their subgraphs. The
-/// walk does not continue through Shape and Size (their outputs carry no values of their input) nor
-/// through RNN / GRU / LSTM nodes (their outputs are new states, not their inputs carried along).
-bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source);
 
 }  // namespace rnnstate

@@ -415,3 +415,27 @@ TEST(Validate, DeclaringTheWrongStateShapeFailsShapeInference) {
 
 }  // namespace
 }  // namespace rnnstate
+
+namespace rnnstate {
+namespace {
+
+TEST(Rewrite, StaleMetadataIsNotTrusted) {
+  // A rewritten LSTM whose metadata was later edited: h and c outputs swapped.
+  onnx::ModelProto model = testing::ParseModel(std::string(kHeader) + R"(g (float[4, 2, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[4, 1, 2, 3] Y) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+})");
+  RewriteModel(model, {}, false);
+  auto pairs = Pairs(model);
+  std::swap(pairs[0].output, pairs[1].output);
+  WriteStatePairs(model, pairs);
+  auto outcome = RewriteModel(model, {}, false);
+  EXPECT_FALSE(outcome.analysis.nodes[0].states[0].exposed);
+  EXPECT_TRUE(outcome.changed);
+  for (const auto& pair : Pairs(model)) {
+    const char* final_value = pair.kind == "h" ? "LSTM_0.h_out" : "LSTM_0.c_out";
+    EXPECT_EQ(pair.output, final_value) << "each pair again names the output of its own state";
+  }
+}
+
+}  // namespace
+}  // namespace rnnstate

@@ -1,0 +1,130 @@
+#include "rnnstate/wiring.h"
+
+#include <set>
+#include <vector>
+
+#include "rnnstate/recurrent_node.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// Scan-8 has sequence_lens as its first input; Scan-9 dropped it.
+constexpr int64_t kScanWithoutSequenceLens = 9;
+
+bool IsOp(const onnx::NodeProto& node, const char* op) { return IsOnnxDomain(node.domain()) && node.op_type() == op; }
+
+int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == name) return attribute.i();
+  }
+  return fallback;
+}
+
+GraphPath Parent(const GraphPath& path) { return GraphPath(path.begin(), path.end() - 1); }
+
+/// Walks producers backwards from one value; see ComputedFrom.
+class ProducerWalk {
+ public:
+  explicit ProducerWalk(const ModelIndex& index) : index_(index) {}
+
+  bool Reaches(const ValueRef& start, const ValueRef& source) {
+    std::vector<ValueRef> pending{start};
+    std::set<ValueRef> seen;
+    while (!pending.empty()) {
+      ValueRef value = std::move(pending.back());
+      pending.pop_back();
+      if (value.name.empty() || !seen.insert(value).second) continue;
+      if (value == source) return true;
+      Expand(value, pending);
+    }
+    return false;
+  }
+
+ private:
+  void Expand(const ValueRef& value, std::vector<ValueRef>& next) const {
+    auto graph_index = index_.graphs().find(value.graph);
+    const onnx::GraphProto* graph = ResolveGraph(index_.model(), value.graph);
+    if (graph_index == index_.graphs().end() || graph == nullptr) return;
+    Producer producer = graph_index->second.ProducerOf(value.name);
+    switch (producer.kind) {
+      case Producer::Kind::kNode:
+        FromNodeOutput(value.graph, *graph, producer.index, producer.slot, next);
+        break;
+      case Producer::Kind::kGraphInput:
+      case Producer::Kind::kDefaultedInput:
+        if (!value.graph.empty()) FromSubgraphInput(value.graph, producer.index, next);
+        break;
+      case Producer::Kind::kOuterScope:
+        if (!value.graph.empty()) next.push_back(ValueRef{Parent(value.graph), value.name});
+        break;
+      case Producer::Kind::kInitializer:
+        break;
+    }
+  }
+
+  /// Output `slot` of node `n`: its inputs and, for control flow, the subgraph outputs it returns.
+  void FromNodeOutput(const GraphPath& path, const onnx::GraphProto& graph, int n, int slot,
+                      std::vector<ValueRef>& next) const {
+    const onnx::NodeProto& node = graph.node(n);
+    // Shape and Size read only the shape of their input, never its values. A recurrent node makes a new
+    // state: without this stop, in a loop an LSTM's h would count as computed from its c of the step before.
+    if (IsOp(node, "Shape") || IsOp(node, "Size") || IsRecurrentNode(node)) return;
+    for (const auto& input : node.input()) next.push_back(ValueRef{path, input});
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) FromSubgraphOutputs(path, n, node, attribute.name(), -1, attribute.g(), slot, next);
+      for (int i = 0; i < attribute.graphs_size(); ++i) {
+        FromSubgraphOutputs(path, n, node, attribute.name(), i, attribute.graphs(i), slot, next);
+      }
+    }
+  }
+
+  void FromSubgraphOutputs(const GraphPath& path, int n, const onnx::NodeProto& node, const std::string& attribute,
+                           int list_index, const onnx::GraphProto& body, int slot, std::vector<ValueRef>& next) const {
+    GraphPath sub = path;
+    sub.push_back(GraphStep{n, attribute, list_index});
+    // Loop outputs skip the body's condition output; Scan and If outputs match the body's one to one.
+    int position = IsOp(node, "Loop") ? slot + 1 : slot;
+    bool known = IsOp(node, "Loop") || IsOp(node, "Scan") || IsOp(node, "If");
+    for (int k = 0; k < body.output_size(); ++k) {
+      if (!known || k == position) next.push_back(ValueRef{sub, body.output(k).name()});
+    }
+  }
+
+  /// Input `i` of the subgraph at `path`: what the enclosing node feeds it, first and on later iterations.
+  void FromSubgraphInput(const GraphPath& path, int i, std::vector<ValueRef>& next) const {
+    GraphPath parent = Parent(path);
+    const onnx::NodeProto& node = ResolveGraph(index_.model(), parent)->node(path.back().node);
+    const onnx::GraphProto& body = *ResolveGraph(index_.model(), path);
+    auto node_input = [&](int k) {
+      if (k >= 0 && k < node.input_size()) next.push_back(ValueRef{parent, node.input(k)});
+    };
+    auto carried = [&](int k) {
+      if (k >= 0 && k < body.output_size()) next.push_back(ValueRef{path, body.output(k).name()});
+    };
+    if (IsOp(node, "Loop")) {
+      // Body inputs: iteration number, condition, carried values; body outputs: condition, carried values.
+      if (i >= 1) {
+        node_input(i);
+        carried(i - 1);
+      }
+    } else if (IsOp(node, "Scan")) {
+      int offset = index_.onnx_opset() < kScanWithoutSequenceLens ? 1 : 0;
+      int64_t states = node.input_size() - offset - IntAttribute(node, "num_scan_inputs", 0);
+      node_input(i + offset);
+      if (i < states) carried(i);
+    } else {
+      for (int k = 0; k < node.input_size(); ++k) node_input(k);
+    }
+  }
+
+  const ModelIndex& index_;
+};
+
+}  // namespace
+
+bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source) {
+  return ProducerWalk(index).Reaches(value, source);
+}
+
+}  // namespace rnnstate
