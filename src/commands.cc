@@ -49,7 +49,7 @@ void Write(const OpenedModel& opened, const std::string& output, const RewriteSe
   try {
     Timed(&result.timings.write_ms, [&] {
       if (settings.create_directories) CreateParentDirectory(output);
-      WriteModel(opened, output);
+      WriteModel(opened, output, settings.defer_sync ? ModelFile::Durability::kDeferred : ModelFile::Durability::kSync);
     });
   } catch (Error& e) {
     e.AppendContext(output);

@@ -13,6 +13,7 @@
 #include "rnnstate/batch.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
+#include "rnnstate/model_io.h"
 
 namespace {
 
@@ -162,6 +163,8 @@ int RunRewrite(const RewriteArgs& args, bool quiet) {
   discovery.skip_directory = args.out_dir;
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, discovery);
   settings.label_lines = inputs.size() > 1;
+  // One fsync per file costs more than the rewrite of a small model: a batch is flushed once at the end.
+  settings.defer_sync = inputs.size() > 1 && !args.dry_run;
   std::vector<std::string> outputs;
   for (const auto& input : inputs) {
     outputs.push_back(
@@ -170,8 +173,10 @@ int RunRewrite(const RewriteArgs& args, bool quiet) {
   std::string conflict = rnnstate::OutputConflict(inputs, outputs, args.in_place);
   if (!conflict.empty()) throw Error(ExitCode::kUsage, conflict);
   Printing printing = args.files.json ? Printing::kJsonLines : Printing::kText;
-  return RunFiles(inputs, args.files, printing, quiet,
-                  [&](size_t i) { return rnnstate::RewriteFile(inputs[i].path, outputs[i], settings); });
+  int code = RunFiles(inputs, args.files, printing, quiet,
+                      [&](size_t i) { return rnnstate::RewriteFile(inputs[i].path, outputs[i], settings); });
+  if (settings.defer_sync) rnnstate::SyncOutputs(outputs);
+  return code;
 }
 
 int RunReport(const ReportArgs& args, bool quiet) {

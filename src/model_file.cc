@@ -502,10 +502,11 @@ class AtomicFile {
 
   int fd() const { return fd_; }
 
-  /// Flushes the file to disk and renames it over the destination.
-  void Commit() {
+  /// Renames the file over the destination, first flushing it to disk when `sync` (otherwise the
+  /// caller makes it durable later, e.g. with one syncfs for a whole batch).
+  void Commit(bool sync) {
     KeepPermissionsOfDestination();
-    if (fsync(fd_) != 0) throw Error(ExitCode::kCannotWrite, SystemError("fsync failed"));
+    if (sync && fsync(fd_) != 0) throw Error(ExitCode::kCannotWrite, SystemError("fsync failed"));
     const int fd = fd_;
     fd_ = -1;
     if (close(fd) != 0) throw Error(ExitCode::kCannotWrite, SystemError("close failed"));
@@ -513,7 +514,7 @@ class AtomicFile {
       throw Error(ExitCode::kCannotWrite, SystemError("cannot rename the temporary file over it"));
     }
     committed_ = true;
-    SyncDirectory();
+    if (sync) SyncDirectory();
   }
 
  private:
@@ -647,7 +648,7 @@ void ModelFile::Load(size_t payload_threshold) {
   if (!model_.has_graph()) throw Error(ExitCode::kBadInput, "not an ONNX model: the ModelProto has no graph");
 }
 
-void ModelFile::Write(const std::string& out_path) const {
+void ModelFile::Write(const std::string& out_path, Durability durability) const {
   // Errors do not repeat the path: callers name the file.
   const std::string serialized = SerializeDeterministic(model_);
   const auto* const bytes = reinterpret_cast<const uint8_t*>(serialized.data());
@@ -671,7 +672,7 @@ void ModelFile::Write(const std::string& out_path) const {
   }
   AtomicFile out(out_path);
   PieceWriter(out.fd(), {mapping_->fd(), mapping_->data(), mapping_->size()}).Write(plan.pieces());
-  out.Commit();
+  out.Commit(durability == Durability::kSync);
 }
 
 }  // namespace rnnstate

@@ -1,6 +1,11 @@
 #include "rnnstate/model_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <set>
 
 #include "rnnstate/error.h"
 #include "rnnstate/external_data.h"
@@ -23,9 +28,23 @@ OpenedModel OpenModel(const std::string& path) {
   return opened;
 }
 
-void WriteModel(const OpenedModel& opened, const std::string& output) {
+void WriteModel(const OpenedModel& opened, const std::string& output, ModelFile::Durability durability) {
   ProvideExternalData(opened.external_data, opened.directory, DirectoryOf(output));
-  opened.file.Write(output);
+  opened.file.Write(output, durability);
+}
+
+void SyncOutputs(const std::vector<std::string>& outputs) {
+  std::set<dev_t> synced;
+  for (const auto& output : outputs) {
+    std::string dir = DirectoryOf(output);
+    int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;  // nothing was written there
+    struct stat info {};
+    bool fresh = ::fstat(fd, &info) == 0 && synced.insert(info.st_dev).second;
+    int failed = fresh ? ::syncfs(fd) : 0;
+    ::close(fd);
+    if (failed != 0) throw Error(ExitCode::kCannotWrite, "cannot flush the outputs in '" + dir + "' to disk");
+  }
 }
 
 }  // namespace rnnstate

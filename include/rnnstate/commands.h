@@ -22,6 +22,7 @@ struct RewriteSettings {
   bool in_place = false;            ///< output == input; an unchanged model is not rewritten
   bool create_directories = false;  ///< create the output's missing parent directories (--out-dir)
   bool label_lines = false;         ///< prefix --dry-run plan lines with the input path (several files)
+  bool defer_sync = false;          ///< do not fsync each output; the caller calls SyncOutputs at the end
 };
 
 /// Rewrites `input` to `output`. Result: status ok (changed) or unchanged, `states` the pairs recorded

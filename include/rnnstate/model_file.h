@@ -64,7 +64,15 @@ class ModelFile {
   /// at out_path is replaced, not followed. Large payloads are copied file to file by the kernel
   /// (copy_file_range) where it can, else written from the mapping.
   /// Throws Error(kCannotWrite), also when a placeholder was copied outside TensorProto.raw_data.
-  void Write(const std::string& out_path) const;
+  void Write(const std::string& out_path) const { Write(out_path, Durability::kSync); }
+
+  /// When the written file reaches the disk.
+  enum class Durability {
+    kSync,      ///< fsync the file and its directory before returning (one file)
+    kDeferred,  ///< leave flushing to the caller (batches: one syncfs at the end, see SyncOutputs)
+  };
+  /// Write with a chosen durability; the rename is atomic either way.
+  void Write(const std::string& out_path, Durability durability) const;
 
   /// Total bytes of payloads left in the mapping (for reports).
   uint64_t deferred_bytes() const { return deferred_bytes_; }

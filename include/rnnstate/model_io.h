@@ -23,7 +23,13 @@ OpenedModel OpenModel(const std::string& path);
 
 /// Writes the (possibly edited) model to `output` atomically. When `output` is in another directory,
 /// the external data files are made available beside it first (hard link, else copy). Throws
-/// Error(kCannotWrite); `output` is then untouched.
-void WriteModel(const OpenedModel& opened, const std::string& output);
+/// Error(kCannotWrite); `output` is then untouched. With `durability` kDeferred the caller must call
+/// SyncOutputs once all files are written.
+void WriteModel(const OpenedModel& opened, const std::string& output,
+                ModelFile::Durability durability = ModelFile::Durability::kSync);
+
+/// Flushes the filesystems holding `outputs` to disk (one syncfs per filesystem): the end of a batch
+/// written with deferred durability, far cheaper than one fsync per file. Throws Error(kCannotWrite).
+void SyncOutputs(const std::vector<std::string>& outputs);
 
 }  // namespace rnnstate
