@@ -143,6 +143,37 @@ const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
   return it == types.end() ? nullptr : &it->second;
 }
 
+/// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
+/// has one of the wrong type. onnx's shape inference dereferences such attributes unchecked (a Scan
+/// without num_scan_inputs crashes it), so it is not run on such a model.
+std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
+  for (const auto& node : graph.node()) {
+    if (IsOnnxDomain(node.domain())) {
+      if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "")) {
+        for (const auto& [name, spec] : schema->attributes()) {
+          const onnx::AttributeProto* found = nullptr;
+          for (const auto& attribute : node.attribute()) {
+            if (attribute.name() == name) found = &attribute;
+          }
+          if (found == nullptr && spec.required) return node.op_type() + " lacks its required attribute '" + name + "'";
+          if (found != nullptr && found->type() != spec.type) {
+            return node.op_type() + " has attribute '" + name + "' of the wrong type";
+          }
+        }
+      }
+    }
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) {
+        if (std::string problem = MalformedAttributes(attribute.g(), opset); !problem.empty()) return problem;
+      }
+      for (const auto& sub : attribute.graphs()) {
+        if (std::string problem = MalformedAttributes(sub, opset); !problem.empty()) return problem;
+      }
+    }
+  }
+  return "";
+}
+
 onnx::ModelProto StructuralCopy(const onnx::ModelProto& model) {
   onnx::ModelProto copy;
   // Everything shape inference reads, and the graph without initializer payloads.
@@ -160,11 +191,14 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model) : model_(&model) {
   }
 
   onnx::ModelProto inferred = StructuralCopy(model);
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
-    onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    inference_error_ = e.what();
+  inference_error_ = MalformedAttributes(model.graph(), onnx_opset_);
+  if (inference_error_.empty()) {
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
+      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      inference_error_ = e.what();
+    }
   }
 
   GraphPath root;

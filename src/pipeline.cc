@@ -45,6 +45,11 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
 
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                             const std::string& model_dir) {
+  // A model that is already broken (e.g. reads a name nothing defines) must not be blamed on the
+  // rewrite: it is bad input.
+  if (std::string problem = StructuralProblem(model); !problem.empty()) {
+    throw Error(ExitCode::kBadInput, "invalid model: " + problem);
+  }
   RewriteOutcome outcome = PlanRewrite(model, options);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());

@@ -151,14 +151,7 @@ class StatePlanner {
         edit.input_action = InputAction::kDropDefault;
         edit.optional = false;
       }
-      if (const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, origin.value)) {
-        if (type->has_tensor_type() && type->tensor_type().has_shape()) {
-          edit.shape.clear();
-          for (const auto& d : type->tensor_type().shape().dim()) {
-            edit.shape.push_back(Dim{d.has_dim_value() ? d.dim_value() : -1, d.dim_param()});
-          }
-        }
-      }
+      // No input is declared; edit.shape (from the node) declares the output, which has Y's shape.
       return "";
     }
     if (origin.kind == StateOrigin::Kind::kUndefined) return "its initial state '" + origin.value + "' is never defined";
@@ -173,6 +166,18 @@ class StatePlanner {
         const GraphIndex& graph = index_.graph(origin.value_graph);
         const onnx::TensorProto& tensor =
             ResolveGraph(index_.model(), origin.value_graph)->initializer(graph.initializers.at(origin.value));
+        // The initializer becomes the input's default as it is: it must have the state's shape.
+        std::vector<Dim> expected = node.StateShape();
+        bool fits = tensor.dims_size() == static_cast<int>(expected.size());
+        for (int i = 0; fits && i < tensor.dims_size(); ++i) {
+          fits = tensor.dims(i) >= 0 && (!expected[i].fixed() || expected[i].value == tensor.dims(i));
+        }
+        if (!fits) {
+          std::string dims;
+          for (auto d : tensor.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+          return "initializer '" + origin.value + "' has shape [" + dims + "], not the state shape " +
+                 ShapeString(expected);
+        }
         bool movable = main_site && origin.value_graph.empty() && origin.other_consumers == 0;
         edit.default_kind = movable ? DefaultKind::kMoveInitializer : DefaultKind::kCopyInitializer;
         edit.default_source = origin.value_graph;

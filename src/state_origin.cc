@@ -125,6 +125,32 @@ std::vector<int> ComputingNodes(const ModelIndex& index, const GraphPath& path, 
   return nodes;
 }
 
+bool HasGraphAttribute(const onnx::NodeProto& node, const char* name) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == name && attribute.has_g()) return true;
+  }
+  return false;
+}
+
+/// Why a container cannot carry an added state, or "" when its shape is what ONNX requires.
+std::string MalformedContainer(const onnx::NodeProto& container) {
+  const std::string& op = container.op_type();
+  if (op == "If" && !(HasGraphAttribute(container, "then_branch") && HasGraphAttribute(container, "else_branch"))) {
+    return "the If lacks a then_branch or else_branch";
+  }
+  if (op == "Loop" && (container.input_size() < 2 || !HasGraphAttribute(container, "body"))) {
+    return "the Loop lacks its trip count/condition inputs or its body";
+  }
+  if (op == "Scan") {
+    bool counted = false;
+    for (const auto& attribute : container.attribute()) {
+      if (attribute.name() == "num_scan_inputs") counted = attribute.i() >= 1 && attribute.i() <= container.input_size();
+    }
+    if (!counted || !HasGraphAttribute(container, "body")) return "the Scan has no valid num_scan_inputs or body";
+  }
+  return "";
+}
+
 /// The carried variable of the Loop/Scan owning body `body` that body input `position` is, as a site
 /// of the container; false when that input carries nothing (iteration number, condition, scan element).
 bool CarriedVariable(const ModelIndex& index, const GraphPath& body, int position, StateSite* site, int* body_output) {
@@ -132,6 +158,7 @@ bool CarriedVariable(const ModelIndex& index, const GraphPath& body, int positio
   const GraphStep& step = body.back();
   const onnx::NodeProto& container = NodeAt(index, parent, step.node);
   if (!IsOnnxDomain(container.domain()) || step.attribute != "body") return false;
+  if (!MalformedContainer(container).empty()) return false;
   if (container.op_type() == "Loop") {
     if (position < 2) return false;
     int carried = position - 2;
@@ -216,6 +243,9 @@ std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std
       std::string why = op == "Scan" ? " (Scan-8, with its batch axis, is not supported)" : "";
       return "the state would have to be threaded out of " + DescribeNode(index, path, step.node) + " (" +
              step.attribute + ")" + why;
+    }
+    if (std::string malformed = MalformedContainer(container); !malformed.empty()) {
+      return "cannot thread the state out of " + DescribeNode(index, path, step.node) + ": " + malformed;
     }
     levels->push_back(ThreadLevel{path, step.node, op, step.attribute});
   }

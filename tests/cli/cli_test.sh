@@ -86,5 +86,15 @@ check "external data model to another directory: exit 0" run 0 rewrite "$models/
 check "external data file provided beside the output" cmp -s "$models/external/gru_weights.bin" "$work/elsewhere/gru_weights.bin"
 check "no checker warning about the external file" bash -c "! grep -q 'validation skipped' '$work/err'"
 
+# Malformed models found by fuzzing (tools/fuzz/run.sh): a clear error or a partial rewrite with
+# warnings, never a crash and never an internal error.
+for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
+  for mode in defaults required; do
+    "$bin" rewrite "$fuzzed" -o "$work/fuzzed.onnx" --state-inputs "$mode" >"$work/out" 2>"$work/err"
+    code=$?
+    check "$(basename "$fuzzed") ($mode): exit 0, 3 or 4 (got $code)" test "$code" -eq 0 -o "$code" -eq 3 -o "$code" -eq 4
+  done
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target with clang (ASan + UBSan) and fuzzes the rewrite pipeline, seeded with
+# the models in models/. Usage: tools/fuzz/run.sh [SECONDS] (default 60). Needs clang and
+# libclang-rt-14-dev. Crashes are written to build-fuzz/crash-*.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-60}
+mkdir -p build-fuzz/corpus
+cp models/*/*.onnx build-fuzz/corpus/
+srcs=$(ls src/*.cc | grep -v src/main.cc)
+clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -DONNX_NAMESPACE=onnx -DONNX_ML=1 \
+  -DRNNSTATE_VERSION='"fuzz"' -Iinclude -Isrc tools/fuzz/fuzz_rewrite.cc $srcs \
+  -lonnx -lonnx_proto -lprotobuf -lspdlog -lfmt -lpthread -o build-fuzz/fuzz_rewrite
+cd build-fuzz
+./fuzz_rewrite -max_total_time="$seconds" -max_len=200000 -timeout=10 -rss_limit_mb=4096 corpus
