@@ -34,7 +34,10 @@ void FindSharing(std::vector<NodeAnalysis>& nodes) {
   };
   std::vector<Entry> entries;
   for (auto& node : nodes) {
-    for (auto& state : node.states) entries.push_back({&node, &state, SharingKeys(state)});
+    for (auto& state : node.states) {
+      // An exposed state has its own input: helper nodes it shares (a batch shape) are no sharing of state.
+      if (!state.exposed) entries.push_back({&node, &state, SharingKeys(state)});
+    }
   }
   for (auto& a : entries) {
     for (auto& b : entries) {
@@ -103,7 +106,7 @@ Analysis Analyze(const ModelIndex& index) {
     }
     analysis.nodes.push_back(std::move(entry));
   }
-  FindSharing(analysis.nodes);
+  FindSharing(analysis.nodes);  // after `exposed` is known
   return analysis;
 }
 

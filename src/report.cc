@@ -160,6 +160,12 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
     out << "  streamable: " << (n.streamable ? "yes" : "no (" + n.not_streamable_reason + ")") << "\n";
     for (const auto& state : node.states) {
+      if (state.exposed && state.recorded >= 0) {
+        const StatePair& pair = analysis.recorded_pairs[state.recorded];
+        out << "  " << StateKindName(state.kind) << "  exposed: input '" << pair.input << "' ("
+            << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'\n";
+        continue;
+      }
       out << "  " << StateKindName(state.kind) << "  from: " << OriginKindName(state.origin.kind);
       if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
       if (state.origin.zero) out << ", zeros";
