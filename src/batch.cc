@@ -328,6 +328,8 @@ BatchSummary RunBatch(const std::vector<std::string>& labels, const BatchOptions
     progress.Clear();
     emit(result);
     summary.Add(result);
+    // Also between results that are ready at once, so that a fast run still shows where it is.
+    if (emitted + 1 < labels.size()) progress.Show(emitted + 1, labels.size(), labels[emitted + 1]);
     lock.lock();
   }
   lock.unlock();

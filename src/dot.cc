@@ -140,23 +140,6 @@ class DotBuilder {
   std::vector<std::string> edges_;
 };
 
-const StateEdit* FindEdit(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  for (const auto& edit : plan.edits) {
-    if (edit.graph == node.graph && edit.node == node.node && edit.kind == kind) return &edit;
-  }
-  return nullptr;
-}
-
-const SkippedState* FindSkip(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  for (const auto& skip : plan.skipped) {
-    if (skip.graph == node.graph_name && skip.node == node.name &&
-        (skip.kind.empty() || skip.kind == StateKindName(kind))) {
-      return &skip;
-    }
-  }
-  return nullptr;
-}
-
 std::string RecurrentLabel(const RecurrentNode& node) {
   std::string label = node.op + " '" + node.name + "'" + (node.unnamed ? " (unnamed)" : "") + "\n" + node.direction +
                       ", hidden " + std::to_string(node.hidden_size) + ", batch " +
@@ -212,8 +195,8 @@ std::string UseCount(int consumers) {
 
 /// What `rewrite` would do about an unexposed state, in a few words.
 std::string RewriteNote(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  if (const SkippedState* skip = FindSkip(plan, node, kind)) return "not rewritten: " + skip->reason;
-  if (const StateEdit* edit = FindEdit(plan, node, kind)) return "rewrite adds input '" + edit->input + "'";
+  if (const SkippedState* skip = plan.FindSkip(node, kind)) return "not rewritten: " + skip->reason;
+  if (const StateEdit* edit = plan.FindEdit(node, kind)) return "rewrite adds input '" + edit->input + "'";
   return "not selected for rewrite";
 }
 
@@ -234,7 +217,7 @@ class StateDrawer {
     std::string target = state.exposed ? ExposedOutput(n, state, pair) : HiddenTarget(n, state);
     Attributes in_edge = edge, out_edge = edge;
     in_edge.push_back({"label", in_slot + suffix + (state.exposed ? "" : "\n" + RewriteNote(plan_, n, state.kind))});
-    if (!state.exposed && FindSkip(plan_, n, state.kind)) in_edge.push_back({"fontcolor", kRed});
+    if (!state.exposed && plan_.FindSkip(n, state.kind)) in_edge.push_back({"fontcolor", kRed});
     out_edge.push_back({"label", out_slot + suffix + ThreadText(model_, state)});
     dot_.Edge(source, node_id, in_edge);
     dot_.Edge(node_id, target, out_edge);

@@ -381,6 +381,23 @@ bool Plan::ChangesModel() const {
   return false;
 }
 
+const StateEdit* Plan::FindEdit(const RecurrentNode& node, StateKind kind) const {
+  for (const auto& edit : edits) {
+    if (edit.graph == node.graph && edit.node == node.node && edit.kind == kind) return &edit;
+  }
+  return nullptr;
+}
+
+const SkippedState* Plan::FindSkip(const RecurrentNode& node, StateKind kind) const {
+  for (const auto& skip : skipped) {
+    if (skip.graph == node.graph_name && skip.node == node.name &&
+        (skip.kind.empty() || skip.kind == StateKindName(kind))) {
+      return &skip;
+    }
+  }
+  return nullptr;
+}
+
 Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options) {
   // Validate templates up front so that a typo fails before any work.
   ExpandNameTemplate(options.input_template, "n", "h", "LSTM");

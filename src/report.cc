@@ -6,22 +6,6 @@ namespace rnnstate {
 
 namespace {
 
-const StateEdit* FindEdit(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  for (const auto& edit : plan.edits) {
-    if (edit.graph == node.graph && edit.node == node.node && edit.kind == kind) return &edit;
-  }
-  return nullptr;
-}
-
-const SkippedState* FindSkip(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  for (const auto& skip : plan.skipped) {
-    if (skip.graph == node.graph_name && skip.node == node.name && (skip.kind.empty() || skip.kind == StateKindName(kind))) {
-      return &skip;
-    }
-  }
-  return nullptr;
-}
-
 std::vector<std::string> ComputedBy(const onnx::ModelProto& model, const StateOrigin& origin) {
   std::vector<std::string> out;
   const onnx::GraphProto* graph = ResolveGraph(model, origin.value_graph);
@@ -51,8 +35,8 @@ std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateA
 }
 
 std::string Action(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  if (const SkippedState* skip = FindSkip(plan, node, kind)) return "skipped: " + skip->reason;
-  if (const StateEdit* edit = FindEdit(plan, node, kind)) {
+  if (const SkippedState* skip = plan.FindSkip(node, kind)) return "skipped: " + skip->reason;
+  if (const StateEdit* edit = plan.FindEdit(node, kind)) {
     if (edit->input_action == InputAction::kKeep && edit->output_action == OutputAction::kKeep) return "none (already exposed)";
     return edit->Describe();
   }
@@ -95,7 +79,7 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
   out.Set("initial", std::move(initial));
   out.Set("final", std::move(final_state));
   out.Set("exposed", state.exposed);
-  const StateEdit* edit = FindEdit(plan, node.node, state.kind);
+  const StateEdit* edit = plan.FindEdit(node.node, state.kind);
   out.Set("input", edit ? Json(edit->input) : Json());
   out.Set("output", edit ? Json(edit->output) : Json());
   out.Set("action", Action(plan, node.node, state.kind));

@@ -142,6 +142,11 @@ struct Plan {
 
   /// True when applying the plan changes the model.
   bool ChangesModel() const;
+
+  /// The edit of state `kind` of `node`, or nullptr.
+  const StateEdit* FindEdit(const RecurrentNode& node, StateKind kind) const;
+  /// Why state `kind` of `node` (or the whole node) is skipped, or nullptr.
+  const SkippedState* FindSkip(const RecurrentNode& node, StateKind kind) const;
 };
 
 /// Plans the rewrite of the analyzed model. Throws Error(kUsage) for bad name templates.

@@ -5,25 +5,8 @@ set -uo pipefail
 bin=$1
 models=$2
 testdata=/usr/share/libonnx-testdata/data/node
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
+source "$(dirname "$0")/lib.sh"
 
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then passed=$((passed + 1)); echo "PASS  $name"; else failed=$((failed + 1)); echo "FAIL  $name"; fi
-}
-# run EXPECTED_CODE ARGS...: runs the binary, keeps stdout/stderr in $work/out, $work/err
-run() {
-  local expected=$1; shift
-  "$bin" "$@" >"$work/out" 2>"$work/err"
-  local code=$?
-  if [ "$code" -ne "$expected" ]; then
-    echo "  expected exit $expected, got $code: $bin $*"; sed 's/^/  stderr: /' "$work/err" | head -5
-    return 1
-  fi
-}
 err_has() { grep -q -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; sed 's/^/  /' "$work/err"; return 1; }; }
 no_stray_files() { [ -z "$(find "$1" -name '*.tmp' -print -quit)" ]; }
 
@@ -96,5 +79,4 @@ for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
   done
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

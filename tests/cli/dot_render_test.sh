@@ -5,10 +5,7 @@
 set -uo pipefail
 bin=$1
 models=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
+source "$(dirname "$0")/lib.sh"
 
 if ! command -v dot >/dev/null; then
   echo "dot (Graphviz) is not installed: run tools/setup.sh"
@@ -33,5 +30,4 @@ for name in torch/lstm2_bf_dyn torch/lstm_bidir torch/lstm_gru_dyn handbuilt/gru
   else failed=$((failed + 1)); echo "FAIL  $name (rewritten)"; fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
