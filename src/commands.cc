@@ -22,6 +22,7 @@ std::string PairCount(size_t pairs) { return std::to_string(pairs) + " state pai
 void DryRun(const std::string& input, const std::string& output, const RewriteSettings& settings,
             const onnx::ModelProto& model, FileResult& result) {
   RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] { return PlanRewrite(model, settings.plan); });
+  RequireSupportedOpset(outcome.analysis);
   result.warnings = outcome.warnings;
   result.states = outcome.plan.pairs;
   std::string prefix = settings.label_lines ? input + ": " : "";

@@ -9,14 +9,15 @@ namespace rnnstate {
 
 namespace {
 
-void CheckOpset(const Analysis& analysis) {
-  if (analysis.nodes.empty()) return;
-  if (analysis.onnx_opset == 0) throw Error(ExitCode::kUnsupported, "the model imports no ai.onnx opset");
+/// Why the model's opset rules out any rewrite, or "".
+std::string OpsetProblem(const Analysis& analysis) {
+  if (analysis.nodes.empty()) return "";
+  if (analysis.onnx_opset == 0) return "the model imports no ai.onnx opset";
   if (analysis.onnx_opset < kMinOpset) {
-    throw Error(ExitCode::kUnsupported, "ai.onnx opset " + std::to_string(analysis.onnx_opset) +
-                                            " is not supported (rnnstate needs opset " + std::to_string(kMinOpset) +
-                                            " or newer)");
+    return "ai.onnx opset " + std::to_string(analysis.onnx_opset) + " is not supported (rnnstate needs opset " +
+           std::to_string(kMinOpset) + " or newer)";
   }
+  return "";
 }
 
 std::vector<std::string> SkipWarnings(const Plan& plan) {
@@ -30,11 +31,18 @@ std::vector<std::string> SkipWarnings(const Plan& plan) {
 
 }  // namespace
 
+void RequireSupportedOpset(const Analysis& analysis) {
+  if (std::string problem = OpsetProblem(analysis); !problem.empty()) throw Error(ExitCode::kUnsupported, problem);
+}
+
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
   ModelIndex index(model);
   RewriteOutcome outcome;
   outcome.analysis = Analyze(index);
-  CheckOpset(outcome.analysis);
+  // Marked on every node rather than thrown, so that `report` still shows the model.
+  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) {
+    for (auto& node : outcome.analysis.nodes) node.node.problem = problem;
+  }
   outcome.plan = MakePlan(index, outcome.analysis, options);
   outcome.warnings = SkipWarnings(outcome.plan);
   if (!outcome.analysis.metadata_error.empty()) {
@@ -51,6 +59,7 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
   RewriteOutcome outcome = PlanRewrite(model, options);
+  RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());
   }

@@ -24,9 +24,13 @@ struct RewriteOutcome {
   std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
 };
 
-/// Analyzes and plans without modifying `model` (report, --dry-run). Throws Error(kUnsupported) for an
-/// unsupported opset when the model has recurrent nodes.
+/// Analyzes and plans without modifying `model` (report, --dry-run). An unsupported opset is marked as
+/// every node's problem (see RequireSupportedOpset).
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options);
+
+/// Throws Error(kUnsupported) when the model has recurrent nodes but no supported ai.onnx opset: what
+/// `rewrite` (and its --dry-run) reports with exit code 4.
+void RequireSupportedOpset(const Analysis& analysis);
 
 /// Rewrites `model` in place and validates the result. With `strict`, any skipped state is an
 /// Error(kUnsupported) and `model` is left unchanged. Throws Error(kInternal) when validation fails.

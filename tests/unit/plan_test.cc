@@ -439,3 +439,19 @@ TEST(Rewrite, StaleMetadataIsNotTrusted) {
 
 }  // namespace
 }  // namespace rnnstate
+
+namespace rnnstate {
+namespace {
+
+TEST(Rewrite, OldOpsetIsStillReported) {
+  onnx::ModelProto model = testing::ParseModel(std::string(R"(<ir_version: 3, opset_import: ["" : 6]>
+)") + kGruAbsent);
+  RewriteOutcome outcome = PlanRewrite(model, {});
+  ASSERT_EQ(outcome.analysis.nodes.size(), 1u);
+  EXPECT_NE(outcome.analysis.nodes[0].node.problem.find("opset 6"), std::string::npos);
+  EXPECT_FALSE(outcome.plan.ChangesModel());
+  EXPECT_THROW(RequireSupportedOpset(outcome.analysis), Error);
+}
+
+}  // namespace
+}  // namespace rnnstate
