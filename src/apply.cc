@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "rnnstate/error.h"
+#include "rnnstate/proto_access.h"
 
 namespace rnnstate {
 
@@ -158,9 +159,7 @@ bool HasOutput(const onnx::GraphProto& graph, const std::string& name) {
 }
 
 onnx::GraphProto* Subgraph(onnx::NodeProto* node, const std::string& attribute) {
-  for (auto& a : *node->mutable_attribute()) {
-    if (a.name() == attribute && a.has_g()) return a.mutable_g();
-  }
+  if (onnx::GraphProto* graph = GraphAttribute(*node, attribute)) return graph;
   throw Error(ExitCode::kInternal, "plan refers to a missing subgraph '" + attribute + "'");
 }
 
@@ -270,11 +269,7 @@ void ThreadOut(const ResolvedEdit& r) {
       *s.inner->add_input() = typed(step.carried_input);
       InsertAt(s.inner->mutable_output(), 1 + carried, typed(step.inner_value));
     } else if (step.level.op == "Scan") {
-      int64_t scan_inputs = 0;
-      for (const auto& a : s.container->attribute()) {
-        if (a.name() == "num_scan_inputs") scan_inputs = a.i();
-      }
-      int states = s.container->input_size() - static_cast<int>(scan_inputs);
+      int states = ScanStateCount(*s.container);
       InsertAt(s.container->mutable_input(), states, incoming);
       InsertAt(s.container->mutable_output(), states, step.outer_value);
       InsertAt(s.inner->mutable_input(), states, typed(step.carried_input));
@@ -341,33 +336,14 @@ void InsertNodes(onnx::GraphProto& graph, GraphEdits& edits) {
   }
 }
 
-void CollectFreeNames(const onnx::GraphProto& graph, std::set<std::string>& out);
+
 
 /// Names a node reads, including outer-scope references of its subgraphs.
 std::vector<std::string> NodeReads(const onnx::NodeProto& node) {
   std::vector<std::string> reads(node.input().begin(), node.input().end());
-  std::set<std::string> free;
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.has_g()) CollectFreeNames(attribute.g(), free);
-    for (const auto& sub : attribute.graphs()) CollectFreeNames(sub, free);
-  }
-  reads.insert(reads.end(), free.begin(), free.end());
+  std::set<std::string> references = SubgraphReferences(node);
+  reads.insert(reads.end(), references.begin(), references.end());
   return reads;
-}
-
-void CollectFreeNames(const onnx::GraphProto& graph, std::set<std::string>& out) {
-  std::set<std::string> defined;
-  for (const auto& v : graph.input()) defined.insert(v.name());
-  for (const auto& t : graph.initializer()) defined.insert(t.name());
-  for (const auto& n : graph.node()) defined.insert(n.output().begin(), n.output().end());
-  for (const auto& n : graph.node()) {
-    for (const auto& name : NodeReads(n)) {
-      if (!name.empty() && !defined.count(name)) out.insert(name);
-    }
-  }
-  for (const auto& v : graph.output()) {
-    if (!defined.count(v.name())) out.insert(v.name());
-  }
 }
 
 /// Removes the nodes (and initializers) that computed a replaced initial state and are now unused.

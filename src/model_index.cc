@@ -3,6 +3,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "rnnstate/proto_access.h"
+
 namespace rnnstate {
 
 namespace {
@@ -53,34 +55,6 @@ void CollectDimParams(const onnx::TypeProto& type, std::set<std::string>& out) {
   }
 }
 
-/// Names a graph reads without defining them (its outer-scope references), including those of its own
-/// subgraphs that this graph does not define either.
-std::set<std::string> FreeNames(const onnx::GraphProto& graph) {
-  std::set<std::string> defined;
-  for (const auto& input : graph.input()) defined.insert(input.name());
-  for (const auto& tensor : graph.initializer()) defined.insert(tensor.name());
-  for (const auto& node : graph.node()) {
-    for (const auto& output : node.output()) defined.insert(output);
-  }
-  std::set<std::string> free;
-  auto use = [&](const std::string& name) {
-    if (!name.empty() && !defined.count(name)) free.insert(name);
-  };
-  for (const auto& node : graph.node()) {
-    for (const auto& input : node.input()) use(input);
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g()) {
-        for (const auto& name : FreeNames(attribute.g())) use(name);
-      }
-      for (const auto& sub : attribute.graphs()) {
-        for (const auto& name : FreeNames(sub)) use(name);
-      }
-    }
-  }
-  for (const auto& output : graph.output()) use(output.name());
-  return free;
-}
-
 void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index) {
   for (int i = 0; i < graph.initializer_size(); ++i) {
     index.initializers[graph.initializer(i).name()] = i;
@@ -100,11 +74,7 @@ void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index) {
     for (int s = 0; s < node.input_size(); ++s) {
       if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
     }
-    std::set<std::string> outer;
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g()) outer.merge(FreeNames(attribute.g()));
-      for (const auto& sub : attribute.graphs()) outer.merge(FreeNames(sub));
-    }
+    std::set<std::string> outer = SubgraphReferences(node);
     for (const auto& name : outer) index.consumers[name].push_back(Consumer{n, -1});
     if (!outer.empty()) index.outer_references[n] = std::move(outer);
   }
@@ -151,10 +121,7 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
     if (IsOnnxDomain(node.domain())) {
       if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "")) {
         for (const auto& [name, spec] : schema->attributes()) {
-          const onnx::AttributeProto* found = nullptr;
-          for (const auto& attribute : node.attribute()) {
-            if (attribute.name() == name) found = &attribute;
-          }
+          const onnx::AttributeProto* found = FindAttribute(node, name);
           if (found == nullptr && spec.required) return node.op_type() + " lacks its required attribute '" + name + "'";
           if (found != nullptr && found->type() != spec.type) {
             return node.op_type() + " has attribute '" + name + "' of the wrong type";

@@ -1,5 +1,7 @@
 #include "rnnstate/recurrent_node.h"
 
+#include "rnnstate/proto_access.h"
+
 namespace rnnstate {
 
 std::string Dim::ToString() const {
@@ -25,13 +27,6 @@ std::vector<Dim> RecurrentNode::StateShape() const {
 }
 
 namespace {
-
-const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name) return &attribute;
-  }
-  return nullptr;
-}
 
 std::string InputOrEmpty(const onnx::NodeProto& node, int slot) {
   return slot < node.input_size() ? node.input(slot) : std::string();

@@ -4,6 +4,8 @@
 #include <deque>
 #include <set>
 
+#include "rnnstate/proto_access.h"
+
 namespace rnnstate {
 
 const char* OriginKindName(StateOrigin::Kind kind) {
@@ -23,8 +25,6 @@ namespace {
 
 constexpr int kMaxTraceDepth = 32;
 constexpr size_t kMaxReportedNodes = 8;
-/// Scan-9 dropped Scan-8's batch axis and sequence_lens input; only the newer form is threaded.
-constexpr int64_t kScanWithoutBatchOpset = 9;
 
 /// Operators whose output is all zeros when their first input is (they only move or copy elements).
 const std::set<std::string> kZeroPreservingOps = {
@@ -89,10 +89,8 @@ bool IsZeroAt(const ModelIndex& index, const GraphPath& path, const std::string&
   if (!IsOnnxDomain(node.domain())) return false;
   const std::string& op = node.op_type();
   if (op == "ConstantOfShape") {
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.name() == "value") return TensorIsZero(attribute.t());
-    }
-    return true;  // the default value is a float zero
+    const onnx::AttributeProto* value = FindAttribute(node, "value");
+    return value == nullptr || TensorIsZero(value->t());  // without `value`: a float zero
   }
   if (op == "Constant") return ConstantNodeIsZero(node);
   if (op == "Concat") {
@@ -125,28 +123,19 @@ std::vector<int> ComputingNodes(const ModelIndex& index, const GraphPath& path, 
   return nodes;
 }
 
-bool HasGraphAttribute(const onnx::NodeProto& node, const char* name) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name && attribute.has_g()) return true;
-  }
-  return false;
-}
-
 /// Why a container cannot carry an added state, or "" when its shape is what ONNX requires.
 std::string MalformedContainer(const onnx::NodeProto& container) {
   const std::string& op = container.op_type();
-  if (op == "If" && !(HasGraphAttribute(container, "then_branch") && HasGraphAttribute(container, "else_branch"))) {
+  if (op == "If" && !(GraphAttribute(container, "then_branch") && GraphAttribute(container, "else_branch"))) {
     return "the If lacks a then_branch or else_branch";
   }
-  if (op == "Loop" && (container.input_size() < 2 || !HasGraphAttribute(container, "body"))) {
+  if (op == "Loop" && (container.input_size() < 2 || !GraphAttribute(container, "body"))) {
     return "the Loop lacks its trip count/condition inputs or its body";
   }
   if (op == "Scan") {
-    bool counted = false;
-    for (const auto& attribute : container.attribute()) {
-      if (attribute.name() == "num_scan_inputs") counted = attribute.i() >= 1 && attribute.i() <= container.input_size();
-    }
-    if (!counted || !HasGraphAttribute(container, "body")) return "the Scan has no valid num_scan_inputs or body";
+    int64_t scan_inputs = IntAttribute(container, "num_scan_inputs", 0);
+    bool counted = scan_inputs >= 1 && scan_inputs <= container.input_size();
+    if (!counted || !GraphAttribute(container, "body")) return "the Scan has no valid num_scan_inputs or body";
   }
   return "";
 }
@@ -167,11 +156,7 @@ bool CarriedVariable(const ModelIndex& index, const GraphPath& body, int positio
     return true;
   }
   if (container.op_type() == "Scan" && index.onnx_opset() >= kScanWithoutBatchOpset) {
-    int64_t scan_inputs = 0;
-    for (const auto& attribute : container.attribute()) {
-      if (attribute.name() == "num_scan_inputs") scan_inputs = attribute.i();
-    }
-    int states = container.input_size() - static_cast<int>(scan_inputs);
+    int states = ScanStateCount(container);
     if (position >= states) return false;
     *site = StateSite{parent, step.node, position, position, true};
     *body_output = position;

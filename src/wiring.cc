@@ -3,23 +3,14 @@
 #include <set>
 #include <vector>
 
+#include "rnnstate/proto_access.h"
 #include "rnnstate/recurrent_node.h"
 
 namespace rnnstate {
 
 namespace {
 
-/// Scan-8 has sequence_lens as its first input; Scan-9 dropped it.
-constexpr int64_t kScanWithoutSequenceLens = 9;
-
 bool IsOp(const onnx::NodeProto& node, const char* op) { return IsOnnxDomain(node.domain()) && node.op_type() == op; }
-
-int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name) return attribute.i();
-  }
-  return fallback;
-}
 
 GraphPath Parent(const GraphPath& path) { return GraphPath(path.begin(), path.end() - 1); }
 
@@ -109,8 +100,8 @@ class ProducerWalk {
         carried(i - 1);
       }
     } else if (IsOp(node, "Scan")) {
-      int offset = index_.onnx_opset() < kScanWithoutSequenceLens ? 1 : 0;
-      int64_t states = node.input_size() - offset - IntAttribute(node, "num_scan_inputs", 0);
+      int offset = index_.onnx_opset() < kScanWithoutBatchOpset ? 1 : 0;  // Scan-8's sequence_lens
+      int64_t states = ScanStateCount(node) - offset;
       node_input(i + offset);
       if (i < states) carried(i);
     } else {

@@ -1,0 +1,59 @@
+#include "rnnstate/proto_access.h"
+
+namespace rnnstate {
+
+const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == name) return &attribute;
+  }
+  return nullptr;
+}
+
+int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const onnx::AttributeProto* attribute = FindAttribute(node, name);
+  return attribute ? attribute->i() : fallback;
+}
+
+const onnx::GraphProto* GraphAttribute(const onnx::NodeProto& node, const std::string& name) {
+  const onnx::AttributeProto* attribute = FindAttribute(node, name);
+  return attribute && attribute->has_g() ? &attribute->g() : nullptr;
+}
+
+onnx::GraphProto* GraphAttribute(onnx::NodeProto& node, const std::string& name) {
+  for (auto& attribute : *node.mutable_attribute()) {
+    if (attribute.name() == name) return attribute.has_g() ? attribute.mutable_g() : nullptr;
+  }
+  return nullptr;
+}
+
+int ScanStateCount(const onnx::NodeProto& scan) {
+  return scan.input_size() - static_cast<int>(IntAttribute(scan, "num_scan_inputs", 0));
+}
+
+std::set<std::string> FreeNames(const onnx::GraphProto& graph) {
+  std::set<std::string> defined;
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  for (const auto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const auto& node : graph.node()) defined.insert(node.output().begin(), node.output().end());
+  std::set<std::string> free;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name)) free.insert(name);
+  };
+  for (const auto& node : graph.node()) {
+    for (const auto& input : node.input()) use(input);
+    for (const auto& name : SubgraphReferences(node)) use(name);
+  }
+  for (const auto& output : graph.output()) use(output.name());
+  return free;
+}
+
+std::set<std::string> SubgraphReferences(const onnx::NodeProto& node) {
+  std::set<std::string> references;
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.has_g()) references.merge(FreeNames(attribute.g()));
+    for (const auto& sub : attribute.graphs()) references.merge(FreeNames(sub));
+  }
+  return references;
+}
+
+}  // namespace rnnstate
