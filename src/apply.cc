@@ -296,7 +296,7 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
     case InputAction::kNewInput: {
       *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
       AddDefault(plan, edit, model, main, per_graph[r.default_graph].before[r.default_anchor], broadcasts_done);
-      SetSlot(r.site->mutable_input(), edit.slot_in, edit.slot_value);
+      SetSlot(r.site->mutable_input(), edit.site.input_slot, edit.slot_value);
       // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
       if (!edit.original.empty() && edit.default_kind != DefaultKind::kSelectOriginal) {
         site_edits.dropped_originals.insert(edit.original);
@@ -307,12 +307,12 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
   switch (edit.output_action) {
     case OutputAction::kKeep: return;
     case OutputAction::kReuseOutput: break;
-    case OutputAction::kNameSlot: SetSlot(r.site->mutable_output(), edit.slot_out, edit.output); break;
+    case OutputAction::kNameSlot: SetSlot(r.site->mutable_output(), edit.site.output_slot, edit.output); break;
     case OutputAction::kIdentity:
       site_edits.after[r.site].push_back(MakeNode("Identity", {edit.final_value}, {edit.output}));
       break;
     case OutputAction::kThreaded:
-      if (edit.final_value.empty()) SetSlot(r.site->mutable_output(), edit.slot_out, edit.site_value);
+      if (edit.final_value.empty()) SetSlot(r.site->mutable_output(), edit.site.output_slot, edit.site_value);
       ThreadOut(r);
       break;
   }

@@ -80,8 +80,6 @@ class StatePlanner {
     edit.graph_name = graph_name;
     edit.kind = state.kind;
     edit.site = state.site;
-    edit.slot_in = state.site.input_slot;
-    edit.slot_out = state.site.output_slot;
     edit.elem_type = node.elem_type;
     edit.original = state.origin.value;
     edit.final_value = state.final_state.value;

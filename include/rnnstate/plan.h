@@ -89,7 +89,6 @@ struct StateEdit {
   StateKind kind = StateKind::kHidden;
   /// Where the state is promoted: the recurrent node, or the Loop/Scan carrying the state.
   StateSite site;
-  int slot_in = 5, slot_out = 1;  ///< the site's slots
 
   InputAction input_action = InputAction::kKeep;
   DefaultKind default_kind = DefaultKind::kNone;
