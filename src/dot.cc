@@ -120,11 +120,7 @@ class DotBuilder {
 
   /// "Loop 'time'": the control-flow node owning the subgraph at `path`.
   static std::string OwnerLabel(const onnx::ModelProto& model, const GraphPath& path) {
-    const GraphStep& step = path.back();
-    const onnx::GraphProto* parent = ResolveGraph(model, GraphPath(path.begin(), path.end() - 1));
-    if (parent == nullptr || step.node >= parent->node_size()) return "?";
-    const onnx::NodeProto& node = parent->node(step.node);
-    return node.op_type() + " '" + NodeLabel(node, step.node) + "'";
+    return DescribeNode(model, GraphPath(path.begin(), path.end() - 1), path.back().node);
   }
 
   /// "body", "then_branch", "graphs[1]": the attribute holding the subgraph at `path`.
@@ -178,14 +174,9 @@ std::string OriginText(const onnx::ModelProto& model, const StateOrigin& origin)
 
 /// The control-flow nodes a state passes through on its way out, e.g. "\ncarried by Loop 'time'".
 std::string ThreadText(const onnx::ModelProto& model, const StateAnalysis& state) {
-  auto describe = [&](const GraphPath& path, int node) {
-    const onnx::GraphProto* graph = ResolveGraph(model, path);
-    if (graph == nullptr || node < 0 || node >= graph->node_size()) return std::string("?");
-    return graph->node(node).op_type() + " '" + NodeLabel(graph->node(node), node) + "'";
-  };
   std::string text;
-  if (state.site.carried) text = "\ncarried by " + describe(state.site.graph, state.site.node);
-  for (const auto& level : state.levels) text += "\nthrough " + describe(level.graph, level.node);
+  if (state.site.carried) text = "\ncarried by " + DescribeNode(model, state.site.graph, state.site.node);
+  for (const auto& level : state.levels) text += "\nthrough " + DescribeNode(model, level.graph, level.node);
   return text;
 }
 

@@ -43,6 +43,12 @@ std::string NodeLabel(const onnx::NodeProto& node, int index) {
   return node.op_type() + "_" + std::to_string(index);
 }
 
+std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node) {
+  const onnx::GraphProto* graph = ResolveGraph(model, path);
+  if (graph == nullptr || node < 0 || node >= graph->node_size()) return "?";
+  return graph->node(node).op_type() + " '" + NodeLabel(graph->node(node), node) + "'";
+}
+
 std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path) {
   std::string out = "main";
   const onnx::GraphProto* graph = &model.graph();

@@ -8,8 +8,7 @@ namespace {
 
 std::vector<std::string> ComputedBy(const onnx::ModelProto& model, const StateOrigin& origin) {
   std::vector<std::string> out;
-  const onnx::GraphProto* graph = ResolveGraph(model, origin.value_graph);
-  for (int n : origin.computed_by) out.push_back(graph->node(n).op_type() + " '" + NodeLabel(graph->node(n), n) + "'");
+  for (int n : origin.computed_by) out.push_back(DescribeNode(model, origin.value_graph, n));
   return out;
 }
 
@@ -20,16 +19,14 @@ Json BatchJson(const Dim& batch) {
 }
 
 std::string SiteText(const onnx::ModelProto& model, const StateAnalysis& state) {
-  const onnx::NodeProto& node = ResolveGraph(model, state.site.graph)->node(state.site.node);
-  return node.op_type() + " '" + NodeLabel(node, state.site.node) + "' in " + GraphPathString(model, state.site.graph) +
+  return DescribeNode(model, state.site.graph, state.site.node) + " in " + GraphPathString(model, state.site.graph) +
          " (input " + std::to_string(state.site.input_slot) + ", output " + std::to_string(state.site.output_slot) + ")";
 }
 
 std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateAnalysis& state) {
   std::vector<std::string> out;
   for (const auto& level : state.levels) {
-    const onnx::NodeProto& node = ResolveGraph(model, level.graph)->node(level.node);
-    out.push_back(level.op + " '" + NodeLabel(node, level.node) + "' (" + level.attribute + ")");
+    out.push_back(DescribeNode(model, level.graph, level.node) + " (" + level.attribute + ")");
   }
   return out;
 }

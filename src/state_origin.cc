@@ -191,11 +191,6 @@ bool IsProvablyZero(const ModelIndex& index, const GraphPath& path, const std::s
   return IsZeroAt(index, path, name, 0);
 }
 
-std::string DescribeNode(const ModelIndex& index, const GraphPath& path, int node) {
-  const onnx::NodeProto& proto = NodeAt(index, path, node);
-  return proto.op_type() + " '" + NodeLabel(proto, node) + "'";
-}
-
 StateSite LocateSite(const ModelIndex& index, const RecurrentNode& node, StateKind kind) {
   StateSite site{node.graph, node.node, InitialStateSlot(kind), FinalStateSlot(kind), false};
   for (int depth = 0; depth < kMaxTraceDepth; ++depth) {
@@ -226,11 +221,11 @@ std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std
                   (op == "Scan" && step.attribute == "body" && index.onnx_opset() >= kScanWithoutBatchOpset));
     if (!known) {
       std::string why = op == "Scan" ? " (Scan-8, with its batch axis, is not supported)" : "";
-      return "the state would have to be threaded out of " + DescribeNode(index, path, step.node) + " (" +
+      return "the state would have to be threaded out of " + DescribeNode(index.model(), path, step.node) + " (" +
              step.attribute + ")" + why;
     }
     if (std::string malformed = MalformedContainer(container); !malformed.empty()) {
-      return "cannot thread the state out of " + DescribeNode(index, path, step.node) + ": " + malformed;
+      return "cannot thread the state out of " + DescribeNode(index.model(), path, step.node) + ": " + malformed;
     }
     levels->push_back(ThreadLevel{path, step.node, op, step.attribute});
   }

@@ -34,6 +34,9 @@ onnx::GraphProto* ResolveGraph(onnx::ModelProto& model, const GraphPath& path);
 /// A readable label for a node: its name, or `<op>_<index>` when it is unnamed.
 std::string NodeLabel(const onnx::NodeProto& node, int index);
 
+/// "Loop 'decode'": the op and label of node `node` of the graph at `path`, or "?" when there is none.
+std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node);
+
 /// The user-facing form of a path, e.g. `main/Loop_3:body/If_1:then_branch` (documented in README).
 std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path);
 

@@ -86,7 +86,4 @@ FinalState DescribeFinalState(const ModelIndex& index, const StateSite& site);
 /// True when `name`, seen from the graph at `path`, is provably all zeros (see StateOrigin::zero).
 bool IsProvablyZero(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
-/// A readable label of the node at `path`/`node`: "Loop 'decode'".
-std::string DescribeNode(const ModelIndex& index, const GraphPath& path, int node);
-
 }  // namespace rnnstate
