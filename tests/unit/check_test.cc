@@ -19,6 +19,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using testing::NodeOfType;
 using testing::ParseModel;
 
 /// Two GRUs over the same X, without initial states: unnamed, they become GRU_0 and GRU_1.
@@ -98,13 +99,6 @@ void EditPairs(onnx::ModelProto& model, Edit edit) {
   std::vector<StatePair> pairs = Pairs(model);
   edit(pairs);
   WriteStatePairs(model, pairs);
-}
-
-onnx::NodeProto& NodeOfType(onnx::GraphProto& graph, const std::string& op, int nth = 0) {
-  for (auto& node : *graph.mutable_node()) {
-    if (node.op_type() == op && nth-- == 0) return node;
-  }
-  throw std::runtime_error("no node " + op);
 }
 
 void RemoveValueInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list, const std::string& name) {

@@ -17,6 +17,8 @@ using testing::Bytes;
 using testing::DeclaredShape;
 using testing::InitializerNames;
 using testing::InputNames;
+using testing::NodeOfType;
+using testing::RecordedPairs;
 using testing::OutputNames;
 using testing::ParseModel;
 using testing::Producer;
@@ -38,20 +40,6 @@ RewriteOutcome Rewrite(onnx::ModelProto& model, PlanOptions options = {}) {
   return RewriteModel(model, options, /*strict=*/false);
 }
 
-std::vector<StatePair> Pairs(const onnx::ModelProto& model) {
-  std::string error;
-  auto pairs = ReadStatePairs(model, &error);
-  EXPECT_EQ(error, "");
-  return pairs;
-}
-
-const onnx::NodeProto& NodeOfType(const onnx::GraphProto& graph, const std::string& op, int nth = 0) {
-  for (const auto& node : graph.node()) {
-    if (node.op_type() == op && nth-- == 0) return node;
-  }
-  throw std::runtime_error("no node " + op);
-}
-
 TEST(Rewrite, AbsentStateWithDynamicBatchGetsBroadcastZeroDefault) {
   onnx::ModelProto model = Model(kGruAbsent);
   Rewrite(model);
@@ -69,7 +57,7 @@ TEST(Rewrite, AbsentStateWithDynamicBatchGetsBroadcastZeroDefault) {
   EXPECT_THAT(OutputNames(g), ElementsAre("Y", "GRU_0.h_out"));
   EXPECT_EQ(gru.output(1), "GRU_0.h_out");
   EXPECT_EQ(DeclaredShape(g, "GRU_0.h_out"), "[1,batch,3]");
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0], (StatePair{"GRU_0.h_in", "GRU_0.h_out", "GRU_0", "main", "h", true, true}));
 }
@@ -96,7 +84,7 @@ TEST(Rewrite, ExistingStateInputAndOutputAreReusedNotDuplicated) {
   const auto& g = model.graph();
   EXPECT_THAT(InputNames(g), ElementsAre("X", "W", "R", "h0"));
   EXPECT_THAT(OutputNames(g), ElementsAre("Y", "hn"));
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0].input, "h0");
   EXPECT_EQ(pairs[0].output, "hn");
@@ -123,7 +111,7 @@ TEST(Rewrite, PyTorchZeroStateSharedByHAndCGetsTwoSeparateInputs) {
   EXPECT_EQ(Producer(g, lstm.input(6))->input(0), "LSTM_7.c_in");
   for (const auto& node : g.node()) EXPECT_NE(node.op_type(), "ConstantOfShape") << "the replaced default is pruned";
   EXPECT_THAT(OutputNames(g), ElementsAre("Y", "LSTM_7.h_out", "LSTM_7.c_out"));
-  EXPECT_EQ(Pairs(model).size(), 2u);
+  EXPECT_EQ(RecordedPairs(model).size(), 2u);
 }
 
 TEST(Rewrite, SlicedZeroStatePerLayerGetsOneInputPerLayer) {
@@ -217,8 +205,8 @@ TEST(Rewrite, GeneratedNamesNeverCollide) {
   g->mutable_node(1)->set_input(0, "GRU_0.h_in");
   g->mutable_node(1)->set_output(0, "GRU_0.h_out");
   Rewrite(model);
-  EXPECT_EQ(Pairs(model)[0].input, "GRU_0.h_in_2");
-  EXPECT_EQ(Pairs(model)[0].output, "GRU_0.h_out_2");
+  EXPECT_EQ(RecordedPairs(model)[0].input, "GRU_0.h_in_2");
+  EXPECT_EQ(RecordedPairs(model)[0].output, "GRU_0.h_out_2");
 }
 
 TEST(Rewrite, UserNameTemplatesAreApplied) {
@@ -227,8 +215,8 @@ TEST(Rewrite, UserNameTemplatesAreApplied) {
   options.input_template = "state_in/{node}/{kind}";
   options.output_template = "state_out/{node}/{kind}";
   Rewrite(model, options);
-  EXPECT_EQ(Pairs(model)[0].input, "state_in/GRU_0/h");
-  EXPECT_EQ(Pairs(model)[0].output, "state_out/GRU_0/h");
+  EXPECT_EQ(RecordedPairs(model)[0].input, "state_in/GRU_0/h");
+  EXPECT_EQ(RecordedPairs(model)[0].output, "state_out/GRU_0/h");
 }
 
 TEST(Rewrite, BadNameTemplateIsAUsageError) {
@@ -267,7 +255,7 @@ TEST(Rewrite, BidirectionalAndSequenceLensAreExposedButNotStreamable) {
   testing::AddFloatInitializer(*model.mutable_graph(), "W1", {1, 3, 2}, {0.1f});
   testing::AddFloatInitializer(*model.mutable_graph(), "R1", {1, 3, 3}, {0.1f});
   Rewrite(model);
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_FALSE(pairs[0].streamable);
   EXPECT_FALSE(pairs[1].streamable);
@@ -287,7 +275,7 @@ TEST(Rewrite, RequiredModeAddsPlainInputsAndPrunesTheOldDefault) {
   EXPECT_EQ(g.initializer_size(), 0);
   EXPECT_EQ(NodeOfType(g, "GRU").input(5), "GRU_2.h_in");
   EXPECT_EQ(g.node_size(), 1);
-  EXPECT_FALSE(Pairs(model)[0].optional);
+  EXPECT_FALSE(RecordedPairs(model)[0].optional);
 }
 
 TEST(Rewrite, RequiredModeOnARewrittenModelOnlyDropsTheDefaults) {
@@ -299,8 +287,8 @@ TEST(Rewrite, RequiredModeOnARewrittenModelOnlyDropsTheDefaults) {
   Rewrite(required, options);
   EXPECT_EQ(required.graph().initializer_size(), 0);
   EXPECT_EQ(required.graph().node_size(), model.graph().node_size());
-  EXPECT_FALSE(Pairs(required)[0].optional);
-  EXPECT_EQ(Pairs(required)[0].input, Pairs(model)[0].input);
+  EXPECT_FALSE(RecordedPairs(required)[0].optional);
+  EXPECT_EQ(RecordedPairs(required)[0].input, RecordedPairs(model)[0].input);
 }
 
 TEST(Rewrite, RewritingItsOwnOutputChangesNothing) {
@@ -326,12 +314,12 @@ TEST(Rewrite, NodeFilterSelectsNodesAndKeepsEarlierPairs) {
   PlanOptions first;
   first.node_filter = std::regex("GRU_1$");
   Rewrite(model, first);
-  ASSERT_EQ(Pairs(model).size(), 1u);
-  EXPECT_EQ(Pairs(model)[0].node, "GRU_1");
+  ASSERT_EQ(RecordedPairs(model).size(), 1u);
+  EXPECT_EQ(RecordedPairs(model)[0].node, "GRU_1");
   Rewrite(model);
-  ASSERT_EQ(Pairs(model).size(), 2u);
-  EXPECT_EQ(Pairs(model)[0].node, "GRU_0");
-  EXPECT_EQ(Pairs(model)[1].node, "GRU_1");
+  ASSERT_EQ(RecordedPairs(model).size(), 2u);
+  EXPECT_EQ(RecordedPairs(model)[0].node, "GRU_0");
+  EXPECT_EQ(RecordedPairs(model)[1].node, "GRU_1");
 }
 
 TEST(Rewrite, ModelWithoutRecurrentNodesIsUnchanged) {
@@ -373,7 +361,7 @@ TEST(Rewrite, MalformedMetadataIsReplaced) {
   prop->set_value("{not json");
   auto outcome = Rewrite(model);
   EXPECT_FALSE(outcome.warnings.empty());
-  EXPECT_EQ(Pairs(model).size(), 1u);
+  EXPECT_EQ(RecordedPairs(model).size(), 1u);
 }
 
 TEST(Rewrite, OtherMetadataDocStringsAndOpsetsArePreserved) {
@@ -425,13 +413,13 @@ TEST(Rewrite, StaleMetadataIsNotTrusted) {
   Y = LSTM <hidden_size = 3> (X, W, R)
 })");
   RewriteModel(model, {}, false);
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   std::swap(pairs[0].output, pairs[1].output);
   WriteStatePairs(model, pairs);
   auto outcome = RewriteModel(model, {}, false);
   EXPECT_FALSE(outcome.analysis.nodes[0].states[0].exposed);
   EXPECT_TRUE(outcome.changed);
-  for (const auto& pair : Pairs(model)) {
+  for (const auto& pair : RecordedPairs(model)) {
     const char* final_value = pair.kind == "h" ? "LSTM_0.h_out" : "LSTM_0.c_out";
     EXPECT_EQ(pair.output, final_value) << "each pair again names the output of its own state";
   }

@@ -15,6 +15,8 @@ namespace {
 
 using testing::Bytes;
 using testing::InputNames;
+using testing::NodeOfType;
+using testing::RecordedPairs;
 using testing::OutputNames;
 using testing::ParseModel;
 using testing::Producer;
@@ -37,19 +39,6 @@ RewriteOutcome Rewrite(onnx::ModelProto& model, StateInputMode mode = StateInput
   return RewriteModel(model, options, /*strict=*/false);
 }
 
-std::vector<StatePair> Pairs(const onnx::ModelProto& model) {
-  std::string error;
-  auto pairs = ReadStatePairs(model, &error);
-  EXPECT_EQ(error, "");
-  return pairs;
-}
-
-const onnx::NodeProto& Find(const onnx::GraphProto& graph, const std::string& op) {
-  for (const auto& node : graph.node()) {
-    if (node.op_type() == op) return node;
-  }
-  throw std::runtime_error("no " + op);
-}
 
 const onnx::GraphProto& Attr(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute()) {
@@ -67,12 +56,12 @@ TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
 })");
   auto outcome = Rewrite(model);
   const auto& g = model.graph();
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_EQ(pairs[0].graph, "main/If_0:then_branch");
   EXPECT_EQ(pairs[0].node, "LSTM_0");
   EXPECT_THAT(OutputNames(g), ElementsAre("Y", "LSTM_0.h_out", "LSTM_0.c_out"));
-  const onnx::NodeProto& select = Find(g, "If");
+  const onnx::NodeProto& select = NodeOfType(g, "If");
   EXPECT_THAT(select.output(), ElementsAre("Y", "LSTM_0.h_out", "LSTM_0.c_out"));
   const auto& then_branch = Attr(select, "then_branch");
   const auto& else_branch = Attr(select, "else_branch");
@@ -80,7 +69,7 @@ TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
   EXPECT_EQ(else_branch.output_size(), 3);
   // The node reads the new main-graph input, broadcast to the batch of X in the main graph (where X
   // is defined), and the branch without the node passes that same effective state through.
-  const onnx::NodeProto& lstm = Find(then_branch, "LSTM");
+  const onnx::NodeProto& lstm = NodeOfType(then_branch, "LSTM");
   EXPECT_EQ(lstm.input(5), "LSTM_0.h_in.expanded");
   EXPECT_EQ(Producer(g, "LSTM_0.h_in.expanded")->op_type(), "Expand");
   EXPECT_EQ(Producer(g, "LSTM_0.h_in.expanded")->input(0), "LSTM_0.h_in");
@@ -114,14 +103,14 @@ TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
   ASSERT_EQ(outcome.analysis.nodes.size(), 1u);
   EXPECT_TRUE(outcome.analysis.nodes[0].states[0].site.carried);
   const auto& g = model.graph();
-  const onnx::NodeProto& loop = Find(g, "Loop");
+  const onnx::NodeProto& loop = NodeOfType(g, "Loop");
   EXPECT_EQ(loop.input_size(), 4) << "no extra carried variable";
   EXPECT_EQ(Attr(loop, "body").input_size(), 4);
   // Each carried variable gets its own input, although both started from one h0.
   EXPECT_EQ(Producer(g, loop.input(2))->op_type(), "If");
   EXPECT_EQ(Producer(g, loop.input(3))->op_type(), "If");
   EXPECT_NE(loop.input(2), loop.input(3));
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_EQ(pairs[0].input, "LSTM_1.h_in");
   EXPECT_EQ(pairs[0].output, "h_n") << "the Loop's final value, already a graph output";
@@ -146,7 +135,7 @@ TEST(Subgraph, FreshStatePerIterationIsThreadedOutAsANewCarriedVariable) {
 })");
   Rewrite(model);
   const auto& g = model.graph();
-  const onnx::NodeProto& loop = Find(g, "Loop");
+  const onnx::NodeProto& loop = NodeOfType(g, "Loop");
   ASSERT_EQ(loop.input_size(), 3);
   EXPECT_EQ(loop.input(2), "GRU_1.h_in") << "the new carried variable starts from the state input";
   EXPECT_THAT(loop.output(), ElementsAre("GRU_1.h_out", "finals")) << "carried finals come before scan outputs";
@@ -157,7 +146,7 @@ TEST(Subgraph, FreshStatePerIterationIsThreadedOutAsANewCarriedVariable) {
   EXPECT_EQ(Producer(body, body.output(1).name())->input(0), "last");
   EXPECT_EQ(body.output(2).name(), "last") << "the scan output stays last";
   // The GRU reads the state input from the main graph (broadcast inside the body).
-  const onnx::NodeProto& gru = Find(body, "GRU");
+  const onnx::NodeProto& gru = NodeOfType(body, "GRU");
   EXPECT_EQ(Producer(body, gru.input(5))->input(0), "GRU_1.h_in");
   EXPECT_EQ(StructuralProblem(model), "");
 }
@@ -177,15 +166,15 @@ TEST(Subgraph, ScanStateVariableIsThePromotionSite) {
   const auto& state = outcome.analysis.nodes[0].states[0];
   EXPECT_TRUE(state.site.carried);
   EXPECT_TRUE(state.exposed) << "h0 is a graph input used only by the Scan, h_n a graph output";
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0].input, "h0");
   EXPECT_EQ(pairs[0].output, "h_n");
-  EXPECT_EQ(Find(model.graph(), "Scan").input_size(), 2);
+  EXPECT_EQ(NodeOfType(model.graph(), "Scan").input_size(), 2);
 }
 
-TEST(Subgraph, LoopIfLstmWithFreshStateIsThreadedThroughIfThenLoop) {
-  onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] x, bool flag, int64 trip) => (float[seq, batch, 2] ys) {
+/// Loop -> If -> LSTM whose state starts from zeros each time it runs (not carried).
+const char* kLoopIfFreshLstm = R"(g (float[seq, batch, 2] x, bool flag, int64 trip) => (float[seq, batch, 2] ys) {
   ys = Loop (trip, ) <body = body (int64 i, bool cond) => (bool cond_out, float[batch, 2] x_t) {
     x_t = Gather <axis = 0> (x, i)
     zero = Constant <value = int64[1] {0}> ()
@@ -195,7 +184,10 @@ TEST(Subgraph, LoopIfLstmWithFreshStateIsThreadedThroughIfThenLoop) {
       else_branch = e () => (float[1, 1, batch, 3] b) { b = Identity (x1) }>
     cond_out = Identity (cond)
   }>
-})");
+})";
+
+TEST(Subgraph, LoopIfLstmWithFreshStateIsThreadedThroughIfThenLoop) {
+  onnx::ModelProto model = Model(kLoopIfFreshLstm);
   auto outcome = Rewrite(model);
   const auto& state = outcome.analysis.nodes[0].states[0];
   ASSERT_EQ(state.levels.size(), 2u);
@@ -203,12 +195,12 @@ TEST(Subgraph, LoopIfLstmWithFreshStateIsThreadedThroughIfThenLoop) {
   EXPECT_EQ(state.levels[1].op, "Loop");
   const auto& g = model.graph();
   EXPECT_THAT(OutputNames(g), ElementsAre("ys", "LSTM_0.h_out", "LSTM_0.c_out"));
-  const onnx::NodeProto& loop = Find(g, "Loop");
+  const onnx::NodeProto& loop = NodeOfType(g, "Loop");
   EXPECT_THAT(loop.output(), ElementsAre("LSTM_0.h_out", "LSTM_0.c_out", "ys"));
   EXPECT_EQ(loop.input_size(), 4);
-  EXPECT_EQ(Find(Attr(loop, "body"), "If").output_size(), 3);
+  EXPECT_EQ(NodeOfType(Attr(loop, "body"), "If").output_size(), 3);
   EXPECT_EQ(StructuralProblem(model), "");
-  EXPECT_EQ(Pairs(model)[0].graph, "main/Loop_0:body/If_3:then_branch");
+  EXPECT_EQ(RecordedPairs(model)[0].graph, "main/Loop_0:body/If_3:then_branch");
 }
 
 TEST(Subgraph, TraceStopsAtStateComputedFromDataInsideTheBody) {
@@ -229,10 +221,10 @@ TEST(Subgraph, TraceStopsAtStateComputedFromDataInsideTheBody) {
   EXPECT_FALSE(state.site.carried);
   EXPECT_EQ(state.origin.kind, StateOrigin::Kind::kComputed);
   EXPECT_FALSE(state.origin.zero);
-  const auto& body = Attr(Find(model.graph(), "Scan"), "body");
-  const onnx::NodeProto& gru = Find(body, "GRU");
+  const auto& body = Attr(NodeOfType(model.graph(), "Scan"), "body");
+  const onnx::NodeProto& gru = NodeOfType(body, "GRU");
   EXPECT_EQ(Producer(body, gru.input(5))->op_type(), "If");
-  EXPECT_EQ(Find(model.graph(), "Scan").input_size(), 2) << "a new state variable threads the final state out";
+  EXPECT_EQ(NodeOfType(model.graph(), "Scan").input_size(), 2) << "a new state variable threads the final state out";
   EXPECT_EQ(StructuralProblem(model), "");
 }
 
@@ -243,11 +235,11 @@ TEST(Subgraph, BothIfBranchesWithRecurrentNodesGetTheirOwnStates) {
     else_branch = e () => (float[seq, 1, batch, 3] b) { b = GRU <hidden_size = 3> (X, Wg, Rg) }>
 })");
   Rewrite(model);
-  auto pairs = Pairs(model);
+  auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_NE(pairs[0].input, pairs[1].input);
   EXPECT_NE(pairs[0].graph, pairs[1].graph);
-  const onnx::NodeProto& select = Find(model.graph(), "If");
+  const onnx::NodeProto& select = NodeOfType(model.graph(), "If");
   EXPECT_EQ(select.output_size(), 3);
   EXPECT_EQ(Attr(select, "then_branch").output_size(), 3);
   EXPECT_EQ(Attr(select, "else_branch").output_size(), 3);
@@ -270,24 +262,14 @@ TEST(Subgraph, Scan8IsSkippedWithAClearReason) {
 }
 
 TEST(Subgraph, NestedRewriteIsIdempotentAndRequiredModeWorks) {
-  onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] x, bool flag, int64 trip) => (float[seq, batch, 2] ys) {
-  ys = Loop (trip, ) <body = body (int64 i, bool cond) => (bool cond_out, float[batch, 2] x_t) {
-    x_t = Gather <axis = 0> (x, i)
-    zero = Constant <value = int64[1] {0}> ()
-    x1 = Unsqueeze (x_t, zero)
-    r = If (flag) <
-      then_branch = t () => (float[1, 1, batch, 3] a) { a = LSTM <hidden_size = 3> (x1, W, R) },
-      else_branch = e () => (float[1, 1, batch, 3] b) { b = Identity (x1) }>
-    cond_out = Identity (cond)
-  }>
-})");
+  onnx::ModelProto model = Model(kLoopIfFreshLstm);
   Rewrite(model);
   std::string once = Bytes(model);
   EXPECT_FALSE(Rewrite(model).changed);
   EXPECT_EQ(Bytes(model), once);
   Rewrite(model, StateInputMode::kRequired);
   EXPECT_EQ(model.graph().initializer_size(), 4) << "only the weights remain";
-  for (const auto& pair : Pairs(model)) EXPECT_FALSE(pair.optional);
+  for (const auto& pair : RecordedPairs(model)) EXPECT_FALSE(pair.optional);
 }
 
 TEST(Subgraph, GeneratedNamesAvoidNamesOfEveryScope) {
@@ -305,7 +287,7 @@ TEST(Subgraph, GeneratedNamesAvoidNamesOfEveryScope) {
     }
   }
   Rewrite(model);
-  EXPECT_EQ(Pairs(model)[0].input, "GRU_0.h_in_2");
+  EXPECT_EQ(RecordedPairs(model)[0].input, "GRU_0.h_in_2");
   EXPECT_EQ(StructuralProblem(model), "");
 }
 

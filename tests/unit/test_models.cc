@@ -1,5 +1,6 @@
 #include "test_models.h"
 
+#include <gtest/gtest.h>
 #include <onnx/defs/parser.h>
 
 #include <stdexcept>
@@ -71,6 +72,24 @@ std::string DeclaredShape(const onnx::GraphProto& graph, const std::string& name
     if (v.name() == name) return render(v);
   }
   return "";
+}
+
+const onnx::NodeProto& NodeOfType(const onnx::GraphProto& graph, const std::string& op, int nth) {
+  for (const auto& node : graph.node()) {
+    if (node.op_type() == op && nth-- == 0) return node;
+  }
+  throw std::runtime_error("no node " + op);
+}
+
+onnx::NodeProto& NodeOfType(onnx::GraphProto& graph, const std::string& op, int nth) {
+  return const_cast<onnx::NodeProto&>(NodeOfType(static_cast<const onnx::GraphProto&>(graph), op, nth));
+}
+
+std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model) {
+  std::string error;
+  std::vector<StatePair> pairs = ReadStatePairs(model, &error);
+  EXPECT_EQ(error, "");
+  return pairs;
 }
 
 std::string Bytes(const onnx::ModelProto& model) {

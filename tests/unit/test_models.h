@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "rnnstate/metadata.h"
+
 namespace rnnstate::testing {
 
 /// Parses a model in ONNX text syntax; fails the test (throws) on a syntax error.
@@ -26,6 +28,13 @@ const onnx::NodeProto* Producer(const onnx::GraphProto& graph, const std::string
 
 /// Declared shape of graph input/output `name` as text, e.g. "[1,batch,3]" ("" if absent).
 std::string DeclaredShape(const onnx::GraphProto& graph, const std::string& name);
+
+/// The node of type `op` (the `nth` one, in graph order); throws when there is none.
+const onnx::NodeProto& NodeOfType(const onnx::GraphProto& graph, const std::string& op, int nth = 0);
+onnx::NodeProto& NodeOfType(onnx::GraphProto& graph, const std::string& op, int nth = 0);
+
+/// The state pairs recorded in `model`'s metadata; fails the test when the metadata is malformed.
+std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model);
 
 /// The serialized bytes of a model.
 std::string Bytes(const onnx::ModelProto& model);
