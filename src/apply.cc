@@ -189,11 +189,6 @@ struct ResolvedEdit {
   std::vector<ResolvedStep> steps;
 };
 
-/// True when `outer` is `inner` or one of its enclosing graphs.
-bool Encloses(const GraphPath& outer, const GraphPath& inner) {
-  return outer.size() <= inner.size() && std::equal(outer.begin(), outer.end(), inner.begin());
-}
-
 ResolvedEdit Resolve(onnx::ModelProto& model, const StateEdit& edit) {
   const GraphPath& site_path = edit.site.graph;
   if (!Encloses(edit.default_graph, site_path)) throw Error(ExitCode::kInternal, "default placed outside the site's scope");

@@ -1,5 +1,6 @@
 #include "rnnstate/graph_path.h"
 
+#include <algorithm>
 #include <tuple>
 
 namespace rnnstate {
@@ -41,6 +42,10 @@ const onnx::GraphProto* ResolveGraph(const onnx::ModelProto& model, const GraphP
 std::string NodeLabel(const onnx::NodeProto& node, int index) {
   if (!node.name().empty()) return node.name();
   return node.op_type() + "_" + std::to_string(index);
+}
+
+bool Encloses(const GraphPath& outer, const GraphPath& inner) {
+  return outer.size() <= inner.size() && std::equal(outer.begin(), outer.end(), inner.begin());
 }
 
 std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node) {

@@ -96,6 +96,7 @@ class StatePlanner {
       reason = "its state is carried by the same variable as another state";
     }
     if (reason.empty()) reason = PlanInput(node, state, edit);
+    if (reason.empty()) reason = ScanStateProblem(state, edit);
     if (!reason.empty()) {
       plan_.skipped.push_back({node.graph_name, node_name, kind, reason});
       return;
@@ -260,6 +261,21 @@ class StatePlanner {
     int id = static_cast<int>(plan_.broadcasts.size()) - 1;
     broadcasts_[key] = id;
     return id;
+  }
+
+  /// A Scan carries its state variables with one fixed shape, so the state threaded out through a Scan
+  /// must start at its full shape. A default of another shape ([D,1,H] to broadcast, or empty to select
+  /// the original) is fine where the effective state is visible; when it is computed only inside the
+  /// Scan's body, the Scan would receive the raw default and ONNX Runtime rejects the run.
+  std::string ScanStateProblem(const StateAnalysis& state, const StateEdit& edit) const {
+    bool partial = edit.default_kind == DefaultKind::kBroadcastZeros || edit.default_kind == DefaultKind::kSelectOriginal;
+    for (const auto& level : state.levels) {
+      if (partial && level.op == "Scan" && !Encloses(edit.default_graph, level.graph)) {
+        return "its default can only be computed inside the Scan body, and a Scan needs a state of fixed shape; "
+               "use --state-inputs required (feed zeros on the first call)";
+      }
+    }
+    return "";
   }
 
   void PlanOutput(const RecurrentNode& node, const StateAnalysis& state, StateEdit& edit) {

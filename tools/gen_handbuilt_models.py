@@ -746,7 +746,30 @@ def gru_reverse(rng):
     return "handbuilt/gru_reverse.onnx", model, entry, reference
 
 
-BUILDERS = [lstm_init_state, gru_expand_default, shared_default, lstm_layout1, rnn_seq_lens, name_collision,
+def lstm_shared_init(rng):
+    """LSTM whose initial_h and initial_c are one non-zero initializer; batch fixed 2."""
+    i, h, batch = 3, 4, 2
+    wt = Weights("LSTM", i, h, rng)
+    s0 = rng.uniform(-1, 1, (1, batch, h)).astype(np.float32)
+    nodes = [helper.make_node("LSTM", ["x", "lstm_W", "lstm_R", "lstm_B", "", "lstm_s0", "lstm_s0"],
+                              ["y", "h_n", "c_n"], name="lstm", hidden_size=h)]
+    model = make_model(nodes, [value_info("x", ["seq", batch, i])],
+                       [value_info("y", ["seq", 1, batch, h]), value_info("h_n", [1, batch, h]),
+                        value_info("c_n", [1, batch, h])],
+                       wt.initializers("lstm") + [numpy_helper.from_array(s0, "lstm_s0")],
+                       "lstm_shared_init", lstm_shared_init.__doc__)
+
+    def reference(f):
+        y, yh, yc = ref_recurrent("LSTM", f["x"], wt.w, wt.r, wt.b, s0, s0)
+        return {"y": y, "h_n": yh, "c_n": yc}
+
+    entry = manifest_entry("handbuilt/lstm_shared_init.onnx", {"seq": 7}, {"x": 0}, {"y": 0}, [4, 3], True, False,
+                           "initial_h and initial_c are ONE non-zero initializer: each state gets its own input "
+                           "whose default is a copy of it (default not zero: no check 3)")
+    return "handbuilt/lstm_shared_init.onnx", model, entry, reference
+
+
+BUILDERS = [lstm_init_state, lstm_shared_init, gru_expand_default, shared_default, lstm_layout1, rnn_seq_lens, name_collision,
             lstm_then_gru, rnn_weights_as_inputs, gru_nonzero_default, lstm_yh_consumed, gru_reverse]
 
 # =============================================================================================
@@ -1186,7 +1209,33 @@ def hb_loop_zero_trip(rng):
 OTHER_RUNS = {"hb_no_rnn_loop_if": [({"use_relu": [0]}, None)], "hb_loop_if_fresh_lstm": [({"use_lstm": [0]}, None)],
               "hb_loop_zero_trip": [({"steps": [6]}, {"batch": 2, "seq": 6})]}
 
-CONTROL_BUILDERS = [hb_if_lstm_outer, hb_loop_ar_lstm, hb_scan_gru, hb_loop_if_lstm, hb_no_rnn_loop_if,
+def hb_scan_fresh_gru(rng):
+    """Scan over x (axis 0); each element runs a one-step GRU with NO initial state; Y_h is the scan output.
+    Batch fixed at 2: the zero default then has the state's full shape, as a Scan state variable needs."""
+    i, h, batch = 4, 3, 2
+    wt = Weights("GRU", i, h, rng)
+    body_nodes = [const("x1_axes", np.array([0], np.int64)),
+                  helper.make_node("Unsqueeze", ["x_t", "x1_axes"], ["x1"]),
+                  helper.make_node("GRU", ["x1", "gru_W", "gru_R", "gru_B"], ["", "h_t"], name="gru", hidden_size=h)]
+    body_nodes += squeeze_axis("h_t", "y_t", 0, "y_t")
+    body = helper.make_graph(body_nodes, "body", [value_info("x_t", [batch, i])], [value_info("y_t", [batch, h])])
+    nodes = [helper.make_node("Scan", ["x"], ["ys"], name="scan", body=body, num_scan_inputs=1)]
+    model = make_model(nodes, [value_info("x", ["seq", batch, i])], [value_info("ys", ["seq", batch, h])],
+                       wt.initializers("gru"), "hb_scan_fresh_gru", hb_scan_fresh_gru.__doc__)
+
+    def reference(f):
+        return {"ys": np.stack([ref_recurrent("GRU", xt[None], wt.w, wt.r, wt.b)[1][0] for xt in f["x"]])}
+
+    rel = "control/hb_scan_fresh_gru.onnx"
+    return rel, model, control_entry(
+        rel, {"seq": 5}, {"x": 0}, {"ys": 0}, None, False, True,
+        "Scan over x (batch fixed 2) with a one-step GRU per element and NO initial state (fresh zeros every "
+        "step), nothing carried. The tool threads the final state out as a new Scan state variable (initial "
+        "value: the state input, whose zero default has the full [1,2,3] shape) and feeds the state input to "
+        "the GRU every step: checks 1 and 3 only"), reference
+
+
+CONTROL_BUILDERS = [hb_if_lstm_outer, hb_scan_fresh_gru, hb_loop_ar_lstm, hb_scan_gru, hb_loop_if_lstm, hb_no_rnn_loop_if,
                     hb_no_rnn_scan, hb_loop_window_gru, hb_loop_if_fresh_lstm, hb_scan_two_grus, hb_if_both_branches,
                     hb_loop_zero_trip]
 

@@ -27,6 +27,9 @@ struct GraphStep {
 /// A path from the main graph (empty path) down to a subgraph.
 using GraphPath = std::vector<GraphStep>;
 
+/// True when `outer` is `inner` or one of its enclosing graphs.
+bool Encloses(const GraphPath& outer, const GraphPath& inner);
+
 /// The graph at `path`, or nullptr when the path does not exist in `model`.
 const onnx::GraphProto* ResolveGraph(const onnx::ModelProto& model, const GraphPath& path);
 onnx::GraphProto* ResolveGraph(onnx::ModelProto& model, const GraphPath& path);

@@ -206,13 +206,14 @@ TEST(Subgraph, LoopIfLstmWithFreshStateIsThreadedThroughIfThenLoop) {
 TEST(Subgraph, TraceStopsAtStateComputedFromDataInsideTheBody) {
   // The initial state is computed from each element: not carried, not zero; the original
   // computation is selected inside the body when the input is not fed.
-  onnx::ModelProto model = Model(R"(g (float[seq, batch, 3] x) => (float[seq, 1, batch, 3] ys) {
-  ys = Scan (x) <num_scan_inputs = 1, body = body (float[batch, 3] x_t) => (float[1, batch, 3] y_t) {
+  onnx::ModelProto model = Model(R"(g (float[seq, batch, 3] x, int64 trip) => (float[seq, 1, batch, 3] ys) {
+  ys = Loop (trip, ) <body = body (int64 i, bool cond) => (bool cond_out, float[1, batch, 3] y_t) {
+    x_t = Gather <axis = 0> (x, i)
     zero = Constant <value = int64[1] {0}> ()
     x1 = Unsqueeze (x_t, zero)
     h = Tanh (x1)
-    xs = Slice (x1, zero, zero, zero)
     Y, y_t = GRU <hidden_size = 3> (x1, Wg3, Rg, , , h)
+    cond_out = Identity (cond)
   }>
 })");
   testing::AddFloatInitializer(*model.mutable_graph(), "Wg3", {1, 9, 3}, {0.1f});
@@ -221,10 +222,37 @@ TEST(Subgraph, TraceStopsAtStateComputedFromDataInsideTheBody) {
   EXPECT_FALSE(state.site.carried);
   EXPECT_EQ(state.origin.kind, StateOrigin::Kind::kComputed);
   EXPECT_FALSE(state.origin.zero);
-  const auto& body = Attr(NodeOfType(model.graph(), "Scan"), "body");
+  const auto& body = Attr(NodeOfType(model.graph(), "Loop"), "body");
   const onnx::NodeProto& gru = NodeOfType(body, "GRU");
   EXPECT_EQ(Producer(body, gru.input(5))->op_type(), "If");
-  EXPECT_EQ(NodeOfType(model.graph(), "Scan").input_size(), 2) << "a new state variable threads the final state out";
+  EXPECT_EQ(NodeOfType(model.graph(), "Loop").input_size(), 3) << "a new carried variable threads the final state out";
+  EXPECT_EQ(StructuralProblem(model), "");
+}
+
+TEST(Subgraph, ScanStateWhoseDefaultIsOnlyKnownInsideTheBodyNeedsRequiredMode) {
+  // A Scan keeps its state variables at one shape, so a threaded state must enter at its full shape;
+  // this default (the original computation, selected inside the body) cannot give it at the Scan.
+  const char* text = R"(g (float[seq, batch, 3] x) => (float[seq, 1, batch, 3] ys) {
+  ys = Scan (x) <num_scan_inputs = 1, body = body (float[batch, 3] x_t) => (float[1, batch, 3] y_t) {
+    zero = Constant <value = int64[1] {0}> ()
+    x1 = Unsqueeze (x_t, zero)
+    h = Tanh (x1)
+    Y, y_t = GRU <hidden_size = 3> (x1, Wg3, Rg, , , h)
+  }>
+})";
+  onnx::ModelProto model = Model(text);
+  testing::AddFloatInitializer(*model.mutable_graph(), "Wg3", {1, 9, 3}, {0.1f});
+  auto outcome = Rewrite(model);
+  ASSERT_EQ(outcome.plan.skipped.size(), 1u);
+  EXPECT_THAT(outcome.plan.skipped[0].reason, HasSubstr("fixed shape"));
+  EXPECT_FALSE(outcome.changed);
+
+  Rewrite(model, StateInputMode::kRequired);
+  const onnx::NodeProto& scan = NodeOfType(model.graph(), "Scan");
+  EXPECT_EQ(scan.input_size(), 2) << "a new state variable threads the final state out";
+  auto pairs = RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(NodeOfType(Attr(scan, "body"), "GRU").input(5), pairs[0].input);
   EXPECT_EQ(StructuralProblem(model), "");
 }
 
