@@ -55,7 +55,7 @@ void CollectDimParams(const onnx::TypeProto& type, std::set<std::string>& out) {
   }
 }
 
-void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index) {
+void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, google::protobuf::Arena& arena) {
   for (int i = 0; i < graph.initializer_size(); ++i) {
     index.initializers[graph.initializer(i).name()] = i;
     index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
@@ -82,15 +82,16 @@ void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index) {
 
   // Declared types first, then inferred ones where nothing was declared.
   auto add_type = [&](const onnx::ValueInfoProto& info) {
-    if (info.has_type()) index.types.emplace(info.name(), info.type());
+    if (info.has_type()) index.types.emplace(info.name(), &info.type());
   };
   for (const auto& info : graph.input()) add_type(info);
   for (const auto& info : graph.output()) add_type(info);
   for (const auto& info : graph.value_info()) add_type(info);
   for (const auto& tensor : graph.initializer()) {
-    onnx::TypeProto type;
-    type.mutable_tensor_type()->set_elem_type(tensor.data_type());
-    auto* shape = type.mutable_tensor_type()->mutable_shape();
+    if (index.types.count(tensor.name())) continue;
+    auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
+    type->mutable_tensor_type()->set_elem_type(tensor.data_type());
+    auto* shape = type->mutable_tensor_type()->mutable_shape();
     for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
     index.types.emplace(tensor.name(), type);
   }
@@ -110,7 +111,7 @@ const std::vector<Consumer>& GraphIndex::ConsumersOf(const std::string& name) co
 
 const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
   auto it = types.find(name);
-  return it == types.end() ? nullptr : &it->second;
+  return it == types.end() ? nullptr : it->second;
 }
 
 /// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
@@ -141,23 +142,24 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
   return "";
 }
 
-onnx::ModelProto StructuralCopy(const onnx::ModelProto& model) {
-  onnx::ModelProto copy;
+onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena) {
+  auto* copy = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   // Everything shape inference reads, and the graph without initializer payloads.
-  *copy.mutable_opset_import() = model.opset_import();
-  copy.set_ir_version(model.ir_version());
-  *copy.mutable_functions() = model.functions();
-  CopyGraphStructure(model.graph(), copy.mutable_graph());
-  StripSubgraphPayloads(copy.mutable_graph());
+  *copy->mutable_opset_import() = model.opset_import();
+  copy->set_ir_version(model.ir_version());
+  *copy->mutable_functions() = model.functions();
+  CopyGraphStructure(model.graph(), copy->mutable_graph());
+  StripSubgraphPayloads(copy->mutable_graph());
   return copy;
 }
 
-ModelIndex::ModelIndex(const onnx::ModelProto& model) : model_(&model) {
+ModelIndex::ModelIndex(const onnx::ModelProto& model)
+    : model_(&model), arena_(std::make_unique<google::protobuf::Arena>()) {
   for (const auto& opset : model.opset_import()) {
     if (IsOnnxDomain(opset.domain())) onnx_opset_ = opset.version();
   }
 
-  onnx::ModelProto inferred = StructuralCopy(model);
+  onnx::ModelProto& inferred = *StructuralCopy(model, *arena_);
   inference_error_ = MalformedAttributes(model.graph(), onnx_opset_);
   if (inference_error_.empty()) {
     try {
@@ -174,7 +176,7 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model) : model_(&model) {
     GraphIndex& index = graphs_[path];
     index.path = path;
     if (!path.empty()) index.parent = GraphPath(path.begin(), path.end() - 1);
-    IndexGraph(graph, index);
+    IndexGraph(graph, index, *arena_);
     if (!graph.name().empty()) used_names_.insert(graph.name());
     for (const auto& [name, producer] : index.producers) used_names_.insert(name);
     for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
@@ -183,7 +185,7 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model) : model_(&model) {
     for (const auto& node : graph.node()) {
       if (!node.name().empty()) used_names_.insert(node.name());
     }
-    for (const auto& [name, type] : index.types) CollectDimParams(type, used_dim_params_);
+    for (const auto& [name, type] : index.types) CollectDimParams(*type, used_dim_params_);
   });
 }
 

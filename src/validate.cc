@@ -4,7 +4,9 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <set>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "rnnstate/error.h"
 #include "rnnstate/model_index.h"
@@ -24,52 +26,62 @@ namespace {
 constexpr int64_t kCheckerMaxIr = 8;
 constexpr int64_t kCheckerMaxOpset = 17;
 
-std::string CheckScope(const onnx::GraphProto& graph, std::set<std::string> visible, const std::string& where) {
-  std::set<std::string> own;
+/// Names visible in the scope being checked: those of the enclosing graphs defined before the node
+/// that holds the subgraph, then the scope's own. Views into the model, which outlives the check.
+using NameSet = std::unordered_set<std::string_view>;
+
+std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where) {
+  NameSet own;
+  std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
   auto define = [&](const std::string& name, const char* what) -> std::string {
     if (name.empty()) return "";
     if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what + ")";
-    visible.insert(name);
+    if (visible.insert(name).second) added.push_back(name);
     return "";
   };
-  std::set<std::string> input_names;
-  for (const auto& input : graph.input()) {
-    if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
-    if (auto p = define(input.name(), "graph input"); !p.empty()) return p;
-  }
-  for (const auto& tensor : graph.initializer()) {
-    if (input_names.count(tensor.name())) continue;  // an overridable default of that input
-    if (auto p = define(tensor.name(), "initializer"); !p.empty()) return p;
-  }
-  for (int n = 0; n < graph.node_size(); ++n) {
-    const auto& node = graph.node(n);
-    for (const auto& input : node.input()) {
-      if (!input.empty() && !visible.count(input)) {
-        return where + ": node " + std::to_string(n) + " (" + node.op_type() + ") reads '" + input +
-               "' before it is defined";
+  auto problem = [&]() -> std::string {
+    NameSet input_names;
+    for (const auto& input : graph.input()) {
+      if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
+      if (auto p = define(input.name(), "graph input"); !p.empty()) return p;
+    }
+    for (const auto& tensor : graph.initializer()) {
+      if (input_names.count(tensor.name())) continue;  // an overridable default of that input
+      if (auto p = define(tensor.name(), "initializer"); !p.empty()) return p;
+    }
+    for (int n = 0; n < graph.node_size(); ++n) {
+      const auto& node = graph.node(n);
+      for (const auto& input : node.input()) {
+        if (!input.empty() && !visible.count(input)) {
+          return where + ": node " + std::to_string(n) + " (" + node.op_type() + ") reads '" + input +
+                 "' before it is defined";
+        }
+      }
+      for (const auto& attribute : node.attribute()) {
+        auto check_sub = [&](const onnx::GraphProto& sub) {
+          return CheckScope(sub, visible,
+                            where + "/" + node.op_type() + "_" + std::to_string(n) + ":" + attribute.name());
+        };
+        if (attribute.has_g()) {
+          if (auto p = check_sub(attribute.g()); !p.empty()) return p;
+        }
+        for (const auto& sub : attribute.graphs()) {
+          if (auto p = check_sub(sub); !p.empty()) return p;
+        }
+      }
+      for (const auto& output : node.output()) {
+        if (auto p = define(output, "node output"); !p.empty()) return p;
       }
     }
-    for (const auto& attribute : node.attribute()) {
-      auto check_sub = [&](const onnx::GraphProto& sub) {
-        return CheckScope(sub, visible, where + "/" + node.op_type() + "_" + std::to_string(n) + ":" + attribute.name());
-      };
-      if (attribute.has_g()) {
-        if (auto p = check_sub(attribute.g()); !p.empty()) return p;
-      }
-      for (const auto& sub : attribute.graphs()) {
-        if (auto p = check_sub(sub); !p.empty()) return p;
-      }
+    NameSet output_names;
+    for (const auto& output : graph.output()) {
+      if (!output_names.insert(output.name()).second) return where + ": duplicate graph output '" + output.name() + "'";
+      if (!visible.count(output.name())) return where + ": graph output '" + output.name() + "' is never defined";
     }
-    for (const auto& output : node.output()) {
-      if (auto p = define(output, "node output"); !p.empty()) return p;
-    }
-  }
-  std::set<std::string> output_names;
-  for (const auto& output : graph.output()) {
-    if (!output_names.insert(output.name()).second) return where + ": duplicate graph output '" + output.name() + "'";
-    if (!visible.count(output.name())) return where + ": graph output '" + output.name() + "' is never defined";
-  }
-  return "";
+    return "";
+  }();
+  for (auto name : added) visible.erase(name);
+  return problem;
 }
 
 void RunChecker(const onnx::ModelProto& model, const std::string& model_dir) {
@@ -87,7 +99,10 @@ bool OpsetsKnown(const onnx::ModelProto& model) {
 
 }  // namespace
 
-std::string StructuralProblem(const onnx::ModelProto& model) { return CheckScope(model.graph(), {}, "main"); }
+std::string StructuralProblem(const onnx::ModelProto& model) {
+  NameSet visible;
+  return CheckScope(model.graph(), visible, "main");
+}
 
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
                                           const std::string& model_dir) {
@@ -122,7 +137,8 @@ void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& 
     }
   }
   if (baseline.inference_applies) {
-    onnx::ModelProto copy = StructuralCopy(model);
+    google::protobuf::Arena arena;
+    onnx::ModelProto& copy = *StructuralCopy(model, arena);
     try {
       // The same options as the analysis used on the input, so that only what the rewrite changed can fail.
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);

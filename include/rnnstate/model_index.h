@@ -4,9 +4,11 @@
 /// consumes it (including references from nested subgraphs), its declared or inferred type, and every
 /// name in use anywhere. Read-only: built once from the loaded model, invalid after a rewrite.
 
+#include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,8 +49,9 @@ struct GraphIndex {
   std::unordered_map<std::string, int> outputs;     ///< graph output name -> position
   std::unordered_map<std::string, int> inputs;      ///< graph input name -> position
   std::unordered_map<std::string, int> initializers;  ///< initializer name -> position
-  /// Types from the model's declarations, completed by onnx shape inference when it succeeded.
-  std::unordered_map<std::string, onnx::TypeProto> types;
+  /// Types from the model's declarations, completed by onnx shape inference when it succeeded. They
+  /// point into the ModelIndex's inferred copy of the model, which outlives every GraphIndex.
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
   /// Names this graph's subgraphs read from outer scopes, per node of this graph.
   std::map<int, std::set<std::string>> outer_references;
 
@@ -90,6 +93,9 @@ class ModelIndex {
 
  private:
   const onnx::ModelProto* model_;
+  // Owns the inferred structural copy and the initializer types that `types` point to; one arena, so
+  // that neither costs an allocation per message.
+  std::unique_ptr<google::protobuf::Arena> arena_;
   std::map<GraphPath, GraphIndex> graphs_;
   std::set<std::string> used_names_;
   std::set<std::string> used_dim_params_;
@@ -98,8 +104,8 @@ class ModelIndex {
 };
 
 /// A copy of `model` with everything but initializer payloads (names, types and dims are kept), for
-/// shape inference without duplicating the weights.
-onnx::ModelProto StructuralCopy(const onnx::ModelProto& model);
+/// shape inference without duplicating the weights. Allocated on (and owned by) `arena`.
+onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena);
 
 /// True for the default ONNX operator domain ("" or "ai.onnx").
 inline bool IsOnnxDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
