@@ -1,6 +1,7 @@
 #include "rnnstate/batch.h"
 
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "rnnstate/error.h"
 
@@ -26,13 +28,32 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// A key identifying a file however it was named (`a/../m.onnx` and `m.onnx`), or the path itself when
-/// it cannot be resolved.
-std::string FileKey(const std::string& path) {
-  std::error_code ec;
-  fs::path resolved = fs::weakly_canonical(path, ec);
-  return ec ? path : resolved.string();
-}
+/// Keys identifying a file however it was named (`a/../m.onnx` and `m.onnx`, a symlink and its
+/// target), or the path itself when it cannot be resolved. Resolving a path costs a system call per
+/// component, so each directory is resolved once and a file costs one lstat.
+class FileKeys {
+ public:
+  std::string Key(const std::string& path) {
+    fs::path file(path);
+    fs::path name = file.filename();
+    struct stat info {};
+    bool is_link = lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode);
+    if (is_link || name.empty() || name == "." || name == "..") return Resolve(file);
+    fs::path parent = file.parent_path();
+    auto [it, fresh] = directories_.try_emplace(parent.string());
+    if (fresh) it->second = Resolve(parent.empty() ? fs::path(".") : parent);
+    return (fs::path(it->second) / name).string();
+  }
+
+ private:
+  static std::string Resolve(const fs::path& path) {
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(path, ec);
+    return ec ? path.string() : resolved.string();
+  }
+
+  std::unordered_map<std::string, std::string> directories_;
+};
 
 bool IsSameDirectory(const fs::path& a, const std::string& b) {
   if (b.empty()) return false;
@@ -90,8 +111,9 @@ std::vector<InputFile> FindModelFiles(const std::vector<std::string>& arguments,
   }
   std::vector<InputFile> unique;
   std::set<std::string> seen;
+  FileKeys keys;
   for (auto& input : expanded) {
-    if (input.error.empty() && !seen.insert(FileKey(input.path)).second) continue;
+    if (input.error.empty() && !seen.insert(keys.Key(input.path)).second) continue;
     unique.push_back(std::move(input));
   }
   return unique;
@@ -120,14 +142,15 @@ std::string OutputPathFor(const InputFile& input, OutputMode mode, const std::st
 
 std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vector<std::string>& outputs,
                            bool in_place) {
+  FileKeys keys;
   std::map<std::string, size_t> input_at;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].error.empty()) input_at.emplace(FileKey(inputs[i].path), i);
+    if (inputs[i].error.empty()) input_at.emplace(keys.Key(inputs[i].path), i);
   }
   std::map<std::string, size_t> output_at;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].error.empty()) continue;
-    std::string key = FileKey(outputs[i]);
+    std::string key = keys.Key(outputs[i]);
     auto [previous, fresh] = output_at.emplace(key, i);
     if (!fresh) {
       return "'" + outputs[i] + "' would be written twice (from '" + inputs[previous->second].path + "' and '" +

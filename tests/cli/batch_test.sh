@@ -69,6 +69,14 @@ check "-o says to use --out-dir" has err "out-dir"
 check "-o and --out-dir: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$work/x.onnx" --out-dir "$work/d"
 check "--in-place and --out-dir: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" --in-place --out-dir "$work/d"
 check "-o equal to the input: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$zoo/z_rnn.onnx"
+check "-o naming the input through '..': exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$zoo/torch/../z_rnn.onnx"
+ln -s "$zoo/z_rnn.onnx" "$work/link_to_input.onnx"
+check "-o naming the input through a symlink: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$work/link_to_input.onnx"
+ln -s "$zoo/torch" "$work/link_to_torch"
+check "one file named three ways is rewritten once" \
+  run 0 rewrite "$zoo/torch/lstm.onnx" "$zoo/torch/deep/../lstm.onnx" "$work/link_to_torch/lstm.onnx" --out-dir "$work/once"
+check "...one output line" lines out 1
+rm "$work/link_to_input.onnx" "$work/link_to_torch"
 check "-j 0: exit 2" run 2 check "$zoo" -j 0
 check "--json with --format dot: exit 2" run 2 report "$zoo/z_rnn.onnx" --json --format dot
 check "no path: exit 2" run 2 check
