@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "file_output.h"
@@ -84,19 +85,25 @@ int OpenNonEmptyFile(const std::string& path, uint64_t* size) {
 
 }  // namespace
 
-/// The input file, open and mapped read-only for the lifetime of the ModelFile. Both keep the file's
-/// contents alive when the file is renamed over (an in-place write).
+/// The input file's bytes, open and mapped read-only (small files: read into memory) for the lifetime of
+/// the ModelFile. Both keep the file's contents alive when the file is renamed over (an in-place write).
 class ModelFile::Mapping {
  public:
-  /// Maps `path`; throws Error(kBadInput) if it is missing, not a regular file, empty or unreadable.
+  /// Below this size a file is read, not mapped: unmapping costs every other thread of the process a TLB
+  /// flush, which a batch of small models pays per file.
+  static constexpr uint64_t kReadBelow = 256 * 1024;
+
+  /// Maps or reads `path`; throws Error(kBadInput) if it is missing, not a regular file, empty or
+  /// unreadable.
   explicit Mapping(const std::string& path) : fd_(OpenNonEmptyFile(path, &size_)) {
-    void* data = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
-    if (data == MAP_FAILED) {
-      const std::string problem = SystemError("cannot map");
-      close(fd_);
-      throw Error(ExitCode::kBadInput, problem);
+    if (size_ < kReadBelow) {
+      ReadAll();
+      return;
     }
+    void* data = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (data == MAP_FAILED) Fail(SystemError("cannot map"));
     data_ = static_cast<const uint8_t*>(data);
+    mapped_ = true;
     // Where the kernel cannot copy file to file, the write streams the mapping in order.
     madvise(data, size_, MADV_SEQUENTIAL);
   }
@@ -104,7 +111,7 @@ class ModelFile::Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
   ~Mapping() {
-    munmap(const_cast<uint8_t*>(data_), size_);
+    if (mapped_) munmap(const_cast<uint8_t*>(data_), size_);
     close(fd_);
   }
 
@@ -113,9 +120,29 @@ class ModelFile::Mapping {
   uint64_t size() const { return size_; }
 
  private:
+  [[noreturn]] void Fail(const std::string& problem) {
+    close(fd_);
+    throw Error(ExitCode::kBadInput, problem);
+  }
+
+  void ReadAll() {
+    buffer_ = std::make_unique<uint8_t[]>(size_);
+    uint64_t done = 0;
+    while (done < size_) {
+      const ssize_t n = pread(fd_, buffer_.get() + done, size_ - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) Fail(SystemError("cannot read"));
+      if (n == 0) Fail("the file shrank while it was read");
+      done += static_cast<uint64_t>(n);
+    }
+    data_ = buffer_.get();
+  }
+
   uint64_t size_ = 0;
   int fd_ = -1;
   const uint8_t* data_ = nullptr;
+  bool mapped_ = false;
+  std::unique_ptr<uint8_t[]> buffer_;
 };
 
 ModelFile::ModelFile() = default;
@@ -166,6 +193,14 @@ void ModelFile::Write(const std::string& out_path, Durability durability) const 
   // Errors do not repeat the path: callers name the file.
   const std::string serialized = SerializeDeterministic(model_);
   const auto* const bytes = reinterpret_cast<const uint8_t*>(serialized.data());
+  const output::InputFile input{mapping_->fd(), mapping_->data(), mapping_->size()};
+  const bool sync = durability == Durability::kSync;
+  if (payloads_.empty()) {
+    // Nothing to splice back, and no placeholder can have appeared: Load verified that the input holds
+    // no marker, and the rewrite only adds names and small tensors of its own.
+    output::WriteFileAtomically(out_path, {BytePiece{bytes, serialized.size()}}, input, sync);
+    return;
+  }
   uint64_t spliced = 0;
   // The walker validated the input; failing on protobuf's own output would be a bug.
   WireRewriter splice(
@@ -184,8 +219,7 @@ void ModelFile::Write(const std::string& out_path, Durability durability) const 
   if (CountMagic(bytes, serialized.size()) != spliced) {
     throw Error(ExitCode::kCannotWrite, "a payload placeholder was copied outside TensorProto.raw_data");
   }
-  output::WriteFileAtomically(out_path, plan.pieces(), {mapping_->fd(), mapping_->data(), mapping_->size()},
-                              durability == Durability::kSync);
+  output::WriteFileAtomically(out_path, plan.pieces(), input, sync);
 }
 
 }  // namespace rnnstate
