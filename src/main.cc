@@ -37,6 +37,7 @@ struct RewriteArgs {
   bool in_place = false;
   bool dry_run = false;
   bool strict = false;
+  bool fsync = false;
   bool no_fsync = false;
   std::string mode = "defaults";
   std::string nodes;
@@ -164,8 +165,12 @@ int RunRewrite(const RewriteArgs& args, bool quiet) {
   discovery.skip_directory = args.out_dir;
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, discovery);
   settings.label_lines = inputs.size() > 1;
-  // One fsync per file costs more than the rewrite of a small model: a batch is flushed once at the end.
-  settings.defer_sync = (inputs.size() > 1 || args.no_fsync) && !args.dry_run;
+  // Outputs are flushed to disk when they replace the user's original (--in-place) or when asked to.
+  // A new output, like one from cp or onnx.save, is left to the kernel: a crash can lose it, never the
+  // input. One fsync per file costs more than the rewrite of a small model: a batch is flushed once at
+  // the end.
+  const bool sync = args.in_place ? !args.no_fsync : args.fsync;
+  settings.defer_sync = (inputs.size() > 1 || !sync) && !args.dry_run;
   std::vector<std::string> outputs;
   for (const auto& input : inputs) {
     outputs.push_back(
@@ -176,7 +181,7 @@ int RunRewrite(const RewriteArgs& args, bool quiet) {
   Printing printing = args.files.json ? Printing::kJsonLines : Printing::kText;
   int code = RunFiles(inputs, args.files, printing, quiet,
                       [&](size_t i) { return rnnstate::RewriteFile(inputs[i].path, outputs[i], settings); });
-  if (settings.defer_sync && !args.no_fsync) rnnstate::SyncOutputs(outputs);
+  if (settings.defer_sync && sync) rnnstate::SyncOutputs(outputs);
   return code;
 }
 
@@ -242,9 +247,13 @@ int main(int argc, char** argv) {
   rewrite_cmd->add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
   rewrite_cmd->add_option("--output-names", rewrite.output_names, "Template for new state outputs");
   rewrite_cmd->add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
-  rewrite_cmd->add_flag("--no-fsync", rewrite.no_fsync,
-                        "Do not flush outputs to disk (faster, like cp; still atomic, but a power loss soon after "
-                        "may lose them)");
+  CLI::Option* fsync_flag = rewrite_cmd->add_flag(
+      "--fsync", rewrite.fsync, "Flush every output to disk before it is renamed into place (default: only with --in-place)");
+  rewrite_cmd
+      ->add_flag("--no-fsync", rewrite.no_fsync,
+                 "Do not flush outputs to disk, not even with --in-place (still atomic, but a power loss soon after "
+                 "may lose them)")
+      ->excludes(fsync_flag);
 
   ReportArgs report;
   CLI::App* report_cmd = app.add_subcommand("report", "Show the recurrent nodes and their state wiring");

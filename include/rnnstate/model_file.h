@@ -16,7 +16,8 @@
 namespace rnnstate {
 
 /// An ONNX model file opened for rewriting: the ModelProto without large tensor payloads, which stay in
-/// the read-only memory mapping of the input file.
+/// the read-only memory mapping of the input file. (A file under 256 KiB is read into memory instead of
+/// mapped; the rest is the same.)
 ///
 /// A deferred payload is a `TensorProto.raw_data` of at least the threshold's size, found on the paths
 /// from ModelProto to every TensorProto that onnx 1.12 defines (graph initializers, sparse initializers,

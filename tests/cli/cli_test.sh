@@ -79,4 +79,26 @@ for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
   done
 done
 
+# Durability: an output that replaces the input (--in-place) or that the user asks for (--fsync) is
+# flushed to disk before it is renamed into place; a new output is left to the kernel, like cp's.
+check "--fsync with --no-fsync: exit 2" run 2 rewrite "$work/in.onnx" -o "$work/d0.onnx" --fsync --no-fsync
+if strace -f -qq -o /dev/null true 2>/dev/null; then
+  syncs() {  # syncs ARGS...: how many fsync/fdatasync/syncfs calls `rnnstate ARGS...` makes
+    strace -f -qq -e trace=fsync,fdatasync,syncfs -o "$work/strace" "$bin" "$@" >/dev/null 2>&1
+    grep -c -E '(fsync|fdatasync|syncfs)\(' "$work/strace"
+  }
+  check "new output: not flushed" test "$(syncs rewrite "$work/in.onnx" -o "$work/d1.onnx")" -eq 0
+  check "new output with --fsync: file and directory flushed" test "$(syncs rewrite "$work/in.onnx" -o "$work/d2.onnx" --fsync)" -ge 2
+  cp "$work/in.onnx" "$work/d3.onnx"
+  check "--in-place: flushed by default" test "$(syncs rewrite "$work/d3.onnx" --in-place)" -ge 2
+  cp "$work/in.onnx" "$work/d4.onnx"
+  check "--in-place --no-fsync: not flushed" test "$(syncs rewrite "$work/d4.onnx" --in-place --no-fsync)" -eq 0
+  mkdir -p "$work/two" && cp "$work/in.onnx" "$work/two/a.onnx" && cp "$work/in.onnx" "$work/two/b.onnx"
+  check "several files with --fsync: one syncfs at the end" \
+    test "$(syncs rewrite "$work/two" --out-dir "$work/two_out" --fsync)" -eq 1
+  check "...and the outputs are complete" cmp -s "$work/two_out/a.onnx" "$work/d2.onnx"
+else
+  echo "SKIP  durability checks: strace cannot trace processes on this machine"
+fi
+
 finish
