@@ -11,26 +11,19 @@ namespace rnnstate {
 
 namespace {
 
-size_t ElementSize(int32_t elem_type) {
-  switch (elem_type) {
-    case onnx::TensorProto::FLOAT: return 4;
-    case onnx::TensorProto::DOUBLE: return 8;
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16: return 2;
-    default: throw Error(ExitCode::kUnsupported, "state element type " + std::to_string(elem_type) + " is not a float type");
-  }
-}
-
 onnx::TensorProto ZeroTensor(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
   onnx::TensorProto tensor;
   tensor.set_name(name);
   tensor.set_data_type(elem_type);
-  size_t count = 1;
-  for (auto d : dims) {
-    tensor.add_dims(d);
-    count *= static_cast<size_t>(d);
+  if (FloatElementSize(elem_type) == 0) {
+    throw Error(ExitCode::kUnsupported, "state element type " + std::to_string(elem_type) + " is not a float type");
   }
-  tensor.set_raw_data(std::string(count * ElementSize(elem_type), '\0'));
+  const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
+  if (!bytes || *bytes > kMaxZeroDefaultBytes) {
+    throw Error(ExitCode::kInternal, "the plan asks for a zero initializer '" + name + "' over the size limit");
+  }
+  for (auto d : dims) tensor.add_dims(d);
+  tensor.set_raw_data(std::string(*bytes, '\0'));
   return tensor;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "rnnstate/naming.h"
+#include "rnnstate/proto_access.h"
 
 namespace rnnstate {
 
@@ -63,7 +64,12 @@ class StatePlanner {
  public:
   StatePlanner(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options, NameAllocator& names,
                Plan& plan)
-      : index_(index), analysis_(analysis), options_(options), names_(names), plan_(plan) {}
+      : index_(index),
+        analysis_(analysis),
+        options_(options),
+        names_(names),
+        dim_names_(index.used_dim_params()),
+        plan_(plan) {}
 
   void PlanNode(const NodeAnalysis& node, const std::string& node_name, const std::string& graph_name) {
     stem_ = NodeStem(node_name);
@@ -201,18 +207,36 @@ class StatePlanner {
 
   std::string PlanZeroDefault(const RecurrentNode& node, const StateAnalysis& state, StateEdit& edit) {
     std::vector<Dim> shape = node.StateShape();
+    const size_t batch_axis = node.layout == 1 ? 0 : 1;
     if (node.batch.fixed()) {
-      edit.default_kind = DefaultKind::kZeros;
-      for (const auto& d : shape) edit.default_dims.push_back(d.value);
-      return "";
+      std::vector<int64_t> dims;
+      for (const auto& d : shape) dims.push_back(d.value);
+      const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, dims);
+      if (bytes && *bytes <= kMaxZeroDefaultBytes) {
+        edit.default_kind = DefaultKind::kZeros;
+        edit.default_dims = dims;
+        return "";
+      }
+      // Too large to store: broadcast [D,1,H] zeros to the batch of X, as for a dynamic batch. The
+      // input's batch is then declared symbolic ([D,1,H] must be a valid value of it).
+      auto [name, fresh] = batch_params_.try_emplace({node.graph, node.node});
+      if (fresh) name->second = dim_names_.Allocate("batch");
+      edit.shape[batch_axis] = Dim{-1, name->second};
+      shape[batch_axis] = Dim{-1, ""};
     }
     // A carried site has no X to take the batch from: select the original zeros instead.
     if (state.site.carried) return PlanSelectOriginal(node, edit);
     if (index_.onnx_opset() < kExpandOpset) {
-      return "dynamic batch needs Expand (opset 8) for a zero default; use --state-inputs required";
+      return "a zero default broadcast to the batch needs Expand (opset 8); use --state-inputs required";
+    }
+    for (const auto& d : shape) edit.default_dims.push_back(d.fixed() ? d.value : 1);
+    const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, edit.default_dims);
+    if (!bytes || *bytes > kMaxZeroDefaultBytes) {
+      edit.default_dims.clear();
+      return "hidden_size " + std::to_string(node.hidden_size) + " makes even a [D,1,H] zero default over " +
+             std::to_string(kMaxZeroDefaultBytes >> 20) + " MiB; use --state-inputs required";
     }
     edit.default_kind = DefaultKind::kBroadcastZeros;
-    for (const auto& d : shape) edit.default_dims.push_back(d.fixed() ? d.value : 1);
     edit.broadcast = BroadcastFor(node);
     edit.default_graph = plan_.broadcasts[edit.broadcast].graph;
     edit.slot_value = names_.Allocate(edit.input + ".expanded");
@@ -317,6 +341,8 @@ class StatePlanner {
   const Analysis& analysis_;
   const PlanOptions& options_;
   NameAllocator& names_;
+  NameAllocator dim_names_;  // dim_param names of symbolic batches this plan declares
+  std::map<std::pair<GraphPath, int>, std::string> batch_params_;  // per node: its h and c share one
   Plan& plan_;
   std::string stem_;
   std::map<std::pair<GraphPath, int>, int> broadcasts_;

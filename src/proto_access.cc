@@ -2,6 +2,25 @@
 
 namespace rnnstate {
 
+size_t FloatElementSize(int32_t elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT: return 4;
+    case onnx::TensorProto::DOUBLE: return 8;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: return 2;
+    default: return 0;
+  }
+}
+
+std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims) {
+  uint64_t bytes = FloatElementSize(elem_type);
+  if (bytes == 0) return std::nullopt;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& attribute : node.attribute()) {
     if (attribute.name() == name) return &attribute;

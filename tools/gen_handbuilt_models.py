@@ -769,8 +769,29 @@ def lstm_shared_init(rng):
     return "handbuilt/lstm_shared_init.onnx", model, entry, reference
 
 
+def lstm_big_fixed_batch(rng):
+    """LSTM without initial state, batch fixed at 4200: a full zero default would be 1.08 MB per state."""
+    i, h, batch = 4, 64, 4200
+    wt = Weights("LSTM", i, h, rng)
+    nodes = [helper.make_node("LSTM", ["x", "lstm_W", "lstm_R", "lstm_B"], ["y", "h_n", "c_n"],
+                              name="lstm", hidden_size=h)]
+    model = make_model(nodes, [value_info("x", ["seq", batch, i])],
+                       [value_info("y", ["seq", 1, batch, h]), value_info("h_n", [1, batch, h])],
+                       wt.initializers("lstm"), "lstm_big_fixed_batch", lstm_big_fixed_batch.__doc__)
+
+    def reference(f):
+        y, yh, _ = ref_recurrent("LSTM", f["x"], wt.w, wt.r, wt.b)
+        return {"y": y, "h_n": yh}
+
+    entry = manifest_entry("handbuilt/lstm_big_fixed_batch.onnx", {"seq": 6}, {"x": 0}, {"y": 0}, [2, 4], True, True,
+                           "fixed batch 4200, hidden 64: a [1,4200,64] zero initializer would exceed rnnstate's "
+                           "1 MiB limit, so the default is [1,1,64] zeros broadcast to the batch of X")
+    return "handbuilt/lstm_big_fixed_batch.onnx", model, entry, reference
+
+
 BUILDERS = [lstm_init_state, lstm_shared_init, gru_expand_default, shared_default, lstm_layout1, rnn_seq_lens, name_collision,
-            lstm_then_gru, rnn_weights_as_inputs, gru_nonzero_default, lstm_yh_consumed, gru_reverse]
+            lstm_then_gru, rnn_weights_as_inputs, gru_nonzero_default, lstm_yh_consumed, gru_reverse,
+            lstm_big_fixed_batch]
 
 # =============================================================================================
 # Later work (issue 3): recurrent nodes inside control flow, hand-built. models/control/hb_*.onnx

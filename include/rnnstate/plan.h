@@ -15,6 +15,11 @@
 
 namespace rnnstate {
 
+/// The largest zero initializer a default may add (1 MiB). A fixed-batch state larger than this gets a
+/// [D,1,H] zero initializer broadcast to the batch of X instead, so that a model of batch 4096 does not
+/// grow by megabytes of zeros per state (nor a malformed one by petabytes).
+inline constexpr uint64_t kMaxZeroDefaultBytes = uint64_t{1} << 20;
+
 /// How new state inputs behave when not fed.
 enum class StateInputMode {
   kDefaults,  ///< each state input has a default reproducing the original model (overridable initializer)
@@ -41,7 +46,7 @@ enum class InputAction {
 /// How a new input reproduces the original initial state when it is not fed.
 enum class DefaultKind {
   kNone,             ///< required input (or unchanged)
-  kZeros,            ///< zero initializer of the full state shape (fixed batch)
+  kZeros,            ///< zero initializer of the full state shape (fixed batch, at most kMaxZeroDefaultBytes)
   kBroadcastZeros,   ///< [.., 1, ..] zero initializer, expanded to the runtime batch of X
   kMoveInitializer,  ///< the original initializer, renamed (it was used by this state only)
   kCopyInitializer,  ///< a copy of the original initializer (it is shared)

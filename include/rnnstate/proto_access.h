@@ -6,13 +6,22 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace rnnstate {
 
 /// Scan-9 dropped Scan-8's batch axis and its leading sequence_lens input.
 inline constexpr int64_t kScanWithoutBatchOpset = 9;
+
+/// Bytes per element of a recurrent state's float type (FLOAT, DOUBLE, FLOAT16, BFLOAT16); 0 for others.
+size_t FloatElementSize(int32_t elem_type);
+
+/// The size in bytes of a dense tensor of `elem_type` with `dims`, or nullopt when the element type is
+/// not a float type, a dim is negative, or the size does not fit in 64 bits.
+std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims);
 
 /// The attribute `name` of `node`, or nullptr.
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name);

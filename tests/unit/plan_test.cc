@@ -7,6 +7,7 @@
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/pipeline.h"
+#include "rnnstate/plan.h"
 #include "rnnstate/validate.h"
 #include "test_models.h"
 
@@ -73,6 +74,45 @@ TEST(Rewrite, AbsentStateWithFixedBatchGetsFullZeroInitializer) {
   EXPECT_THAT(g.initializer(0).dims(), ElementsAre(1, 2, 3));
   EXPECT_EQ(g.initializer(0).raw_data(), std::string(6 * 4, '\0'));
   EXPECT_EQ(NodeOfType(g, "GRU").input(5), "GRU_0.h_in");
+}
+
+TEST(Rewrite, LargeFixedBatchGetsBroadcastZerosNotAMegabyteInitializer) {
+  // [1, 100000, 3] floats would be 1.2 MB of zeros per state: over kMaxZeroDefaultBytes.
+  onnx::ModelProto model = Model(R"(g (float[5, 100000, 2] X, float[1, 12, 2] W, float[1, 12, 3] R, float[batch] other)
+    => (float[5, 1, 100000, 3] Y, float[batch] other_out) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+  other_out = Identity (other)
+})");
+  Rewrite(model);
+  const auto& g = model.graph();
+  // "batch" is taken by another input's dimension: h and c share a fresh name for this node's batch.
+  EXPECT_EQ(DeclaredShape(g, "LSTM_0.h_in"), "[1,batch_2,3]");
+  EXPECT_EQ(DeclaredShape(g, "LSTM_0.c_in"), "[1,batch_2,3]");
+  for (const auto& tensor : g.initializer()) {
+    EXPECT_THAT(tensor.dims(), ElementsAre(1, 1, 3)) << tensor.name();
+    EXPECT_LE(tensor.raw_data().size(), kMaxZeroDefaultBytes);
+  }
+  const auto& lstm = NodeOfType(g, "LSTM");
+  for (int slot : {5, 6}) {
+    const onnx::NodeProto* expand = Producer(g, lstm.input(slot));
+    ASSERT_NE(expand, nullptr);
+    EXPECT_EQ(expand->op_type(), "Expand");
+  }
+}
+
+TEST(Rewrite, ImplausibleHiddenSizeIsSkippedWithAReasonNotAllocated) {
+  // A malformed model (found by fuzzing): hidden_size 2^40 would make even [1,1,H] zeros 4 TiB.
+  for (const char* batch : {"batch", "4"}) {
+    onnx::ModelProto model = Model(std::string(R"(g (float[seq, )") + batch +
+                                   R"(, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, )" + batch +
+                                   R"(, 3] Y) {
+  Y = GRU <hidden_size = 1099511627776> (X, W, R)
+})");
+    RewriteOutcome outcome = Rewrite(model);
+    ASSERT_EQ(outcome.plan.skipped.size(), 1u) << batch;
+    EXPECT_THAT(outcome.plan.skipped[0].reason, ::testing::HasSubstr("hidden_size 1099511627776")) << batch;
+    EXPECT_EQ(model.graph().initializer_size(), 0) << batch;
+  }
 }
 
 TEST(Rewrite, ExistingStateInputAndOutputAreReusedNotDuplicated) {
