@@ -118,6 +118,7 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
       RunChecker(input, model_dir);
       baseline.checker_applies = true;
     } catch (const std::exception& e) {
+      baseline.input_fails_checker = true;
       baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
     }
   }
@@ -144,7 +145,14 @@ void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& 
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
       onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
     } catch (const std::exception& e) {
-      throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx shape inference: ") + e.what());
+      const std::string failure = std::string("rewritten model fails onnx shape inference: ") + e.what();
+      if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
+      // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did
+      // not have on the input (reaching, say, a subgraph node that lacks a required input): the failure
+      // cannot be told apart from a defect the model already had.
+      const std::string why = baseline.why_not + ", and onnx shape inference fails on the rewritten model: " + e.what();
+      if (baseline.input_fails_checker) throw Error(ExitCode::kBadInput, "invalid model: " + why);
+      throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + why);
     }
   }
 }

@@ -15,6 +15,7 @@ struct ValidationBaseline {
   std::string model_dir;           ///< where external data files are found (the input's directory)
   bool checker_applies = false;    ///< IR <= 8, opsets known, and the input passes onnx's checker
   bool inference_applies = false;  ///< onnx shape inference succeeded on the input
+  bool input_fails_checker = false;  ///< onnx's checker rejects the input (not just: too new to check)
   std::string why_not;             ///< why full checking is skipped, for a warning
 };
 
@@ -23,8 +24,9 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
                                           const std::string& model_dir);
 
 /// Checks `model`: every value defined before use in its scope, single assignment, unique graph inputs
-/// and outputs; then onnx's checker and shape inference as the baseline allows. Throws
-/// Error(kInternal) naming the first problem.
+/// and outputs; then onnx's checker and shape inference as the baseline allows. Throws Error(kInternal)
+/// naming the first problem — except a shape inference failure on a model whose input onnx's checker
+/// could not vouch for: Error(kBadInput) when the checker rejected the input, else Error(kUnsupported).
 void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline);
 
 /// Only the structural part of ValidateRewritten, returning the first problem or "".
