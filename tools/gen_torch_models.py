@@ -65,8 +65,9 @@ class Case:
     """One export: module factory, declared I/O (shapes with 'batch'/'seq'), dims, manifest entry."""
 
     def __init__(self, relpath, make, inputs, outputs, export_dims, entry, script=False, other_ints=None,
-                 extra_entries=None):
+                 extra_entries=None, opset=None):
         self.relpath = relpath
+        self.opset = opset or OPSET
         self.make = make
         self.inputs = inputs
         self.outputs = outputs
@@ -82,10 +83,26 @@ class Case:
 
 
 def torch_cases():
-    def c(name, make, inputs, outputs, export_dims, dims, seq_axes, out_axes, chunks, streaming, zero, note, **kw):
+    def c(name, make, inputs, outputs, export_dims, dims, seq_axes, out_axes, chunks, streaming, zero, note,
+          opset=None, **kw):
         rel = f"torch/{name}.onnx"
         return Case(rel, make, inputs, outputs, export_dims,
-                    common.manifest_entry(rel, dims, seq_axes, out_axes, chunks, streaming, zero, note, **kw))
+                    common.manifest_entry(rel, dims, seq_axes, out_axes, chunks, streaming, zero, note, **kw),
+                    opset=opset)
+
+    def opset_sweep(opset):
+        """The same modules exported at another opset: the tracer's default-state expressions change
+        (opset 9: Slice/Unsqueeze with attributes; 10+: Slice with inputs; 13+: Unsqueeze with inputs)."""
+        return [
+            c(f"lstm2_bf_dyn_op{opset}", lambda: Returning(nn.LSTM(3, 4, num_layers=2, batch_first=True)),
+              [("x", ["batch", "seq", 3])],
+              [("y", ["batch", "seq", 4]), ("h_n", [2, "batch", 4]), ("c_n", [2, "batch", 4])], tb,
+              {"batch": 3, "seq": 8}, {"x": 1}, {"y": 1}, [2, 5, 1], True, True,
+              f"as lstm2_bf_dyn, exported at opset {opset}", opset=opset),
+            c(f"gru2_dyn_op{opset}", lambda: Returning(nn.GRU(4, 6, num_layers=2)), [("x", ["seq", "batch", 4])],
+              [("y", ["seq", "batch", 6]), ("h_n", [2, "batch", 6])], tb, {"batch": 2, "seq": 10}, {"x": 0},
+              {"y": 0}, [3, 7], True, True, f"as gru2_dyn, exported at opset {opset}", opset=opset),
+        ]
 
     tb, ts = {"batch": 2, "seq": 5}, {}
     return [
@@ -123,7 +140,7 @@ def torch_cases():
         c("lstm_gru_dyn", LstmThenGru, [("x", ["seq", "batch", 4])],
           [("y", ["seq", "batch", 3]), ("h_n", [1, "batch", 3])], tb, {"batch": 2, "seq": 9}, {"x": 0}, {"y": 0},
           [2, 3, 4], True, True, "nn.LSTM then nn.GRU in one module; only the GRU's y/h_n are outputs"),
-    ]
+    ] + [case for opset in (9, 11, 17) for case in opset_sweep(opset)]
 
 
 def export(case):
@@ -139,7 +156,7 @@ def export(case):
             dynamic[name] = axes
     buf = io.BytesIO()
     with torch.no_grad():
-        torch.onnx.export(module, tuple(example.values()), buf, opset_version=OPSET,
+        torch.onnx.export(module, tuple(example.values()), buf, opset_version=case.opset,
                           input_names=[n for n, _ in case.inputs], output_names=[n for n, _ in case.outputs],
                           dynamic_axes=dynamic or None)
     model = onnx.load_from_string(buf.getvalue())
