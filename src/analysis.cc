@@ -77,6 +77,7 @@ bool IsExposed(const ModelIndex& index, const Analysis& analysis, const Recurren
                const StateAnalysis& state) {
   if (state.recorded >= 0) return RecordHolds(index, node, state.kind, analysis.recorded_pairs[state.recorded]);
   if (!state.site.graph.empty()) return false;
+  if (state.stacked) return true;
   bool direct_input = (state.origin.kind == StateOrigin::Kind::kGraphInput ||
                        state.origin.kind == StateOrigin::Kind::kDefaultedInput) &&
                       state.origin.other_consumers == 0;
@@ -100,6 +101,7 @@ Analysis Analyze(const ModelIndex& index) {
       state.thread_problem = FindThreadLevels(index, state.site, &state.levels);
       state.origin = TraceInitialState(index, state.site);
       state.final_state = DescribeFinalState(index, state.site);
+      state.stacked = FindStackedExposure(index, entry.node, state.site, state.origin, state.final_state);
       state.recorded = FindRecord(analysis.recorded_pairs, entry.node, kind);
       state.exposed = IsExposed(index, analysis, entry.node, state);
       entry.states.push_back(std::move(state));

@@ -203,7 +203,10 @@ class StateDrawer {
     std::string in_slot = state.kind == StateKind::kHidden ? "initial_h" : "initial_c";
     std::string out_slot = state.kind == StateKind::kHidden ? "Y_h" : "Y_c";
     Attributes edge = EdgeStyle(n, state.exposed);
-    std::string suffix = state.exposed ? "" : " (not exposed)";
+    std::string suffix = !state.exposed ? " (not exposed)"
+                         : state.stacked && !pair
+                             ? " [" + std::to_string(state.stacked->begin) + ":" + std::to_string(state.stacked->end) + "]"
+                             : "";
     std::string source = state.exposed ? ExposedInput(n, state, pair) : HiddenSource(n, state);
     std::string target = state.exposed ? ExposedOutput(n, state, pair) : HiddenTarget(n, state);
     Attributes in_edge = edge, out_edge = edge;
@@ -223,6 +226,11 @@ class StateDrawer {
 
   /// The main-graph input that feeds an exposed state.
   std::string ExposedInput(const RecurrentNode& node, const StateAnalysis& state, const StatePair* pair) {
+    if (!pair && state.stacked) {
+      // One box per stacked input, shared by the layers that take rows of it.
+      const std::string& name = state.stacked->input;
+      return dot_.Node("in|" + name, GraphPath{}, {{"label", "input '" + name + "'\nstacked"}, {"fillcolor", kInputFill}});
+    }
     std::string name = pair ? pair->input : state.origin.value;
     std::string label = "input '" + name + "'\n" + ShapeText(node.StateShape());
     if (pair) label += pair->optional ? ", optional" : ", required";
@@ -231,7 +239,7 @@ class StateDrawer {
 
   /// The main-graph output that carries an exposed state.
   std::string ExposedOutput(const RecurrentNode&, const StateAnalysis& state, const StatePair* pair) {
-    std::string name = pair ? pair->output : state.final_state.value;
+    std::string name = pair ? pair->output : state.stacked ? state.stacked->output : state.final_state.value;
     return dot_.Node("out|" + name, GraphPath{}, {{"label", "output '" + name + "'"}, {"fillcolor", kOutputFill}});
   }
 

@@ -76,6 +76,18 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
   out.Set("initial", std::move(initial));
   out.Set("final", std::move(final_state));
   out.Set("exposed", state.exposed);
+  if (state.stacked) {
+    Json stacked = Json::Object();
+    stacked.Set("input", state.stacked->input);
+    stacked.Set("output", state.stacked->output);
+    Json rows = Json::Array();
+    rows.Push(state.stacked->begin);
+    rows.Push(state.stacked->end);
+    stacked.Set("rows", std::move(rows));
+    out.Set("stacked", std::move(stacked));
+  } else {
+    out.Set("stacked", Json());
+  }
   const StateEdit* edit = plan.FindEdit(node.node, state.kind);
   out.Set("input", edit ? Json(edit->input) : Json());
   out.Set("output", edit ? Json(edit->output) : Json());
@@ -170,8 +182,9 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
       if (state.final_state.value.empty()) out << "(not produced)";
       else out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "")
                << ", " << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
-      out << "\n     " << (state.exposed ? "exposed" : "not exposed") << "; rewrite: " << Action(plan, n, state.kind)
-          << "\n";
+      out << "\n     " << (state.exposed ? "exposed" : "not exposed");
+      if (state.stacked) out << " as " << StackedText(*state.stacked);
+      out << "; rewrite: " << Action(plan, n, state.kind) << "\n";
     }
   }
   if (!analysis.recorded_pairs.empty()) {

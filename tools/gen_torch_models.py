@@ -126,9 +126,10 @@ def torch_cases():
         c("lstm_h0", lambda: Returning(nn.LSTM(5, 3, num_layers=2)),
           [("x", ["seq", "batch", 5]), ("h0", [2, "batch", 3]), ("c0", [2, "batch", 3])],
           [("y", ["seq", "batch", 3]), ("h_n", [2, "batch", 3]), ("c_n", [2, "batch", 3])], tb,
-          {"batch": 2, "seq": 6}, {"x": 0}, {"y": 0}, None, False, False,
+          {"batch": 2, "seq": 6}, {"x": 0}, {"y": 0}, [2, 4], True, False,
           "nn.LSTM, 2 layers, h0/c0 given as graph inputs (sliced per layer): the state is already exposed "
-          "(a caller streams by feeding h_n/c_n back as h0/c0); no default to reproduce"),
+          "stacked (a caller streams by feeding h_n/c_n back as h0/c0, checked on the original); the rewrite "
+          "adds per-layer pairs whose defaults select the h0/c0 slices"),
         c("gru_fixed_batch", lambda: Returning(nn.GRU(2, 7)), [("x", ["seq", 3, 2])],
           [("y", ["seq", 3, 7]), ("h_n", [1, 3, 7])], {"seq": 5}, {"seq": 7}, {"x": 0}, {"y": 0}, [5, 2], True,
           True, "nn.GRU, batch fixed at 3, only seq dynamic"),

@@ -3,12 +3,14 @@
 /// Stages 3-4 together: every recurrent node with the origin and destination of each of its states,
 /// which states share an origin, and which are already exposed. Pure analysis: nothing is modified.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rnnstate/metadata.h"
 #include "rnnstate/model_index.h"
 #include "rnnstate/recurrent_node.h"
+#include "rnnstate/stacked_state.h"
 #include "rnnstate/state_origin.h"
 
 namespace rnnstate {
@@ -28,8 +30,11 @@ struct StateAnalysis {
   std::vector<std::string> shared_with;
   /// Index into Analysis::recorded_pairs of this state's pair, or -1.
   int recorded = -1;
-  /// True when the state already has a main-graph input and output that the metadata pairs, or the
-  /// slot is fed directly by a graph input used nowhere else and Y is a graph output.
+  /// Set when the state is exposed through rows of stacked graph input and output tensors (PyTorch's
+  /// `(h0, c0)` export of a multi-layer RNN).
+  std::optional<StackedExposure> stacked;
+  /// True when the state already has a main-graph input and output that the metadata pairs; or the
+  /// slot is fed directly by a graph input used nowhere else and Y is a graph output; or it is stacked.
   bool exposed = false;
 };
 

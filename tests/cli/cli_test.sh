@@ -79,6 +79,11 @@ for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
   done
 done
 
+# A PyTorch export called with (h0, c0) already streams its state stacked: check passes without metadata.
+check "check: (h0, c0) export passes (stacked states)" run 0 check "$models/torch/lstm_h0.onnx"
+check "report names the stacked rows" grep -q "exposed as stacked input 'h0'\[1:2\] -> output 'h_n'\[1:2\]" \
+  <("$bin" report "$models/torch/lstm_h0.onnx")
+
 # Durability: an output that replaces the input (--in-place) or that the user asks for (--fsync) is
 # flushed to disk before it is renamed into place; a new output is left to the kernel, like cp's.
 check "--fsync with --no-fsync: exit 2" run 2 rewrite "$work/in.onnx" -o "$work/d0.onnx" --fsync --no-fsync

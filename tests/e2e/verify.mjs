@@ -118,6 +118,9 @@ function rewriteAll(m, cli) {
   const report = cli.report(f.def);
   if (!Array.isArray(report.pairs)) return fail('report --json has no "pairs" array');
   m.pairs = report.pairs;
+  // States the original already exposes stacked (PyTorch's (h0, c0)): one feedback per tensor pair.
+  const stacked = cli.report(f.orig).nodes.flatMap((n) => n.states.map((st) => st.stacked).filter(Boolean));
+  m.stacked = [...new Map(stacked.map((st) => [`${st.input}->${st.output}`, { input: st.input, output: st.output }])).values()];
 
   // The report must reflect the file's metadata (it is documented to read it from there).
   const meta = scanModel(f.def).metadata.rnnstate;
@@ -209,6 +212,10 @@ async function verifyModel(raw, index, labels, opts) {
     // The self-test proves that a PASS of (2) means something; after a FAIL it has nothing to prove.
     if (streaming.ok) await runCheck(label, '(2) self-test', () => checks.checkSelfTest(m));
     else skip(label, '(2) self-test', 'not run: (2) failed');
+  }
+  if (entry.streaming && m.stacked.length && entry.chunkMode === 'seq') {
+    const stacked = await runCheck(label, '(2) stacked, original model', () => checks.checkStackedStreaming(m));
+    if (stacked.ok) await runCheck(label, '(2) stacked self-test', () => checks.checkStackedSelfTest(m));
   }
   if (entry.zeroDefault) await runCheck(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
   if (m.pairs.length) await runCheck(label, 'required-direct', () => checks.checkRequiredDirect(m));

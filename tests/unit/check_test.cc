@@ -278,5 +278,72 @@ g (bool c, float[2] a, float[2] b) => (float[2] y) {
   EXPECT_FALSE(ComputedFrom(index, ValueRef{then_branch, "ta"}, ValueRef{{}, "b"}));
 }
 
+// ---------------------------------------------------------------------------------------------------
+// States exposed stacked, as PyTorch exports a 2-layer LSTM called with (h0, c0).
+
+/// A 2-layer LSTM whose layers take rows of h0/c0 and whose final states are concatenated into h_n/c_n.
+/// `h_parts` is the Concat's input list for h_n; `extra` adds nodes (and `extra_outputs` outputs).
+std::string StackedLstm(const std::string& h_parts = "Yh0, Yh1", const std::string& extra = "",
+                        const std::string& extra_outputs = "") {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[2, batch, 3] c0, float[1, 12, 2] W0, float[1, 12, 3] R0,
+   float[1, 12, 3] W1, float[1, 12, 3] R1) => (float[seq, 1, batch, 3] Y1, float[2, batch, 3] h_n, float[2, batch, 3] c_n)" +
+         extra_outputs + R"() {
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  h0_0 = Slice (h0, zero, one, zero)
+  c0_0 = Slice (c0, zero, one, zero)
+  h0_1 = Slice (h0, one, two, zero)
+  c0_1 = Slice (c0, one, two, zero)
+  Y0, Yh0, Yc0 = LSTM <hidden_size = 3> (X, W0, R0, , , h0_0, c0_0)
+  X1 = Squeeze (Y0, one)
+  Y1, Yh1, Yc1 = LSTM <hidden_size = 3> (X1, W1, R1, , , h0_1, c0_1)
+  h_n = Concat <axis = 0> ()" + h_parts + R"()
+  c_n = Concat <axis = 0> (Yc0, Yc1)
+)" + extra + "}";
+}
+
+TEST(Check, StatesExposedStackedPassWithoutMetadata) {
+  onnx::ModelProto model = ParseModel(StackedLstm());
+  EXPECT_THAT(Problems(model), IsEmpty());
+  ModelIndex index(model);
+  Analysis analysis = Analyze(index);
+  ASSERT_EQ(analysis.nodes.size(), 2u);
+  for (int layer = 0; layer < 2; ++layer) {
+    for (const auto& state : analysis.nodes[layer].states) {
+      ASSERT_TRUE(state.stacked.has_value()) << layer;
+      EXPECT_EQ(state.stacked->input, state.kind == StateKind::kHidden ? "h0" : "c0");
+      EXPECT_EQ(state.stacked->output, state.kind == StateKind::kHidden ? "h_n" : "c_n");
+      EXPECT_EQ(state.stacked->begin, layer);
+      EXPECT_EQ(state.stacked->end, layer + 1);
+    }
+  }
+}
+
+TEST(Check, StackedRowsThatDoNotMatchAreNotExposed) {
+  // h_n holds layer 1's state in row 0: feeding it back as h0 would start each layer from the other's.
+  EXPECT_THAT(Kinds(ParseModel(StackedLstm("Yh1, Yh0"))), ElementsAre("not_exposed", "not_exposed"));
+}
+
+TEST(Check, StackedInputWithAnotherUseIsNotExposed) {
+  EXPECT_THAT(Kinds(ParseModel(StackedLstm("Yh0, Yh1", "  h0_copy = Identity (h0)\n", ", float[2, batch, 3] h0_copy"))),
+              ElementsAre("not_exposed", "not_exposed"));
+}
+
+TEST(Check, StackedStatesOfOpset9SliceAttributesPass) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 7, opset_import: ["" : 9]>
+g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[1, 9, 2] W0, float[1, 9, 3] R0, float[1, 9, 3] W1,
+   float[1, 9, 3] R1) => (float[seq, 1, batch, 3] Y1, float[2, batch, 3] h_n) {
+  h0_0 = Slice <starts = [0], ends = [1], axes = [0]> (h0)
+  h0_1 = Slice <starts = [1], ends = [2], axes = [0]> (h0)
+  Y0, Yh0 = GRU <hidden_size = 3> (X, W0, R0, , , h0_0)
+  X1 = Squeeze <axes = [1]> (Y0)
+  Y1, Yh1 = GRU <hidden_size = 3> (X1, W1, R1, , , h0_1)
+  h_n = Concat <axis = 0> (Yh0, Yh1)
+})");
+  EXPECT_THAT(Problems(model), IsEmpty());
+}
+
 }  // namespace
 }  // namespace rnnstate

@@ -158,6 +158,41 @@ export async function checkStreaming(m) {
   return verdict(await streamedDiff(m, m.pairs), m.tol, detail);
 }
 
+/**
+ * (2) on the ORIGINAL model for states it already exposes stacked (report's "stacked"): every chunk on
+ * the original, the first with the full feeds' initial state, later ones fed the previous chunk's
+ * stacked outputs (`h_n` as `h0`). Must equal one call on the whole sequence.
+ */
+async function stackedDiff(m, feedback) {
+  const outs = [];
+  let offset = 0;
+  for (const length of m.entry.chunks) {
+    const feeds = chunkFeeds(m, offset, length);
+    if (outs.length) for (const { input, output } of feedback) feeds[input] = outs[outs.length - 1][output];
+    outs.push(await runExact(m.sessions.orig, feeds, `chunk ${outs.length + 1} (original model)`));
+    offset += length;
+  }
+  const names = m.sessions.orig.outputNames.filter((n) => !m.entry.streamingSkipOutputs.includes(n));
+  return compareOutputs(names, assembleChunks(m, outs, names), m.origOut);
+}
+
+export async function checkStackedStreaming(m) {
+  if (!m.origOut) throw new Error('not run: the original model did not run (see (1))');
+  const detail = `${m.stacked.map((p) => `${p.output}->${p.input}`).join(', ')}; chunks [${m.entry.chunks}]`;
+  return verdict(await stackedDiff(m, m.stacked), m.tol, detail);
+}
+
+/** Self-test of the above: with each stacked input fed a wrong output (rotated), the check must fail. */
+export async function checkStackedSelfTest(m) {
+  const wrong = m.stacked.length > 1
+    ? m.stacked.map((p, i) => ({ input: p.input, output: m.stacked[(i + 1) % m.stacked.length].output }))
+    : null;
+  if (!wrong) return null;
+  const cmp = await stackedDiff(m, wrong);
+  return cmp.diff > m.tol ? pass(cmp.diff, 'rotated stacked feeds: mismatch detected as expected')
+    : fail(cmp.diff, 'rotated stacked feeds: NOT detected - harness broken');
+}
+
 /** Two pairs whose state tensors have the same type and shape (so a swapped feed still runs). */
 function swappablePairs(m) {
   for (let i = 0; i < m.pairs.length; i++) {

@@ -1,0 +1,152 @@
+#include "rnnstate/stacked_state.h"
+
+#include <cstring>
+#include <vector>
+
+#include "rnnstate/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// The opset from which Slice takes starts/ends/axes/steps as inputs instead of attributes.
+constexpr int64_t kSliceInputsOpset = 10;
+
+/// The integer values of a constant tensor (INT64 or INT32, plain or raw), or nullopt.
+std::optional<std::vector<int64_t>> IntValues(const onnx::TensorProto& tensor) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  std::vector<int64_t> values;
+  if (tensor.data_type() == onnx::TensorProto::INT64) {
+    if (tensor.has_raw_data()) {
+      const std::string& raw = tensor.raw_data();
+      if (raw.size() % 8 != 0) return std::nullopt;
+      values.resize(raw.size() / 8);
+      std::memcpy(values.data(), raw.data(), raw.size());  // little endian, as on every host we build for
+    } else {
+      values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+    }
+  } else if (tensor.data_type() == onnx::TensorProto::INT32) {
+    if (tensor.has_raw_data()) {
+      const std::string& raw = tensor.raw_data();
+      if (raw.size() % 4 != 0) return std::nullopt;
+      std::vector<int32_t> narrow(raw.size() / 4);
+      std::memcpy(narrow.data(), raw.data(), raw.size());
+      values.assign(narrow.begin(), narrow.end());
+    } else {
+      values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+    }
+  } else {
+    return std::nullopt;
+  }
+  return values;
+}
+
+/// The values of `name` in the main graph when it is an initializer or a Constant node's output.
+std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const std::string& name) {
+  const onnx::GraphProto& graph = index.model().graph();
+  const Producer producer = index.graph(GraphPath{}).ProducerOf(name);
+  if (producer.kind == Producer::Kind::kInitializer) return IntValues(graph.initializer(producer.index));
+  if (producer.kind != Producer::Kind::kNode) return std::nullopt;
+  const onnx::NodeProto& node = graph.node(producer.index);
+  if (node.op_type() != "Constant" || !IsOnnxDomain(node.domain())) return std::nullopt;
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == "value") return IntValues(attribute.t());
+    if (attribute.name() == "value_ints") return std::vector<int64_t>(attribute.ints().begin(), attribute.ints().end());
+    if (attribute.name() == "value_int") return std::vector<int64_t>{attribute.i()};
+  }
+  return std::nullopt;
+}
+
+/// Rows [begin, end) that `slice` takes on axis 0 of its data, or nullopt when it takes anything else
+/// (another axis, several axes, steps other than 1, bounds that are not constants).
+std::optional<std::pair<int64_t, int64_t>> SliceRows(const ModelIndex& index, const onnx::NodeProto& slice) {
+  if (slice.op_type() != "Slice" || !IsOnnxDomain(slice.domain())) return std::nullopt;
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  if (index.onnx_opset() < kSliceInputsOpset) {
+    auto ints = [&](const char* name) -> std::optional<std::vector<int64_t>> {
+      const onnx::AttributeProto* attribute = FindAttribute(slice, name);
+      if (attribute == nullptr) return std::nullopt;
+      return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
+    };
+    starts = ints("starts");
+    ends = ints("ends");
+    axes = ints("axes");
+  } else {
+    auto input = [&](int slot) -> std::optional<std::vector<int64_t>> {
+      if (slot >= slice.input_size() || slice.input(slot).empty()) return std::nullopt;
+      return ConstantInts(index, slice.input(slot));
+    };
+    starts = input(1);
+    ends = input(2);
+    axes = input(3);
+    steps = input(4);
+    if (slice.input_size() > 3 && !slice.input(3).empty() && !axes) return std::nullopt;
+    if (slice.input_size() > 4 && !slice.input(4).empty() && (!steps || *steps != std::vector<int64_t>{1})) {
+      return std::nullopt;
+    }
+  }
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+  if (axes && *axes != std::vector<int64_t>{0}) return std::nullopt;  // absent axes: the first axis
+  const int64_t begin = (*starts)[0], end = (*ends)[0];
+  if (begin < 0 || end <= begin) return std::nullopt;
+  return std::make_pair(begin, end);
+}
+
+/// The fixed size of axis 0 of main-graph value `name`, or nullopt.
+std::optional<int64_t> Rows(const ModelIndex& index, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf(GraphPath{}, name);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+  const auto& shape = type->tensor_type().shape();
+  if (shape.dim_size() == 0 || !shape.dim(0).has_dim_value()) return std::nullopt;
+  return shape.dim(0).dim_value();
+}
+
+}  // namespace
+
+std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, const RecurrentNode& node,
+                                                   const StateSite& site, const StateOrigin& origin,
+                                                   const FinalState& final_state) {
+  if (!site.graph.empty() || site.carried || node.layout != 0) return std::nullopt;
+  if (origin.kind != StateOrigin::Kind::kComputed || origin.other_consumers != 0 || final_state.value.empty()) {
+    return std::nullopt;
+  }
+  const GraphIndex& main = index.graph(GraphPath{});
+  const onnx::GraphProto& graph = index.model().graph();
+
+  // The input side: the slot is a Slice of a main-graph input, and so is every use of that input.
+  const Producer slice_at = main.ProducerOf(origin.value);
+  if (slice_at.kind != Producer::Kind::kNode) return std::nullopt;
+  const onnx::NodeProto& slice = graph.node(slice_at.index);
+  const auto rows = SliceRows(index, slice);
+  if (!rows || rows->second - rows->first != node.num_directions) return std::nullopt;
+  const std::string& input = slice.input(0);
+  const Producer::Kind input_kind = main.ProducerOf(input).kind;
+  if (input_kind != Producer::Kind::kGraphInput && input_kind != Producer::Kind::kDefaultedInput) return std::nullopt;
+  for (const Consumer& use : main.ConsumersOf(input)) {
+    if (use.slot != 0 || !SliceRows(index, graph.node(use.node))) return std::nullopt;
+  }
+
+  // The output side: the final state is the part of an axis-0 Concat at the same rows.
+  for (const Consumer& use : main.ConsumersOf(final_state.value)) {
+    if (use.slot < 0) continue;
+    const onnx::NodeProto& concat = graph.node(use.node);
+    if (concat.op_type() != "Concat" || !IsOnnxDomain(concat.domain()) || concat.output_size() != 1) continue;
+    const int64_t axis = IntAttribute(concat, "axis", -1);
+    if ((axis != 0 && axis != -3) || !main.outputs.count(concat.output(0))) continue;
+    int64_t offset = 0;
+    for (int part = 0; part < use.slot; ++part) {
+      const std::optional<int64_t> part_rows = Rows(index, concat.input(part));
+      if (!part_rows) return std::nullopt;
+      offset += *part_rows;
+    }
+    if (offset == rows->first) return StackedExposure{input, concat.output(0), rows->first, rows->second};
+  }
+  return std::nullopt;
+}
+
+std::string StackedText(const StackedExposure& stacked) {
+  const std::string rows = "[" + std::to_string(stacked.begin) + ":" + std::to_string(stacked.end) + "]";
+  return "stacked input '" + stacked.input + "'" + rows + " -> output '" + stacked.output + "'" + rows;
+}
+
+}  // namespace rnnstate
