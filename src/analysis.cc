@@ -75,7 +75,10 @@ bool RecordHolds(const ModelIndex& index, const RecurrentNode& node, StateKind k
 
 bool IsExposed(const ModelIndex& index, const Analysis& analysis, const RecurrentNode& node,
                const StateAnalysis& state) {
-  if (state.recorded >= 0) return RecordHolds(index, node, state.kind, analysis.recorded_pairs[state.recorded]);
+  if (state.recorded >= 0) {
+    const StatePair& pair = analysis.recorded_pairs[state.recorded];
+    return pair.rows ? RecordsStacked(pair, state.stacked) : RecordHolds(index, node, state.kind, pair);
+  }
   if (!state.site.graph.empty()) return false;
   if (state.stacked) return true;
   bool direct_input = (state.origin.kind == StateOrigin::Kind::kGraphInput ||

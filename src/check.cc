@@ -1,10 +1,12 @@
 #include "rnnstate/check.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "rnnstate/metadata.h"
 #include "rnnstate/recurrent_node.h"
+#include "rnnstate/stacked_state.h"
 
 namespace rnnstate {
 
@@ -100,6 +102,18 @@ void CheckWiring(const ModelIndex& index, const StatePair& pair, const NodeAnaly
   }
 }
 
+/// Checks a pair with rows: the node's state must be exposed stacked at exactly those rows.
+void CheckStackedWiring(const StatePair& pair, const NodeAnalysis& node, const StateAnalysis& state,
+                        std::vector<CheckProblem>& problems) {
+  if (RecordsStacked(pair, state.stacked)) return;
+  const char* slot = state.kind == StateKind::kHidden ? "initial_h" : "initial_c";
+  std::string found = state.stacked ? "; the graph has " + StackedText(*state.stacked) : "";
+  problems.push_back({CheckProblem::Kind::kInputNotWired, PairLabel(pair) + ": rows " + RowsText(pair) + " of input '" +
+                                                              pair.input + "' and output '" + pair.output +
+                                                              "' are not " + slot + " and its final state of " +
+                                                              NodeLabelOf(node.node) + found});
+}
+
 void CheckFlags(const GraphIndex& main, const StatePair& pair, const NodeAnalysis& node, bool input_ok,
                 std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
@@ -141,7 +155,11 @@ void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePai
         {CheckProblem::Kind::kNoSuchState, label + NodeLabelOf(node->node) + " has no state '" + pair.kind + "'"});
     return;
   }
-  CheckWiring(index, pair, *node, *state, input_ok, output_ok, problems);
+  if (pair.rows) {
+    CheckStackedWiring(pair, *node, *state, problems);
+  } else {
+    CheckWiring(index, pair, *node, *state, input_ok, output_ok, problems);
+  }
   CheckFlags(main, pair, *node, input_ok, problems);
 }
 
@@ -161,13 +179,38 @@ void CheckUnique(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, K
   }
 }
 
+/// One problem per tensor that several pairs use, unless each of them takes its own rows of it (a
+/// stacked tensor: every pair has rows, and no two pairs' rows overlap).
+void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, bool inputs,
+                        std::vector<CheckProblem>& problems) {
+  std::map<std::string, std::vector<size_t>> users;  // tensor name -> the pairs using it
+  std::vector<std::string> order;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const std::string& name = inputs ? pairs[i].input : pairs[i].output;
+    if (users[name].empty()) order.push_back(name);
+    users[name].push_back(i);
+  }
+  auto overlap = [&](size_t a, size_t b) {
+    return std::max(pairs[a].rows->first, pairs[b].rows->first) < std::min(pairs[a].rows->second, pairs[b].rows->second);
+  };
+  for (const auto& name : order) {
+    const std::vector<size_t>& sharing = users[name];
+    if (sharing.size() < 2) continue;
+    bool all_rows = std::all_of(sharing.begin(), sharing.end(), [&](size_t i) { return pairs[i].rows.has_value(); });
+    bool overlapping = false;
+    for (size_t a = 0; all_rows && a < sharing.size(); ++a) {
+      for (size_t b = a + 1; b < sharing.size(); ++b) overlapping |= overlap(sharing[a], sharing[b]);
+    }
+    if (all_rows && !overlapping) continue;
+    problems.push_back({kind, std::string(inputs ? "input" : "output") + " '" + name + "' is in " +
+                                  std::to_string(sharing.size()) + " state pairs" +
+                                  (all_rows ? " with overlapping rows" : "")});
+  }
+}
+
 void CheckDuplicates(const std::vector<StatePair>& pairs, std::vector<CheckProblem>& problems) {
-  CheckUnique(
-      pairs, CheckProblem::Kind::kDuplicateInput, [](const StatePair& p) { return "'" + p.input + "'"; }, "input",
-      problems);
-  CheckUnique(
-      pairs, CheckProblem::Kind::kDuplicateOutput, [](const StatePair& p) { return "'" + p.output + "'"; }, "output",
-      problems);
+  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateInput, /*inputs=*/true, problems);
+  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateOutput, /*inputs=*/false, problems);
   CheckUnique(
       pairs, CheckProblem::Kind::kDuplicateState,
       [](const StatePair& p) { return p.graph + " '" + p.node + "' " + p.kind; }, "state", problems);

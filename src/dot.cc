@@ -204,7 +204,8 @@ class StateDrawer {
     std::string out_slot = state.kind == StateKind::kHidden ? "Y_h" : "Y_c";
     Attributes edge = EdgeStyle(n, state.exposed);
     std::string suffix = !state.exposed ? " (not exposed)"
-                         : state.stacked && !pair
+                         : pair         ? (pair->rows ? " " + RowsText(*pair) : "")
+                         : state.stacked
                              ? " [" + std::to_string(state.stacked->begin) + ":" + std::to_string(state.stacked->end) + "]"
                              : "";
     std::string source = state.exposed ? ExposedInput(n, state, pair) : HiddenSource(n, state);
@@ -226,9 +227,9 @@ class StateDrawer {
 
   /// The main-graph input that feeds an exposed state.
   std::string ExposedInput(const RecurrentNode& node, const StateAnalysis& state, const StatePair* pair) {
-    if (!pair && state.stacked) {
+    if ((pair && pair->rows) || (!pair && state.stacked)) {
       // One box per stacked input, shared by the layers that take rows of it.
-      const std::string& name = state.stacked->input;
+      const std::string& name = pair ? pair->input : state.stacked->input;
       return dot_.Node("in|" + name, GraphPath{}, {{"label", "input '" + name + "'\nstacked"}, {"fillcolor", kInputFill}});
     }
     std::string name = pair ? pair->input : state.origin.value;

@@ -25,6 +25,13 @@ StatePair PairFromJson(const Json& entry) {
   if (pair.kind != "h" && pair.kind != "c") throw std::runtime_error("kind must be \"h\" or \"c\"");
   pair.optional = flag("optional", false);
   pair.streamable = flag("streamable", false);
+  if (const Json* rows = entry.Find("rows"); rows != nullptr && !rows->is_null()) {
+    const std::vector<Json>& bounds = rows->Items();
+    if (bounds.size() != 2 || bounds[0].AsInt() < 0 || bounds[1].AsInt() <= bounds[0].AsInt()) {
+      throw std::runtime_error("rows must be [begin, end] with 0 <= begin < end");
+    }
+    pair.rows = std::make_pair(bounds[0].AsInt(), bounds[1].AsInt());
+  }
   return pair;
 }
 
@@ -61,6 +68,12 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
     entry.Set("kind", pair.kind);
     entry.Set("optional", pair.optional);
     entry.Set("streamable", pair.streamable);
+    if (pair.rows) {
+      Json rows = Json::Array();
+      rows.Push(pair.rows->first);
+      rows.Push(pair.rows->second);
+      entry.Set("rows", std::move(rows));
+    }
     states.Push(std::move(entry));
   }
   return states;

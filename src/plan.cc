@@ -97,6 +97,10 @@ class StatePlanner {
       PlanRecorded(edit, analysis_.recorded_pairs[state.recorded]);
       return;
     }
+    if (state.stacked && state.exposed) {
+      PlanStacked(edit, *state.stacked);
+      return;
+    }
     std::string reason = state.thread_problem;
     if (reason.empty() && !planned_sites_.insert({state.site.graph, state.site.node, state.site.input_slot}).second) {
       reason = "its state is carried by the same variable as another state";
@@ -115,12 +119,27 @@ class StatePlanner {
   void PlanRecorded(StateEdit& edit, const StatePair& pair) {
     edit.input = pair.input;
     edit.output = pair.output;
-    edit.input_action = InputAction::kKeep;
-    edit.output_action = OutputAction::kKeep;
     edit.optional = pair.optional;
     edit.streamable = pair.streamable;
+    edit.rows = pair.rows;
+    KeepExposed(edit);
+  }
+
+  /// A state the model exposes stacked: the graph stays as it is; the pair names the rows.
+  void PlanStacked(StateEdit& edit, const StackedExposure& stacked) {
+    edit.input = stacked.input;
+    edit.output = stacked.output;
+    edit.rows = std::make_pair(stacked.begin, stacked.end);
+    edit.optional = index_.graph(GraphPath{}).initializers.count(stacked.input) > 0;
+    KeepExposed(edit);
+  }
+
+  /// Records an exposed state unchanged, except that required mode drops the input's default.
+  void KeepExposed(StateEdit& edit) {
+    edit.input_action = InputAction::kKeep;
+    edit.output_action = OutputAction::kKeep;
     const GraphIndex& main = index_.graph(GraphPath{});
-    if (options_.mode == StateInputMode::kRequired && main.initializers.count(pair.input)) {
+    if (options_.mode == StateInputMode::kRequired && main.initializers.count(edit.input)) {
       edit.input_action = InputAction::kDropDefault;
       edit.optional = false;
     }
@@ -129,7 +148,7 @@ class StatePlanner {
 
   void Record(StateEdit& edit) {
     plan_.pairs.push_back(StatePair{edit.input, edit.output, edit.node_name, edit.graph_name,
-                                    StateKindName(edit.kind), edit.optional, edit.streamable});
+                                    StateKindName(edit.kind), edit.optional, edit.streamable, edit.rows});
     plan_.edits.push_back(std::move(edit));
   }
 
@@ -378,11 +397,12 @@ void NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, const P
 }  // namespace
 
 std::string StateEdit::Describe() const {
+  const std::string at_rows = rows ? "[" + std::to_string(rows->first) + ":" + std::to_string(rows->second) + "]" : "";
   std::string in;
   switch (input_action) {
-    case InputAction::kKeep: in = "input '" + input + "' (already exposed)"; break;
+    case InputAction::kKeep: in = "input '" + input + "'" + at_rows + " (already exposed)"; break;
     case InputAction::kReuseInput: in = "input '" + input + "' (existing graph input)"; break;
-    case InputAction::kDropDefault: in = "input '" + input + "' (default removed: required)"; break;
+    case InputAction::kDropDefault: in = "input '" + input + "'" + at_rows + " (default removed: required)"; break;
     case InputAction::kNewInput: {
       in = "new input '" + input + "' " + ShapeString(shape);
       switch (default_kind) {
@@ -398,7 +418,7 @@ std::string StateEdit::Describe() const {
   if (site.carried) in += ", fed to the loop-carried variable";
   std::string out;
   switch (output_action) {
-    case OutputAction::kKeep: out = "output '" + output + "' (already exposed)"; break;
+    case OutputAction::kKeep: out = "output '" + output + "'" + at_rows + " (already exposed)"; break;
     case OutputAction::kReuseOutput: out = "output '" + output + "' (existing graph output)"; break;
     case OutputAction::kNameSlot: out = "new output '" + output + "'"; break;
     case OutputAction::kIdentity: out = "new output '" + output + "' (Identity of '" + final_value + "')"; break;

@@ -155,8 +155,9 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
     for (const auto& state : node.states) {
       if (state.exposed && state.recorded >= 0) {
         const StatePair& pair = analysis.recorded_pairs[state.recorded];
-        out << "  " << StateKindName(state.kind) << "  exposed: input '" << pair.input << "' ("
-            << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'\n";
+        out << "  " << StateKindName(state.kind) << "  exposed: input '" << pair.input << "'" << RowsText(pair) << " ("
+            << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'" << RowsText(pair)
+            << "\n";
         continue;
       }
       out << "  " << StateKindName(state.kind) << "  from: " << OriginKindName(state.origin.kind);
@@ -190,7 +191,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   if (!analysis.recorded_pairs.empty()) {
     out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";
     for (const auto& pair : analysis.recorded_pairs) {
-      out << "  " << pair.input << " -> " << pair.output << "  (" << pair.graph << " " << pair.node << " " << pair.kind
+      out << "  " << pair.input << RowsText(pair) << " -> " << pair.output << RowsText(pair) << "  (" << pair.graph << " " << pair.node << " " << pair.kind
           << (pair.optional ? ", optional" : ", required") << (pair.streamable ? ", streamable" : ", not streamable")
           << ")\n";
     }

@@ -144,6 +144,16 @@ std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, cons
   return std::nullopt;
 }
 
+bool RecordsStacked(const StatePair& pair, const std::optional<StackedExposure>& stacked) {
+  return pair.rows && stacked && pair.input == stacked->input && pair.output == stacked->output &&
+         pair.rows->first == stacked->begin && pair.rows->second == stacked->end;
+}
+
+std::string RowsText(const StatePair& pair) {
+  if (!pair.rows) return "";
+  return "[" + std::to_string(pair.rows->first) + ":" + std::to_string(pair.rows->second) + "]";
+}
+
 std::string StackedText(const StackedExposure& stacked) {
   const std::string rows = "[" + std::to_string(stacked.begin) + ":" + std::to_string(stacked.end) + "]";
   return "stacked input '" + stacked.input + "'" + rows + " -> output '" + stacked.output + "'" + rows;

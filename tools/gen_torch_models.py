@@ -129,7 +129,7 @@ def torch_cases():
           {"batch": 2, "seq": 6}, {"x": 0}, {"y": 0}, [2, 4], True, False,
           "nn.LSTM, 2 layers, h0/c0 given as graph inputs (sliced per layer): the state is already exposed "
           "stacked (a caller streams by feeding h_n/c_n back as h0/c0, checked on the original); the rewrite "
-          "adds per-layer pairs whose defaults select the h0/c0 slices"),
+          "only records pairs with rows (h0[0:1] -> h_n[0:1], ...)"),
         c("gru_fixed_batch", lambda: Returning(nn.GRU(2, 7)), [("x", ["seq", 3, 2])],
           [("y", ["seq", 3, 7]), ("h_n", [1, 3, 7])], {"seq": 5}, {"seq": 7}, {"x": 0}, {"y": 0}, [5, 2], True,
           True, "nn.GRU, batch fixed at 3, only seq dynamic"),

@@ -5,7 +5,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rnnstate/json.h"
@@ -26,10 +29,13 @@ struct StatePair {
   std::string kind;   ///< "h" or "c"
   bool optional = true;     ///< the input has a default (may be left unfed)
   bool streamable = true;   ///< chunked runs equal one full run (forward recurrences)
+  /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
+  /// of `input` and of `output` are this state's; other pairs hold the other rows of the same tensors.
+  std::optional<std::pair<int64_t, int64_t>> rows;
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
-           optional == o.optional && streamable == o.streamable;
+           optional == o.optional && streamable == o.streamable && rows == o.rows;
   }
 };
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "rnnstate/metadata.h"
 #include "rnnstate/model_index.h"
 #include "rnnstate/recurrent_node.h"
 #include "rnnstate/state_origin.h"
@@ -31,6 +32,12 @@ struct StackedExposure {
 std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, const RecurrentNode& node,
                                                    const StateSite& site, const StateOrigin& origin,
                                                    const FinalState& final_state);
+
+/// True when `pair` records exactly `stacked`: the same input, output and rows.
+bool RecordsStacked(const StatePair& pair, const std::optional<StackedExposure>& stacked);
+
+/// The pair's rows as "[0:1]", or "" for a pair without rows.
+std::string RowsText(const StatePair& pair);
 
 /// "stacked input 'h0'[0:1] -> output 'h_n'[0:1]".
 std::string StackedText(const StackedExposure& stacked);

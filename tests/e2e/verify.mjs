@@ -128,17 +128,24 @@ function rewriteAll(m, cli) {
   if (!sameStates(metaStates, m.pairs)) {
     return fail('report "pairs" differ from the metadata_props "rnnstate" states of the file');
   }
-  const names = m.pairs.flatMap((p) => [p.input, p.output]);
-  if (m.pairs.some((p) => !p.input || !p.output) || new Set(names).size !== names.length) {
-    return fail('pairs must have distinct, non-empty input and output names');
-  }
   if (entry.expectPairs !== null && m.pairs.length !== entry.expectPairs) {
     return fail(`${m.pairs.length} pairs, manifest expects ${entry.expectPairs}`);
   }
   if (entry.expectPairs === null && recurrent.length > 0 && m.pairs.length === 0) {
     return fail(`no pairs although the model has ${recurrent.length} recurrent node(s)`);
   }
-  return { ok: true, diff: NaN, detail: `${m.pairs.length} pairs, ${recurrent.length} recurrent node(s)` };
+  const detail = `${m.pairs.length} pairs, ${recurrent.length} recurrent node(s)`;
+  // Pairs with "rows" take rows of one stacked tensor (PyTorch's h0 -> h_n): for feeding state back,
+  // one feedback per tensor pair. Every other name must belong to one pair only.
+  const stackedKey = (p) => `${p.input}->${p.output}`;
+  const rowsKeys = new Set(m.pairs.filter((p) => p.rows).map(stackedKey));
+  if (m.pairs.some((p) => !p.rows && rowsKeys.has(stackedKey(p)))) return fail('a pair with rows shares its tensors with one without');
+  m.pairs = [...new Map(m.pairs.map((p) => [p.rows ? stackedKey(p) : `${m.pairs.indexOf(p)}`, p])).values()];
+  const names = m.pairs.flatMap((p) => [p.input, p.output]);
+  if (m.pairs.some((p) => !p.input || !p.output) || new Set(names).size !== names.length) {
+    return fail('pairs must have distinct, non-empty input and output names');
+  }
+  return { ok: true, diff: NaN, detail };
 }
 
 /** Report pairs equal metadata states: same order, same value for every metadata field (key order free). */

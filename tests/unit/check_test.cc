@@ -4,6 +4,7 @@
 #include "rnnstate/check.h"
 
 #include <gmock/gmock.h>
+#include <functional>
 #include <gtest/gtest.h>
 
 #include "rnnstate/analysis.h"
@@ -343,6 +344,70 @@ g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[1, 9, 2] W0, float[1, 9,
   h_n = Concat <axis = 0> (Yh0, Yh1)
 })");
   EXPECT_THAT(Problems(model), IsEmpty());
+}
+
+TEST(Check, RewriteRecordsStackedStatesWithRowsAndChangesNothingElse) {
+  for (StateInputMode mode : {StateInputMode::kDefaults, StateInputMode::kRequired}) {
+    onnx::ModelProto original = ParseModel(StackedLstm());
+    onnx::ModelProto model = original;
+    PlanOptions options;
+    options.mode = mode;
+    RewriteOutcome outcome = RewriteModel(model, options, /*strict=*/false);
+    EXPECT_TRUE(outcome.plan.skipped.empty());
+    // Only the metadata is new: the graph is the one PyTorch wrote.
+    EXPECT_EQ(model.graph().SerializeAsString(), original.graph().SerializeAsString());
+    std::vector<StatePair> pairs = Pairs(model);
+    ASSERT_EQ(pairs.size(), 4u);
+    for (const auto& pair : pairs) {
+      ASSERT_TRUE(pair.rows.has_value()) << pair.node;
+      EXPECT_EQ(pair.input, pair.kind == "h" ? "h0" : "c0");
+      EXPECT_EQ(pair.output, pair.kind == "h" ? "h_n" : "c_n");
+      EXPECT_FALSE(pair.optional);
+    }
+    EXPECT_EQ(pairs[0].rows, std::make_pair(int64_t{0}, int64_t{1}));
+    EXPECT_EQ(pairs[2].rows, std::make_pair(int64_t{1}, int64_t{2}));
+    EXPECT_THAT(Problems(model), IsEmpty());
+    // A second run changes nothing.
+    onnx::ModelProto again = model;
+    EXPECT_FALSE(RewriteModel(again, options, /*strict=*/false).changed);
+    EXPECT_EQ(again.SerializeAsString(), model.SerializeAsString());
+  }
+}
+
+/// The rewritten stacked model with its metadata value edited by `edit`.
+onnx::ModelProto StackedWithMetadata(const std::function<void(std::string&)>& edit) {
+  onnx::ModelProto model = ParseModel(StackedLstm());
+  RewriteModel(model, PlanOptions{}, /*strict=*/false);
+  std::string value = model.metadata_props(0).value();
+  edit(value);
+  model.mutable_metadata_props(0)->set_value(value);
+  return model;
+}
+
+void Replace(std::string& text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " in " << text;
+  text.replace(at, from.size(), to);
+}
+
+TEST(Check, StackedPairWithTheWrongRowsIsNotWired) {
+  // Layer 0's h pair claims layer 1's rows (which then overlap layer 1's own).
+  onnx::ModelProto model = StackedWithMetadata([](std::string& v) { Replace(v, R"("rows":[0,1])", R"("rows":[1,2])"); });
+  EXPECT_THAT(Kinds(model), ElementsAre("input_not_wired", "duplicate_input", "duplicate_output"));
+}
+
+TEST(Check, StackedTensorSharedWithAWholeTensorPairIsADuplicate) {
+  // Layer 0's h pair loses its rows: it now claims all of h0 while layer 1 claims rows of it.
+  onnx::ModelProto model = StackedWithMetadata([](std::string& v) { Replace(v, R"(,"rows":[0,1])", ""); });
+  EXPECT_THAT(Kinds(model), Contains("duplicate_input"));
+  EXPECT_THAT(Kinds(model), Contains("duplicate_output"));
+}
+
+TEST(Check, MalformedRowsAreBadMetadata) {
+  for (const char* rows : {R"("rows":[1,1])", R"("rows":[-1,1])", R"("rows":[0])", R"("rows":"0:1")"}) {
+    onnx::ModelProto model = StackedWithMetadata([&](std::string& v) { Replace(v, R"("rows":[0,1])", rows); });
+    EXPECT_THAT(Kinds(model), Contains("bad_metadata")) << rows;
+  }
 }
 
 }  // namespace

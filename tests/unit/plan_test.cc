@@ -60,7 +60,7 @@ TEST(Rewrite, AbsentStateWithDynamicBatchGetsBroadcastZeroDefault) {
   EXPECT_EQ(DeclaredShape(g, "GRU_0.h_out"), "[1,batch,3]");
   auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 1u);
-  EXPECT_EQ(pairs[0], (StatePair{"GRU_0.h_in", "GRU_0.h_out", "GRU_0", "main", "h", true, true}));
+  EXPECT_EQ(pairs[0], (StatePair{"GRU_0.h_in", "GRU_0.h_out", "GRU_0", "main", "h", true, true, std::nullopt}));
 }
 
 TEST(Rewrite, AbsentStateWithFixedBatchGetsFullZeroInitializer) {
