@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <thread>
 
 #include "rnnstate/batch.h"
 #include "rnnstate/commands.h"
@@ -275,6 +276,13 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
   SetUpLogging(quiet);
+  // onnx registers every operator schema on first use (~10 ms): done here, beside the walk of the
+  // command's files; the workers' first lookup waits for it (a function-local static).
+  std::thread schema_warmup(rnnstate::PrepareForWorkers);
+  struct JoinOnExit {
+    std::thread& thread;
+    ~JoinOnExit() { thread.join(); }
+  } join_warmup{schema_warmup};
   try {
     if (*rewrite_cmd) return RunRewrite(rewrite, quiet);
     if (*check_cmd) return RunCheck(check, quiet);

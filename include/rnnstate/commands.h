@@ -10,8 +10,9 @@
 
 namespace rnnstate {
 
-/// Builds onnx's operator schema registry (a lazily built static) on the calling thread, so that worker
-/// threads only ever read it. Call before starting workers.
+/// Builds onnx's operator schema registry (a lazily built function-local static: a concurrent caller
+/// waits until the first one has built it), so that worker threads only ever read it. Call before
+/// starting workers; calling it early on another thread hides its cost.
 void PrepareForWorkers();
 
 /// How `rewrite` treats each file.
