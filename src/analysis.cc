@@ -87,6 +87,28 @@ bool IsExposed(const ModelIndex& index, const Analysis& analysis, const Recurren
   return direct_input && state.final_state.graph_output;
 }
 
+/// Drops stacked exposures that overlap another state's rows of the same input or output: feeding the
+/// output back would give two states one value.
+void DropOverlappingStacks(std::vector<NodeAnalysis>& nodes) {
+  std::vector<StateAnalysis*> stacked;
+  for (auto& node : nodes) {
+    for (auto& state : node.states) {
+      if (state.stacked) stacked.push_back(&state);
+    }
+  }
+  std::vector<bool> clash(stacked.size(), false);
+  for (size_t a = 0; a < stacked.size(); ++a) {
+    for (size_t b = a + 1; b < stacked.size(); ++b) {
+      const StackedExposure &x = *stacked[a]->stacked, &y = *stacked[b]->stacked;
+      bool shared = x.input == y.input || x.output == y.output;
+      if (shared && std::max(x.begin, y.begin) < std::min(x.end, y.end)) clash[a] = clash[b] = true;
+    }
+  }
+  for (size_t i = 0; i < stacked.size(); ++i) {
+    if (clash[i]) stacked[i]->stacked.reset();
+  }
+}
+
 }  // namespace
 
 Analysis Analyze(const ModelIndex& index) {
@@ -106,10 +128,13 @@ Analysis Analyze(const ModelIndex& index) {
       state.final_state = DescribeFinalState(index, state.site);
       state.stacked = FindStackedExposure(index, entry.node, state.site, state.origin, state.final_state);
       state.recorded = FindRecord(analysis.recorded_pairs, entry.node, kind);
-      state.exposed = IsExposed(index, analysis, entry.node, state);
       entry.states.push_back(std::move(state));
     }
     analysis.nodes.push_back(std::move(entry));
+  }
+  DropOverlappingStacks(analysis.nodes);
+  for (auto& node : analysis.nodes) {
+    for (auto& state : node.states) state.exposed = IsExposed(index, analysis, node.node, state);
   }
   FindSharing(analysis.nodes);  // after `exposed` is known
   return analysis;

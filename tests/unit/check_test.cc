@@ -332,6 +332,25 @@ TEST(Check, StackedInputWithAnotherUseIsNotExposed) {
               ElementsAre("not_exposed", "not_exposed"));
 }
 
+TEST(Check, StatesTakingTheSameStackedRowsAreNotExposed) {
+  // Both layers start from h0[0:1], and each final state is row 0 of some output (h_n for layer 0,
+  // h_swapped for layer 1): h0 cannot be fed from both, so neither h is exposed.
+  std::string text = StackedLstm("Yh0, Yh1", "  h_swapped = Concat <axis = 0> (Yh1, Yh0)\n", ", float[2, batch, 3] h_swapped");
+  const std::string from = "h0_1 = Slice (h0, one, two, zero)", to = "h0_1 = Slice (h0, zero, one, zero)";
+  text.replace(text.find(from), from.size(), to);
+  EXPECT_THAT(Kinds(ParseModel(text)), ElementsAre("not_exposed", "not_exposed"));
+}
+
+TEST(Check, AStateWhoseRowsAnotherLayerReadsIsStillExposed) {
+  // Layer 1 reads h0[0:1] but ends in h_n[1:2]: it is not exposed; layer 0 (h0[0:1] -> h_n[0:1]) is.
+  std::string text = StackedLstm();
+  const std::string from = "h0_1 = Slice (h0, one, two, zero)", to = "h0_1 = Slice (h0, zero, one, zero)";
+  text.replace(text.find(from), from.size(), to);
+  std::vector<CheckProblem> problems = Problems(ParseModel(text));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0].message, ::testing::HasSubstr("state h is not exposed"));  // the second LSTM's
+}
+
 TEST(Check, StackedStatesOfOpset9SliceAttributesPass) {
   onnx::ModelProto model = ParseModel(R"(<ir_version: 7, opset_import: ["" : 9]>
 g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[1, 9, 2] W0, float[1, 9, 3] R0, float[1, 9, 3] W1,
