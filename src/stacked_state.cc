@@ -60,7 +60,7 @@ std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const 
 /// Rows [begin, end) that `slice` takes on axis 0 of its data, or nullopt when it takes anything else
 /// (another axis, several axes, steps other than 1, bounds that are not constants).
 std::optional<std::pair<int64_t, int64_t>> SliceRows(const ModelIndex& index, const onnx::NodeProto& slice) {
-  if (slice.op_type() != "Slice" || !IsOnnxDomain(slice.domain())) return std::nullopt;
+  if (slice.op_type() != "Slice" || !IsOnnxDomain(slice.domain()) || slice.input_size() == 0) return std::nullopt;
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
   if (index.onnx_opset() < kSliceInputsOpset) {
     auto ints = [&](const char* name) -> std::optional<std::vector<int64_t>> {

@@ -351,6 +351,17 @@ TEST(Check, AStateWhoseRowsAnotherLayerReadsIsStillExposed) {
   EXPECT_THAT(problems[0].message, ::testing::HasSubstr("state h is not exposed"));  // the second LSTM's
 }
 
+TEST(Check, SliceWithoutDataIsNotAStackedState) {
+  // Malformed (found by reading, not by a crash): an opset-9 Slice with its bounds but no data input.
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 7, opset_import: ["" : 9]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[1, batch, 3] h_n) {
+  h = Slice <starts = [0], ends = [1], axes = [0]> ()
+  Y, Yh = GRU <hidden_size = 3> (X, W, R, , , h)
+  h_n = Concat <axis = 0> (Yh)
+})");
+  EXPECT_THAT(Kinds(model), ElementsAre("not_exposed"));
+}
+
 TEST(Check, StackedStatesOfOpset9SliceAttributesPass) {
   onnx::ModelProto model = ParseModel(R"(<ir_version: 7, opset_import: ["" : 9]>
 g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[1, 9, 2] W0, float[1, 9, 3] R0, float[1, 9, 3] W1,
