@@ -87,8 +87,9 @@ bool IsExposed(const ModelIndex& index, const Analysis& analysis, const Recurren
   return direct_input && state.final_state.graph_output;
 }
 
-/// Drops stacked exposures that overlap another state's rows of the same input or output: feeding the
-/// output back would give two states one value.
+/// Drops stacked exposures that clash with another: overlapping rows of the same input or output (two
+/// states would get one value), or one input paired with two outputs or the reverse (there would be two
+/// values to feed one input).
 void DropOverlappingStacks(std::vector<NodeAnalysis>& nodes) {
   std::vector<StateAnalysis*> stacked;
   for (auto& node : nodes) {
@@ -101,7 +102,9 @@ void DropOverlappingStacks(std::vector<NodeAnalysis>& nodes) {
     for (size_t b = a + 1; b < stacked.size(); ++b) {
       const StackedExposure &x = *stacked[a]->stacked, &y = *stacked[b]->stacked;
       bool shared = x.input == y.input || x.output == y.output;
-      if (shared && std::max(x.begin, y.begin) < std::min(x.end, y.end)) clash[a] = clash[b] = true;
+      bool overlap = std::max(x.begin, y.begin) < std::min(x.end, y.end);
+      bool crossed = (x.input == y.input) != (x.output == y.output);
+      if (shared && (overlap || crossed)) clash[a] = clash[b] = true;
     }
   }
   for (size_t i = 0; i < stacked.size(); ++i) {

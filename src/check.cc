@@ -180,7 +180,7 @@ void CheckUnique(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, K
 }
 
 /// One problem per tensor that several pairs use, unless each of them takes its own rows of it (a
-/// stacked tensor: every pair has rows, and no two pairs' rows overlap).
+/// stacked tensor: every pair has rows, no two pairs' rows overlap, and all pair it with one tensor).
 void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, bool inputs,
                         std::vector<CheckProblem>& problems) {
   std::map<std::string, std::vector<size_t>> users;  // tensor name -> the pairs using it
@@ -197,14 +197,18 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
     const std::vector<size_t>& sharing = users[name];
     if (sharing.size() < 2) continue;
     bool all_rows = std::all_of(sharing.begin(), sharing.end(), [&](size_t i) { return pairs[i].rows.has_value(); });
-    bool overlapping = false;
+    bool overlapping = false, crossed = false;
     for (size_t a = 0; all_rows && a < sharing.size(); ++a) {
-      for (size_t b = a + 1; b < sharing.size(); ++b) overlapping |= overlap(sharing[a], sharing[b]);
+      for (size_t b = a + 1; b < sharing.size(); ++b) {
+        const StatePair &x = pairs[sharing[a]], &y = pairs[sharing[b]];
+        overlapping |= overlap(sharing[a], sharing[b]);
+        crossed |= (inputs ? x.output != y.output : x.input != y.input);
+      }
     }
-    if (all_rows && !overlapping) continue;
+    if (all_rows && !overlapping && !crossed) continue;
+    const char* why = !all_rows ? "" : overlapping ? " with overlapping rows" : inputs ? " with different outputs" : " with different inputs";
     problems.push_back({kind, std::string(inputs ? "input" : "output") + " '" + name + "' is in " +
-                                  std::to_string(sharing.size()) + " state pairs" +
-                                  (all_rows ? " with overlapping rows" : "")});
+                                  std::to_string(sharing.size()) + " state pairs" + why});
   }
 }
 

@@ -341,6 +341,13 @@ TEST(Check, StatesTakingTheSameStackedRowsAreNotExposed) {
   EXPECT_THAT(Kinds(ParseModel(text)), ElementsAre("not_exposed", "not_exposed"));
 }
 
+TEST(Check, OneStackedInputPairedWithTwoOutputsIsNotExposed) {
+  // h0 feeds both layers, but layer 1's final state is row 1 of another output than layer 0's: a runner
+  // would have two tensors to feed h0 from.
+  std::string text = StackedLstm("Yh0, Yh0", "  h_other = Concat <axis = 0> (Yh0, Yh1)\n", ", float[2, batch, 3] h_other");
+  EXPECT_THAT(Kinds(ParseModel(text)), ElementsAre("not_exposed", "not_exposed"));
+}
+
 TEST(Check, AStateWhoseRowsAnotherLayerReadsIsStillExposed) {
   // Layer 1 reads h0[0:1] but ends in h_n[1:2]: it is not exposed; layer 0 (h0[0:1] -> h_n[0:1]) is.
   std::string text = StackedLstm();
@@ -431,6 +438,14 @@ TEST(Check, StackedTensorSharedWithAWholeTensorPairIsADuplicate) {
   onnx::ModelProto model = StackedWithMetadata([](std::string& v) { Replace(v, R"(,"rows":[0,1])", ""); });
   EXPECT_THAT(Kinds(model), Contains("duplicate_input"));
   EXPECT_THAT(Kinds(model), Contains("duplicate_output"));
+}
+
+TEST(Check, StackedPairsOfOneInputWithDifferentOutputsAreDuplicates) {
+  // Layer 1's h pair names another (existing) output with the right rows.
+  onnx::ModelProto model = StackedWithMetadata([](std::string& v) {
+    Replace(v, R"({"input":"h0","output":"h_n","node":"LSTM_9")", R"({"input":"h0","output":"c_n","node":"LSTM_9")");
+  });
+  EXPECT_THAT(Kinds(model), Contains("duplicate_input"));
 }
 
 TEST(Check, MalformedRowsAreBadMetadata) {
