@@ -83,8 +83,8 @@ const StateAnalysis* FindState(const NodeAnalysis& node, const std::string& kind
 void CheckWiring(const ModelIndex& index, const StatePair& pair, const NodeAnalysis& node, const StateAnalysis& state,
                  bool input_ok, bool output_ok, std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
-  const char* slot = state.kind == StateKind::kHidden ? "initial_h" : "initial_c";
-  const char* final_slot = state.kind == StateKind::kHidden ? "Y_h" : "Y_c";
+  const char* slot = InitialStateSlotName(state.kind);
+  const char* final_slot = FinalStateSlotName(state.kind);
   // The node's own slots, not the analysis' state site: a Loop carrying the state is only a way through.
   const onnx::NodeProto& proto = ResolveGraph(index.model(), node.node.graph)->node(node.node.node);
   int in_slot = InitialStateSlot(state.kind), out_slot = FinalStateSlot(state.kind);
@@ -106,7 +106,7 @@ void CheckWiring(const ModelIndex& index, const StatePair& pair, const NodeAnaly
 void CheckStackedWiring(const StatePair& pair, const NodeAnalysis& node, const StateAnalysis& state,
                         std::vector<CheckProblem>& problems) {
   if (RecordsStacked(pair, state.stacked)) return;
-  const char* slot = state.kind == StateKind::kHidden ? "initial_h" : "initial_c";
+  const char* slot = InitialStateSlotName(state.kind);
   std::string found = state.stacked ? "; the graph has " + StackedText(*state.stacked) : "";
   problems.push_back({CheckProblem::Kind::kInputNotWired, PairLabel(pair) + ": rows " + RowsText(pair) + " of input '" +
                                                               pair.input + "' and output '" + pair.output +

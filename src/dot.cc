@@ -35,12 +35,6 @@ std::string AttributeList(const Attributes& attributes) {
   return out + "]";
 }
 
-std::string ShapeText(const std::vector<Dim>& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + shape[i].ToString();
-  return out + "]";
-}
-
 /// Collects node statements per graph (to place them in clusters) and edges, then writes the digraph.
 class DotBuilder {
  public:
@@ -159,11 +153,8 @@ Attributes RecurrentAttributes(const RecurrentNode& node) {
 std::string OriginText(const onnx::ModelProto& model, const StateOrigin& origin) {
   if (origin.value.empty()) return "absent (zeros)";
   std::string text;
-  const onnx::GraphProto* graph = ResolveGraph(model, origin.value_graph);
-  if (graph != nullptr && !origin.computed_by.empty()) {
-    int producer = origin.computed_by.front();
-    text = "'" + origin.value + "' = " + graph->node(producer).op_type() + " '" +
-           NodeLabel(graph->node(producer), producer) + "'";
+  if (!origin.computed_by.empty()) {
+    text = "'" + origin.value + "' = " + DescribeNode(model, origin.value_graph, origin.computed_by.front());
   } else {
     std::string kind = OriginKindName(origin.kind);
     std::replace(kind.begin(), kind.end(), '_', ' ');
@@ -200,8 +191,7 @@ class StateDrawer {
   void Draw(const NodeAnalysis& node, const StateAnalysis& state, const std::string& node_id) {
     const RecurrentNode& n = node.node;
     const StatePair* pair = state.recorded >= 0 ? &analysis_.recorded_pairs[state.recorded] : nullptr;
-    std::string in_slot = state.kind == StateKind::kHidden ? "initial_h" : "initial_c";
-    std::string out_slot = state.kind == StateKind::kHidden ? "Y_h" : "Y_c";
+    const std::string in_slot = InitialStateSlotName(state.kind), out_slot = FinalStateSlotName(state.kind);
     Attributes edge = EdgeStyle(n, state.exposed);
     std::string suffix = !state.exposed ? " (not exposed)"
                          : pair         ? (pair->rows ? " " + RowsText(*pair) : "")

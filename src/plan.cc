@@ -13,12 +13,6 @@ namespace {
 /// Opset that introduced Expand, needed to broadcast a zero default to a dynamic batch.
 constexpr int64_t kExpandOpset = 8;
 
-std::string ShapeString(const std::vector<Dim>& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + shape[i].ToString();
-  return out + "]";
-}
-
 bool Selected(const PlanOptions& options, const RecurrentNode& node) {
   if (!options.node_filter) return true;
   return std::regex_search(node.name, *options.node_filter) ||
@@ -200,7 +194,7 @@ class StatePlanner {
           std::string dims;
           for (auto d : tensor.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
           return "initializer '" + origin.value + "' has shape [" + dims + "], not the state shape " +
-                 ShapeString(expected);
+                 ShapeText(expected);
         }
         bool movable = main_site && origin.value_graph.empty() && origin.other_consumers == 0;
         edit.default_kind = movable ? DefaultKind::kMoveInitializer : DefaultKind::kCopyInitializer;
@@ -404,7 +398,7 @@ std::string StateEdit::Describe() const {
     case InputAction::kReuseInput: in = "input '" + input + "' (existing graph input)"; break;
     case InputAction::kDropDefault: in = "input '" + input + "'" + at_rows + " (default removed: required)"; break;
     case InputAction::kNewInput: {
-      in = "new input '" + input + "' " + ShapeString(shape);
+      in = "new input '" + input + "' " + ShapeText(shape);
       switch (default_kind) {
         case DefaultKind::kNone: in += " (required)"; break;
         case DefaultKind::kZeros: in += " (default: zeros)"; break;

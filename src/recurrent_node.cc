@@ -9,7 +9,15 @@ std::string Dim::ToString() const {
   return param.empty() ? "?" : param;
 }
 
+std::string ShapeText(const std::vector<Dim>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + shape[i].ToString();
+  return out + "]";
+}
+
 const char* StateKindName(StateKind kind) { return kind == StateKind::kHidden ? "h" : "c"; }
+const char* InitialStateSlotName(StateKind kind) { return kind == StateKind::kHidden ? "initial_h" : "initial_c"; }
+const char* FinalStateSlotName(StateKind kind) { return kind == StateKind::kHidden ? "Y_h" : "Y_c"; }
 int InitialStateSlot(StateKind kind) { return kind == StateKind::kHidden ? 5 : 6; }
 int FinalStateSlot(StateKind kind) { return kind == StateKind::kHidden ? 1 : 2; }
 

@@ -21,6 +21,9 @@ struct Dim {
   std::string ToString() const;
 };
 
+/// "[1,batch,4]".
+std::string ShapeText(const std::vector<Dim>& shape);
+
 /// The two kinds of recurrent state: hidden (all ops) and cell (LSTM only).
 enum class StateKind { kHidden, kCell };
 
@@ -30,6 +33,9 @@ const char* StateKindName(StateKind kind);
 /// Input and output slots of a state in the ONNX operator signature.
 int InitialStateSlot(StateKind kind);  ///< initial_h = 5, initial_c = 6
 int FinalStateSlot(StateKind kind);    ///< Y_h = 1, Y_c = 2
+/// Their names in the operator signature: "initial_h" / "initial_c" and "Y_h" / "Y_c".
+const char* InitialStateSlotName(StateKind kind);
+const char* FinalStateSlotName(StateKind kind);
 
 /// One RNN, GRU or LSTM node and the facts about it.
 struct RecurrentNode {
