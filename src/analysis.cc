@@ -102,7 +102,7 @@ void DropOverlappingStacks(std::vector<NodeAnalysis>& nodes) {
     for (size_t b = a + 1; b < stacked.size(); ++b) {
       const StackedExposure &x = *stacked[a]->stacked, &y = *stacked[b]->stacked;
       bool shared = x.input == y.input || x.output == y.output;
-      bool overlap = std::max(x.begin, y.begin) < std::min(x.end, y.end);
+      bool overlap = RowsOverlap(x.rows, y.rows);
       bool crossed = (x.input == y.input) != (x.output == y.output);
       if (shared && (overlap || crossed)) clash[a] = clash[b] = true;
     }

@@ -94,8 +94,8 @@ void CheckWiring(const ModelIndex& index, const StatePair& pair, const NodeAnaly
     problems.push_back({CheckProblem::Kind::kInputNotWired,
                         label + "input '" + pair.input + "' does not reach " + slot + " of " + NodeLabelOf(node.node)});
   }
-  if (output_ok &&
-      (final_value.empty() || !ComputedFrom(index, ValueRef{{}, pair.output}, ValueRef{node.node.graph, final_value}))) {
+  if (output_ok && (final_value.empty() ||
+                    !ComputedFrom(index, ValueRef{{}, pair.output}, ValueRef{node.node.graph, final_value}))) {
     problems.push_back(
         {CheckProblem::Kind::kOutputNotWired,
          label + "output '" + pair.output + "' is not computed from " + final_slot + " of " + NodeLabelOf(node.node)});
@@ -108,10 +108,10 @@ void CheckStackedWiring(const StatePair& pair, const NodeAnalysis& node, const S
   if (RecordsStacked(pair, state.stacked)) return;
   const char* slot = InitialStateSlotName(state.kind);
   std::string found = state.stacked ? "; the graph has " + StackedText(*state.stacked) : "";
-  problems.push_back({CheckProblem::Kind::kInputNotWired, PairLabel(pair) + ": rows " + RowsText(pair) + " of input '" +
-                                                              pair.input + "' and output '" + pair.output +
-                                                              "' are not " + slot + " and its final state of " +
-                                                              NodeLabelOf(node.node) + found});
+  problems.push_back(
+      {CheckProblem::Kind::kInputNotWired, PairLabel(pair) + ": rows " + RowRangeText(pair.rows) + " of input '" +
+                                               pair.input + "' and output '" + pair.output + "' are not " + slot +
+                                               " and its final state of " + NodeLabelOf(node.node) + found});
 }
 
 void CheckFlags(const GraphIndex& main, const StatePair& pair, const NodeAnalysis& node, bool input_ok,
@@ -190,9 +190,6 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
     if (users[name].empty()) order.push_back(name);
     users[name].push_back(i);
   }
-  auto overlap = [&](size_t a, size_t b) {
-    return std::max(pairs[a].rows->first, pairs[b].rows->first) < std::min(pairs[a].rows->second, pairs[b].rows->second);
-  };
   for (const auto& name : order) {
     const std::vector<size_t>& sharing = users[name];
     if (sharing.size() < 2) continue;
@@ -201,12 +198,15 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
     for (size_t a = 0; all_rows && a < sharing.size(); ++a) {
       for (size_t b = a + 1; b < sharing.size(); ++b) {
         const StatePair &x = pairs[sharing[a]], &y = pairs[sharing[b]];
-        overlapping |= overlap(sharing[a], sharing[b]);
+        overlapping |= RowsOverlap(*x.rows, *y.rows);
         crossed |= (inputs ? x.output != y.output : x.input != y.input);
       }
     }
     if (all_rows && !overlapping && !crossed) continue;
-    const char* why = !all_rows ? "" : overlapping ? " with overlapping rows" : inputs ? " with different outputs" : " with different inputs";
+    const char* why = !all_rows     ? ""
+                      : overlapping ? " with overlapping rows"
+                      : inputs      ? " with different outputs"
+                                    : " with different inputs";
     problems.push_back({kind, std::string(inputs ? "input" : "output") + " '" + name + "' is in " +
                                   std::to_string(sharing.size()) + " state pairs" + why});
   }

@@ -193,11 +193,10 @@ class StateDrawer {
     const StatePair* pair = state.recorded >= 0 ? &analysis_.recorded_pairs[state.recorded] : nullptr;
     const std::string in_slot = InitialStateSlotName(state.kind), out_slot = FinalStateSlotName(state.kind);
     Attributes edge = EdgeStyle(n, state.exposed);
-    std::string suffix = !state.exposed ? " (not exposed)"
-                         : pair         ? (pair->rows ? " " + RowsText(*pair) : "")
-                         : state.stacked
-                             ? " [" + std::to_string(state.stacked->begin) + ":" + std::to_string(state.stacked->end) + "]"
-                             : "";
+    const std::optional<RowRange> rows = pair            ? pair->rows
+                                         : state.stacked ? std::optional(state.stacked->rows)
+                                                         : std::nullopt;
+    std::string suffix = !state.exposed ? " (not exposed)" : rows ? " " + RowRangeText(rows) : "";
     std::string source = state.exposed ? ExposedInput(n, state, pair) : HiddenSource(n, state);
     std::string target = state.exposed ? ExposedOutput(n, state, pair) : HiddenTarget(n, state);
     Attributes in_edge = edge, out_edge = edge;
@@ -220,7 +219,8 @@ class StateDrawer {
     if ((pair && pair->rows) || (!pair && state.stacked)) {
       // One box per stacked input, shared by the layers that take rows of it.
       const std::string& name = pair ? pair->input : state.stacked->input;
-      return dot_.Node("in|" + name, GraphPath{}, {{"label", "input '" + name + "'\nstacked"}, {"fillcolor", kInputFill}});
+      return dot_.Node("in|" + name, GraphPath{},
+                       {{"label", "input '" + name + "'\nstacked"}, {"fillcolor", kInputFill}});
     }
     std::string name = pair ? pair->input : state.origin.value;
     std::string label = "input '" + name + "'\n" + ShapeText(node.StateShape());

@@ -1,5 +1,6 @@
 #include "rnnstate/metadata.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rnnstate {
@@ -37,6 +38,22 @@ StatePair PairFromJson(const Json& entry) {
 
 }  // namespace
 
+std::string RowRangeText(const std::optional<RowRange>& rows) {
+  if (!rows) return "";
+  return "[" + std::to_string(rows->first) + ":" + std::to_string(rows->second) + "]";
+}
+
+Json RowRangeJson(const RowRange& rows) {
+  Json json = Json::Array();
+  json.Push(rows.first);
+  json.Push(rows.second);
+  return json;
+}
+
+bool RowsOverlap(const RowRange& a, const RowRange& b) {
+  return std::max(a.first, b.first) < std::min(a.second, b.second);
+}
+
 std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error) {
   std::vector<StatePair> pairs;
   for (const auto& prop : model.metadata_props()) {
@@ -68,12 +85,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
     entry.Set("kind", pair.kind);
     entry.Set("optional", pair.optional);
     entry.Set("streamable", pair.streamable);
-    if (pair.rows) {
-      Json rows = Json::Array();
-      rows.Push(pair.rows->first);
-      rows.Push(pair.rows->second);
-      entry.Set("rows", std::move(rows));
-    }
+    if (pair.rows) entry.Set("rows", RowRangeJson(*pair.rows));
     states.Push(std::move(entry));
   }
   return states;

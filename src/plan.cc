@@ -123,7 +123,7 @@ class StatePlanner {
   void PlanStacked(StateEdit& edit, const StackedExposure& stacked) {
     edit.input = stacked.input;
     edit.output = stacked.output;
-    edit.rows = std::make_pair(stacked.begin, stacked.end);
+    edit.rows = stacked.rows;
     edit.optional = index_.graph(GraphPath{}).initializers.count(stacked.input) > 0;
     KeepExposed(edit);
   }
@@ -391,7 +391,7 @@ void NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, const P
 }  // namespace
 
 std::string StateEdit::Describe() const {
-  const std::string at_rows = rows ? "[" + std::to_string(rows->first) + ":" + std::to_string(rows->second) + "]" : "";
+  const std::string at_rows = RowRangeText(rows);
   std::string in;
   switch (input_action) {
     case InputAction::kKeep: in = "input '" + input + "'" + at_rows + " (already exposed)"; break;

@@ -20,7 +20,8 @@ Json BatchJson(const Dim& batch) {
 
 std::string SiteText(const onnx::ModelProto& model, const StateAnalysis& state) {
   return DescribeNode(model, state.site.graph, state.site.node) + " in " + GraphPathString(model, state.site.graph) +
-         " (input " + std::to_string(state.site.input_slot) + ", output " + std::to_string(state.site.output_slot) + ")";
+         " (input " + std::to_string(state.site.input_slot) + ", output " + std::to_string(state.site.output_slot) +
+         ")";
 }
 
 std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateAnalysis& state) {
@@ -34,7 +35,8 @@ std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateA
 std::string Action(const Plan& plan, const RecurrentNode& node, StateKind kind) {
   if (const SkippedState* skip = plan.FindSkip(node, kind)) return "skipped: " + skip->reason;
   if (const StateEdit* edit = plan.FindEdit(node, kind)) {
-    if (edit->input_action == InputAction::kKeep && edit->output_action == OutputAction::kKeep) return "none (already exposed)";
+    if (edit->input_action == InputAction::kKeep && edit->output_action == OutputAction::kKeep)
+      return "none (already exposed)";
     return edit->Describe();
   }
   return "none (not selected)";
@@ -80,10 +82,7 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
     Json stacked = Json::Object();
     stacked.Set("input", state.stacked->input);
     stacked.Set("output", state.stacked->output);
-    Json rows = Json::Array();
-    rows.Push(state.stacked->begin);
-    rows.Push(state.stacked->end);
-    stacked.Set("rows", std::move(rows));
+    stacked.Set("rows", RowRangeJson(state.stacked->rows));
     out.Set("stacked", std::move(stacked));
   } else {
     out.Set("stacked", Json());
@@ -147,7 +146,8 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
       << ", opset " << analysis.onnx_opset << ", IR " << analysis.ir_version << "\n";
   for (const auto& node : analysis.nodes) {
     const RecurrentNode& n = node.node;
-    out << "\n" << n.graph_name << "  " << n.op << " '" << n.name << "'" << (n.unnamed ? " (unnamed)" : "") << "  "
+    out << "\n"
+        << n.graph_name << "  " << n.op << " '" << n.name << "'" << (n.unnamed ? " (unnamed)" : "") << "  "
         << n.direction << ", hidden " << n.hidden_size << ", layout " << n.layout << ", batch "
         << (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")") << "\n";
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
@@ -155,9 +155,9 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
     for (const auto& state : node.states) {
       if (state.exposed && state.recorded >= 0) {
         const StatePair& pair = analysis.recorded_pairs[state.recorded];
-        out << "  " << StateKindName(state.kind) << "  exposed: input '" << pair.input << "'" << RowsText(pair) << " ("
-            << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'" << RowsText(pair)
-            << "\n";
+        out << "  " << StateKindName(state.kind) << "  exposed: input '" << pair.input << "'" << RowRangeText(pair.rows)
+            << " (" << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'"
+            << RowRangeText(pair.rows) << "\n";
         continue;
       }
       out << "  " << StateKindName(state.kind) << "  from: " << OriginKindName(state.origin.kind);
@@ -180,9 +180,11 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
       }
       if (!state.thread_problem.empty()) out << "\n     cannot thread out: " << state.thread_problem;
       out << "\n     to:   ";
-      if (state.final_state.value.empty()) out << "(not produced)";
-      else out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "")
-               << ", " << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
+      if (state.final_state.value.empty())
+        out << "(not produced)";
+      else
+        out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "")
+            << ", " << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
       out << "\n     " << (state.exposed ? "exposed" : "not exposed");
       if (state.stacked) out << " as " << StackedText(*state.stacked);
       out << "; rewrite: " << Action(plan, n, state.kind) << "\n";
@@ -191,9 +193,9 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   if (!analysis.recorded_pairs.empty()) {
     out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";
     for (const auto& pair : analysis.recorded_pairs) {
-      out << "  " << pair.input << RowsText(pair) << " -> " << pair.output << RowsText(pair) << "  (" << pair.graph << " " << pair.node << " " << pair.kind
-          << (pair.optional ? ", optional" : ", required") << (pair.streamable ? ", streamable" : ", not streamable")
-          << ")\n";
+      out << "  " << pair.input << RowRangeText(pair.rows) << " -> " << pair.output << RowRangeText(pair.rows) << "  ("
+          << pair.graph << " " << pair.node << " " << pair.kind << (pair.optional ? ", optional" : ", required")
+          << (pair.streamable ? ", streamable" : ", not streamable") << ")\n";
     }
   }
   if (!analysis.metadata_error.empty()) out << "\nwarning: " << analysis.metadata_error << "\n";

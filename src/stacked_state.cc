@@ -59,7 +59,7 @@ std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const 
 
 /// Rows [begin, end) that `slice` takes on axis 0 of its data, or nullopt when it takes anything else
 /// (another axis, several axes, steps other than 1, bounds that are not constants).
-std::optional<std::pair<int64_t, int64_t>> SliceRows(const ModelIndex& index, const onnx::NodeProto& slice) {
+std::optional<RowRange> SliceRows(const ModelIndex& index, const onnx::NodeProto& slice) {
   if (slice.op_type() != "Slice" || !IsOnnxDomain(slice.domain()) || slice.input_size() == 0) return std::nullopt;
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
   if (index.onnx_opset() < kSliceInputsOpset) {
@@ -89,7 +89,7 @@ std::optional<std::pair<int64_t, int64_t>> SliceRows(const ModelIndex& index, co
   if (axes && *axes != std::vector<int64_t>{0}) return std::nullopt;  // absent axes: the first axis
   const int64_t begin = (*starts)[0], end = (*ends)[0];
   if (begin < 0 || end <= begin) return std::nullopt;
-  return std::make_pair(begin, end);
+  return RowRange{begin, end};
 }
 
 /// The fixed size of axis 0 of main-graph value `name`, or nullopt.
@@ -139,23 +139,18 @@ std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, cons
       if (!part_rows) return std::nullopt;
       offset += *part_rows;
     }
-    if (offset == rows->first) return StackedExposure{input, concat.output(0), rows->first, rows->second};
+    if (offset == rows->first) return StackedExposure{input, concat.output(0), *rows};
   }
   return std::nullopt;
 }
 
 bool RecordsStacked(const StatePair& pair, const std::optional<StackedExposure>& stacked) {
   return pair.rows && stacked && pair.input == stacked->input && pair.output == stacked->output &&
-         pair.rows->first == stacked->begin && pair.rows->second == stacked->end;
-}
-
-std::string RowsText(const StatePair& pair) {
-  if (!pair.rows) return "";
-  return "[" + std::to_string(pair.rows->first) + ":" + std::to_string(pair.rows->second) + "]";
+         *pair.rows == stacked->rows;
 }
 
 std::string StackedText(const StackedExposure& stacked) {
-  const std::string rows = "[" + std::to_string(stacked.begin) + ":" + std::to_string(stacked.end) + "]";
+  const std::string rows = RowRangeText(stacked.rows);
   return "stacked input '" + stacked.input + "'" + rows + " -> output '" + stacked.output + "'" + rows;
 }
 

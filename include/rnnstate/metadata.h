@@ -20,6 +20,16 @@ inline constexpr const char* kMetadataKey = "rnnstate";
 /// The schema version written.
 inline constexpr int kMetadataVersion = 1;
 
+/// Rows [first, second) on axis 0 of a stacked state tensor.
+using RowRange = std::pair<int64_t, int64_t>;
+
+/// "[0:1]"; "" for no rows.
+std::string RowRangeText(const std::optional<RowRange>& rows);
+/// [first, second] as a JSON array.
+Json RowRangeJson(const RowRange& rows);
+/// True when the two ranges share a row.
+bool RowsOverlap(const RowRange& a, const RowRange& b);
+
 /// One state pair: feed `output` of one call as `input` of the next.
 struct StatePair {
   std::string input;
@@ -31,7 +41,7 @@ struct StatePair {
   bool streamable = true;   ///< chunked runs equal one full run (forward recurrences)
   /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
   /// of `input` and of `output` are this state's; other pairs hold the other rows of the same tensors.
-  std::optional<std::pair<int64_t, int64_t>> rows;
+  std::optional<RowRange> rows;
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&

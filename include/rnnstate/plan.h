@@ -123,7 +123,7 @@ struct StateEdit {
   bool optional = true;
   bool streamable = true;
   /// Rows of `input` and `output` that are this state's, for a state the model exposes stacked.
-  std::optional<std::pair<int64_t, int64_t>> rows;
+  std::optional<RowRange> rows;
 
   /// One line for reports and --dry-run: what the rewrite does to this state.
   std::string Describe() const;

@@ -16,13 +16,12 @@
 
 namespace rnnstate {
 
-/// Rows [begin, end) on axis 0 of a main-graph input feed the state's slot, and the same rows of a
+/// Rows `rows` on axis 0 of a main-graph input feed the state's slot, and the same rows of a
 /// main-graph output are the state's final value.
 struct StackedExposure {
   std::string input;
   std::string output;
-  int64_t begin = 0;
-  int64_t end = 0;
+  RowRange rows;
 };
 
 /// The stacked exposure of a state at `site`, or nullopt. Requires a main-graph site on the node itself
@@ -35,9 +34,6 @@ std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, cons
 
 /// True when `pair` records exactly `stacked`: the same input, output and rows.
 bool RecordsStacked(const StatePair& pair, const std::optional<StackedExposure>& stacked);
-
-/// The pair's rows as "[0:1]", or "" for a pair without rows.
-std::string RowsText(const StatePair& pair);
 
 /// "stacked input 'h0'[0:1] -> output 'h_n'[0:1]".
 std::string StackedText(const StackedExposure& stacked);

@@ -316,8 +316,7 @@ TEST(Check, StatesExposedStackedPassWithoutMetadata) {
       ASSERT_TRUE(state.stacked.has_value()) << layer;
       EXPECT_EQ(state.stacked->input, state.kind == StateKind::kHidden ? "h0" : "c0");
       EXPECT_EQ(state.stacked->output, state.kind == StateKind::kHidden ? "h_n" : "c_n");
-      EXPECT_EQ(state.stacked->begin, layer);
-      EXPECT_EQ(state.stacked->end, layer + 1);
+      EXPECT_EQ(state.stacked->rows, RowRange(layer, layer + 1));
     }
   }
 }
