@@ -64,13 +64,8 @@ int FindRecord(const std::vector<StatePair>& pairs, const RecurrentNode& node, S
 bool RecordHolds(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const StatePair& pair) {
   const GraphIndex& main = index.graph(GraphPath{});
   if (!main.inputs.count(pair.input) || !main.outputs.count(pair.output)) return false;
-  const onnx::NodeProto& proto = ResolveGraph(index.model(), node.graph)->node(node.node);
-  int in_slot = InitialStateSlot(kind), out_slot = FinalStateSlot(kind);
-  std::string initial = in_slot < proto.input_size() ? proto.input(in_slot) : "";
-  std::string final_value = out_slot < proto.output_size() ? proto.output(out_slot) : "";
-  return !initial.empty() && !final_value.empty() &&
-         ComputedFrom(index, ValueRef{node.graph, initial}, ValueRef{{}, pair.input}) &&
-         ComputedFrom(index, ValueRef{{}, pair.output}, ValueRef{node.graph, final_value});
+  const PairWiring wiring = TracePairWiring(index, node, kind, pair.input, pair.output);
+  return wiring.input_reaches_slot && wiring.output_from_final;
 }
 
 bool IsExposed(const ModelIndex& index, const Analysis& analysis, const RecurrentNode& node,

@@ -85,17 +85,12 @@ void CheckWiring(const ModelIndex& index, const StatePair& pair, const NodeAnaly
   const std::string label = PairLabel(pair) + ": ";
   const char* slot = InitialStateSlotName(state.kind);
   const char* final_slot = FinalStateSlotName(state.kind);
-  // The node's own slots, not the analysis' state site: a Loop carrying the state is only a way through.
-  const onnx::NodeProto& proto = ResolveGraph(index.model(), node.node.graph)->node(node.node.node);
-  int in_slot = InitialStateSlot(state.kind), out_slot = FinalStateSlot(state.kind);
-  std::string initial = in_slot < proto.input_size() ? proto.input(in_slot) : "";
-  std::string final_value = out_slot < proto.output_size() ? proto.output(out_slot) : "";
-  if (input_ok && !ComputedFrom(index, ValueRef{node.node.graph, initial}, ValueRef{{}, pair.input})) {
+  const PairWiring wiring = TracePairWiring(index, node.node, state.kind, pair.input, pair.output);
+  if (input_ok && !wiring.input_reaches_slot) {
     problems.push_back({CheckProblem::Kind::kInputNotWired,
                         label + "input '" + pair.input + "' does not reach " + slot + " of " + NodeLabelOf(node.node)});
   }
-  if (output_ok && (final_value.empty() ||
-                    !ComputedFrom(index, ValueRef{{}, pair.output}, ValueRef{node.node.graph, final_value}))) {
+  if (output_ok && !wiring.output_from_final) {
     problems.push_back(
         {CheckProblem::Kind::kOutputNotWired,
          label + "output '" + pair.output + "' is not computed from " + final_slot + " of " + NodeLabelOf(node.node)});

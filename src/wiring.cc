@@ -114,6 +114,17 @@ class ProducerWalk {
 
 }  // namespace
 
+PairWiring TracePairWiring(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const std::string& input,
+                           const std::string& output) {
+  const onnx::NodeProto& proto = ResolveGraph(index.model(), node.graph)->node(node.node);
+  const int in_slot = InitialStateSlot(kind), out_slot = FinalStateSlot(kind);
+  const std::string initial = in_slot < proto.input_size() ? proto.input(in_slot) : "";
+  const std::string final_value = out_slot < proto.output_size() ? proto.output(out_slot) : "";
+  // An empty slot name reaches nothing (the walk skips empty names).
+  return PairWiring{ComputedFrom(index, ValueRef{node.graph, initial}, ValueRef{{}, input}),
+                    ComputedFrom(index, ValueRef{{}, output}, ValueRef{node.graph, final_value})};
+}
+
 bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source) {
   return ProducerWalk(index).Reaches(value, source);
 }

@@ -7,6 +7,7 @@
 
 #include "rnnstate/graph_path.h"
 #include "rnnstate/model_index.h"
+#include "rnnstate/recurrent_node.h"
 
 namespace rnnstate {
 
@@ -26,5 +27,15 @@ struct ValueRef {
 /// walk does not continue through Shape and Size (their outputs carry no values of their input) nor
 /// through RNN / GRU / LSTM nodes (their outputs are new states, not their inputs carried along).
 bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source);
+
+/// How main-graph values `input` and `output` relate to state `kind` of `node`.
+struct PairWiring {
+  bool input_reaches_slot = false;  ///< the node's initial-state slot is computed from `input`
+  bool output_from_final = false;   ///< `output` is computed from the node's final-state slot
+};
+
+/// Traces a state pair to the node's own slots (a Loop carrying the state is only a way through).
+PairWiring TracePairWiring(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const std::string& input,
+                           const std::string& output);
 
 }  // namespace rnnstate
