@@ -89,11 +89,11 @@ void AddDirectory(const std::string& argument, const DiscoveryOptions& options, 
   std::vector<std::string> found = WalkDirectory(argument, options, &error);
   if (error.empty() && found.empty()) error = "no *.onnx files in this directory";
   if (!error.empty()) {
-    out.push_back(InputFile{argument, argument, "", error});
+    out.push_back(InputFile{argument, argument, "", error, ""});
     return;
   }
   for (const auto& relative : found) {
-    out.push_back(InputFile{(fs::path(argument) / relative).string(), argument, relative, ""});
+    out.push_back(InputFile{(fs::path(argument) / relative).string(), argument, relative, "", ""});
   }
 }
 
@@ -106,14 +106,17 @@ std::vector<InputFile> FindModelFiles(const std::vector<std::string>& arguments,
     if (fs::is_directory(argument, ec)) {
       AddDirectory(argument, options, expanded);
     } else {
-      expanded.push_back(InputFile{argument, "", fs::path(argument).filename().string(), ""});
+      expanded.push_back(InputFile{argument, "", fs::path(argument).filename().string(), "", ""});
     }
   }
   std::vector<InputFile> unique;
   std::set<std::string> seen;
   FileKeys keys;
   for (auto& input : expanded) {
-    if (input.error.empty() && !seen.insert(keys.Key(input.path)).second) continue;
+    if (input.error.empty()) {
+      input.key = keys.Key(input.path);
+      if (!seen.insert(input.key).second) continue;
+    }
     unique.push_back(std::move(input));
   }
   return unique;
@@ -142,11 +145,11 @@ std::string OutputPathFor(const InputFile& input, OutputMode mode, const std::st
 
 std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vector<std::string>& outputs,
                            bool in_place) {
-  FileKeys keys;
   std::map<std::string, size_t> input_at;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].error.empty()) input_at.emplace(keys.Key(inputs[i].path), i);
+    if (inputs[i].error.empty()) input_at.emplace(inputs[i].key, i);
   }
+  FileKeys keys;
   std::map<std::string, size_t> output_at;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].error.empty()) continue;

@@ -25,6 +25,8 @@ struct InputFile {
   /// Non-empty when this entry stands for an argument that yields no model (a directory without
   /// `*.onnx` files, an unreadable directory); `path` is then that argument.
   std::string error;
+  /// Identifies the file however it was named (`a/../m.onnx`, a symlink); set by FindModelFiles.
+  std::string key;
 };
 
 /// How directories are walked.
@@ -57,7 +59,7 @@ std::string OutputPathFor(const InputFile& input, OutputMode mode, const std::st
 
 /// Why these outputs cannot be written in one run — an output written twice, or an output that is
 /// another input or (outside in-place mode) its own input — or "" when they can. `outputs[i]` belongs
-/// to `inputs[i]`; entries with an error are ignored.
+/// to `inputs[i]` (as returned by FindModelFiles, with their keys); entries with an error are ignored.
 std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vector<std::string>& outputs,
                            bool in_place);
 
