@@ -18,6 +18,12 @@ namespace rnnstate::output {
 
 std::string SystemError(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 namespace {
 
 /// Writes `iov` completely, resuming after partial writes.
@@ -117,12 +123,6 @@ class PieceWriter {
   std::vector<iovec> pending_;
   bool kernel_copy_works_ = true;
 };
-
-std::string DirectoryOf(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 /// A file written under a temporary name in its destination's directory and renamed over the destination
 /// by Commit. Until then the destination is untouched; destroyed uncommitted, the temporary is removed.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Internal to model_file: writing a file from pieces — large spans of the mapped input are copied by the
+/// Internal to model_file and model_io: writing a file from pieces — large spans of the mapped input are copied by the
 /// kernel — under a temporary name that is renamed over the destination only when complete.
 
 #include <cstdint>
@@ -27,5 +27,8 @@ void WriteFileAtomically(const std::string& path, const std::vector<BytePiece>& 
 
 /// "what: strerror(errno)".
 std::string SystemError(const std::string& what);
+
+/// The directory holding the file `path`: "." for a bare file name.
+std::string DirectoryOf(const std::string& path);
 
 }  // namespace rnnstate::output

@@ -4,19 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <set>
 
+#include "file_output.h"
 #include "rnnstate/error.h"
 #include "rnnstate/external_data.h"
 
 namespace rnnstate {
 
-namespace {
-
-std::string DirectoryOf(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
-
-}  // namespace
+using output::DirectoryOf;
 
 OpenedModel OpenModel(const std::string& path) {
   OpenedModel opened{ModelFile::Open(path), DirectoryOf(path), {}};
@@ -37,7 +33,7 @@ void SyncOutputs(const std::vector<std::string>& outputs) {
   std::set<dev_t> synced;
   for (const auto& output : outputs) {
     std::string dir = DirectoryOf(output);
-    int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) continue;  // nothing was written there
     struct stat info {};
     bool fresh = ::fstat(fd, &info) == 0 && synced.insert(info.st_dev).second;

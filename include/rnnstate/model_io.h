@@ -13,7 +13,7 @@ namespace rnnstate {
 /// A model file opened for rewriting, with the external data files it refers to.
 struct OpenedModel {
   ModelFile file;
-  std::string directory;                     ///< the model's directory ("" for the current one)
+  std::string directory;                     ///< the model's directory ("." for the current one)
   std::vector<std::string> external_data;    ///< locations of its external data files, checked
 };
 
