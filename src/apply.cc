@@ -63,6 +63,20 @@ onnx::NodeProto Int64Constant(const std::string& output, std::vector<int64_t> va
   return node;
 }
 
+void AddIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  auto* attribute = node.add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(value);
+}
+
+void AddGraphAttribute(onnx::NodeProto& node, const std::string& name, onnx::GraphProto graph) {
+  auto* attribute = node.add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::GRAPH);
+  *attribute->mutable_g() = std::move(graph);
+}
+
 void SetSlot(google::protobuf::RepeatedPtrField<std::string>* slots, int slot, const std::string& value) {
   while (slots->size() <= slot) slots->Add();
   *slots->Mutable(slot) = value;
@@ -87,20 +101,14 @@ void AddBroadcastNodes(const BroadcastShapeNames& b, std::vector<onnx::NodeProto
   out.push_back(MakeNode("Shape", {b.x}, {b.shape_of_x}));
   out.push_back(Int64Constant(b.batch_index, {b.batch_axis}));
   onnx::NodeProto gather = MakeNode("Gather", {b.shape_of_x, b.batch_index}, {b.batch});
-  auto* axis = gather.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(0);
+  AddIntAttribute(gather, "axis", 0);
   out.push_back(std::move(gather));
   out.push_back(Int64Constant(b.directions, {b.num_directions}));
   out.push_back(Int64Constant(b.hidden, {b.hidden_size}));
   std::vector<std::string> parts = b.batch_position == 0 ? std::vector<std::string>{b.batch, b.directions, b.hidden}
                                                          : std::vector<std::string>{b.directions, b.batch, b.hidden};
   onnx::NodeProto concat = MakeNode("Concat", parts, {b.state_shape});
-  auto* concat_axis = concat.add_attribute();
-  concat_axis->set_name("axis");
-  concat_axis->set_type(onnx::AttributeProto::INT);
-  concat_axis->set_i(0);
+  AddIntAttribute(concat, "axis", 0);
   out.push_back(std::move(concat));
 }
 
@@ -121,14 +129,8 @@ void AddSelectNodes(const StateEdit& edit, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Equal", {edit.size_value, edit.zero_value}, {edit.is_empty_value}));
   onnx::NodeProto select = MakeNode("If", {edit.is_empty_value}, {edit.slot_value});
   onnx::ValueInfoProto type = TensorValueInfo(edit.slot_value, edit.elem_type, edit.shape);
-  auto* then_branch = select.add_attribute();
-  then_branch->set_name("then_branch");
-  then_branch->set_type(onnx::AttributeProto::GRAPH);
-  *then_branch->mutable_g() = IdentityBranch(edit.then_value, edit.original, edit.then_value, type);
-  auto* else_branch = select.add_attribute();
-  else_branch->set_name("else_branch");
-  else_branch->set_type(onnx::AttributeProto::GRAPH);
-  *else_branch->mutable_g() = IdentityBranch(edit.else_value, edit.input, edit.else_value, type);
+  AddGraphAttribute(select, "then_branch", IdentityBranch(edit.then_value, edit.original, edit.then_value, type));
+  AddGraphAttribute(select, "else_branch", IdentityBranch(edit.else_value, edit.input, edit.else_value, type));
   out.push_back(std::move(select));
 }
 
