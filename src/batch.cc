@@ -198,28 +198,25 @@ namespace {
 Json Milliseconds(double ms) { return Json(std::round(ms * 1000.0) / 1000.0); }
 
 Json Strings(const std::vector<std::string>& items) {
-  Json array = Json::Array();
-  for (const auto& item : items) array.Push(item);
+  Json array = Json::array();
+  for (const auto& item : items) array.push_back(item);
   return array;
 }
 
 }  // namespace
 
 Json FileResultJson(const FileResult& result) {
-  Json record = Json::Object();
-  record.Set("path", result.path);
-  record.Set("status", result.status);
-  record.Set("output", result.output.empty() ? Json() : Json(result.output));
-  record.Set("states", StatePairsJson(result.states));
-  for (const auto& [key, value] : result.details.Members()) record.Set(key, value);
-  record.Set("warnings", Strings(result.warnings));
-  Json timings = Json::Object();
-  timings.Set("load_ms", Milliseconds(result.timings.load_ms));
-  timings.Set("process_ms", Milliseconds(result.timings.process_ms));
-  timings.Set("write_ms", Milliseconds(result.timings.write_ms));
-  record.Set("timings", std::move(timings));
-  record.Set("error", result.error.empty() ? Json() : Json(result.error));
-  record.Set("exit_code", result.exit_code);
+  Json record = {{"path", result.path},
+                 {"status", result.status},
+                 {"output", result.output.empty() ? Json() : Json(result.output)},
+                 {"states", StatePairsJson(result.states)}};
+  for (const auto& [key, value] : result.details.items()) record[key] = value;
+  record["warnings"] = Strings(result.warnings);
+  record["timings"] = {{"load_ms", Milliseconds(result.timings.load_ms)},
+                       {"process_ms", Milliseconds(result.timings.process_ms)},
+                       {"write_ms", Milliseconds(result.timings.write_ms)}};
+  record["error"] = result.error.empty() ? Json() : Json(result.error);
+  record["exit_code"] = result.exit_code;
   return record;
 }
 
@@ -235,16 +232,9 @@ void BatchSummary::Add(const FileResult& result) {
 }
 
 Json SummaryJson(const BatchSummary& summary) {
-  auto count = [](size_t n) { return Json(static_cast<int64_t>(n)); };
-  Json record = Json::Object();
-  record.Set("summary", true);
-  record.Set("files", count(summary.files));
-  record.Set("ok", count(summary.ok));
-  record.Set("failed", count(summary.failed));
-  record.Set("changed", count(summary.changed));
-  record.Set("not_run", count(summary.not_run));
-  record.Set("exit_code", summary.exit_code);
-  return record;
+  return {{"summary", true},          {"files", summary.files},     {"ok", summary.ok},
+          {"failed", summary.failed}, {"changed", summary.changed}, {"not_run", summary.not_run},
+          {"exit_code", summary.exit_code}};
 }
 
 std::string SummaryText(const BatchSummary& summary) {

@@ -105,13 +105,13 @@ FileResult ReportFile(const std::string& input, ReportFormat format) {
           result.text = ReportDot(input, model, outcome.analysis, outcome.plan);
           break;
         case ReportFormat::kJson:
-          result.details.Set("report", ReportJson(input, model, outcome.analysis, outcome.plan));
+          result.details["report"] = ReportJson(input, model, outcome.analysis, outcome.plan);
           break;
       }
     });
   });
   // Records of one command share their members: a failed file has "report": null.
-  if (format == ReportFormat::kJson && report.details.Find("report") == nullptr) report.details.Set("report", Json());
+  if (format == ReportFormat::kJson && !report.details.contains("report")) report.details["report"] = nullptr;
   return report;
 }
 
@@ -125,21 +125,18 @@ FileResult CheckFile(const std::string& input) {
       result.states = analysis.recorded_pairs;
       return CheckModel(index, analysis);
     });
-    Json list = Json::Array();
+    Json list = Json::array();
     for (const auto& problem : problems) {
-      Json entry = Json::Object();
-      entry.Set("kind", CheckProblemKindName(problem.kind));
-      entry.Set("message", problem.message);
-      list.Push(std::move(entry));
+      list.push_back({{"kind", CheckProblemKindName(problem.kind)}, {"message", problem.message}});
       result.text += input + ": " + problem.message + "\n";
     }
-    result.details.Set("problems", std::move(list));
+    result.details["problems"] = std::move(list);
     if (problems.empty()) return;
     result.status = kStatusFailed;
     result.exit_code = static_cast<int>(ExitCode::kCheckFailed);
     result.error = "check failed: " + std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s");
   });
-  if (check.details.Find("problems") == nullptr) check.details.Set("problems", Json::Array());
+  if (!check.details.contains("problems")) check.details["problems"] = Json::array();
   return check;
 }
 

@@ -122,17 +122,17 @@ int RunFiles(const std::vector<InputFile>& inputs, const FilesArgs& args, Printi
     if (result.status == rnnstate::kStatusError) {
       std::cerr << "rnnstate: error: " << result.path << ": " << result.error << "\n";
     }
-    if (printing == Printing::kJsonLines) std::cout << rnnstate::FileResultJson(result).Dump() << "\n";
+    if (printing == Printing::kJsonLines) std::cout << rnnstate::DumpJson(rnnstate::FileResultJson(result)) << "\n";
     if (printing == Printing::kText) std::cout << result.text;
-    const rnnstate::Json* report = result.details.Find("report");
-    if (printing == Printing::kSingleJson && report != nullptr && !report->is_null()) {
-      std::cout << report->Dump() << "\n";
+    auto report = result.details.find("report");
+    if (printing == Printing::kSingleJson && report != result.details.end() && !report->is_null()) {
+      std::cout << rnnstate::DumpJson(*report) << "\n";
     }
     std::cout.flush();
   };
   rnnstate::PrepareForWorkers();
   rnnstate::BatchSummary summary = rnnstate::RunBatch(labels, options, work, emit);
-  if (printing == Printing::kJsonLines) std::cout << rnnstate::SummaryJson(summary).Dump() << "\n";
+  if (printing == Printing::kJsonLines) std::cout << rnnstate::DumpJson(rnnstate::SummaryJson(summary)) << "\n";
   if (printing == Printing::kText && inputs.size() > 1 && !quiet) {
     std::cerr << "rnnstate: " << rnnstate::SummaryText(summary) << "\n";
   }

@@ -8,14 +8,17 @@ namespace rnnstate {
 namespace {
 
 StatePair PairFromJson(const Json& entry) {
+  if (!entry.is_object()) throw std::runtime_error("a state entry is not an object");
   auto text = [&](const char* key) {
-    const Json* value = entry.Find(key);
-    if (value == nullptr || !value->is_string()) throw std::runtime_error(std::string("missing string '") + key + "'");
-    return value->AsString();
+    auto value = entry.find(key);
+    if (value == entry.end() || !value->is_string()) throw std::runtime_error(std::string("missing string '") + key + "'");
+    return value->get<std::string>();
   };
   auto flag = [&](const char* key, bool fallback) {
-    const Json* value = entry.Find(key);
-    return value == nullptr ? fallback : value->AsBool();
+    auto value = entry.find(key);
+    if (value == entry.end()) return fallback;
+    if (!value->is_boolean()) throw std::runtime_error(std::string("'") + key + "' is not true or false");
+    return value->get<bool>();
   };
   StatePair pair;
   pair.input = text("input");
@@ -26,12 +29,12 @@ StatePair PairFromJson(const Json& entry) {
   if (pair.kind != "h" && pair.kind != "c") throw std::runtime_error("kind must be \"h\" or \"c\"");
   pair.optional = flag("optional", false);
   pair.streamable = flag("streamable", false);
-  if (const Json* rows = entry.Find("rows"); rows != nullptr && !rows->is_null()) {
-    const std::vector<Json>& bounds = rows->Items();
-    if (bounds.size() != 2 || bounds[0].AsInt() < 0 || bounds[1].AsInt() <= bounds[0].AsInt()) {
-      throw std::runtime_error("rows must be [begin, end] with 0 <= begin < end");
-    }
-    pair.rows = std::make_pair(bounds[0].AsInt(), bounds[1].AsInt());
+  if (auto rows = entry.find("rows"); rows != entry.end() && !rows->is_null()) {
+    const bool bounded = rows->is_array() && rows->size() == 2 && (*rows)[0].is_number_integer() &&
+                         (*rows)[1].is_number_integer();
+    const int64_t begin = bounded ? (*rows)[0].get<int64_t>() : -1, end = bounded ? (*rows)[1].get<int64_t>() : -1;
+    if (!bounded || begin < 0 || end <= begin) throw std::runtime_error("rows must be [begin, end] with 0 <= begin < end");
+    pair.rows = std::make_pair(begin, end);
   }
   return pair;
 }
@@ -43,12 +46,7 @@ std::string RowRangeText(const std::optional<RowRange>& rows) {
   return "[" + std::to_string(rows->first) + ":" + std::to_string(rows->second) + "]";
 }
 
-Json RowRangeJson(const RowRange& rows) {
-  Json json = Json::Array();
-  json.Push(rows.first);
-  json.Push(rows.second);
-  return json;
-}
+Json RowRangeJson(const RowRange& rows) { return Json::array({rows.first, rows.second}); }
 
 bool RowsOverlap(const RowRange& a, const RowRange& b) {
   return std::max(a.first, b.first) < std::min(a.second, b.second);
@@ -59,14 +57,15 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
   for (const auto& prop : model.metadata_props()) {
     if (prop.key() != kMetadataKey) continue;
     try {
-      Json document = Json::Parse(prop.value());
-      const Json* version = document.Find("version");
-      if (version == nullptr || version->AsInt() != kMetadataVersion) {
+      Json document = ParseJson(prop.value());
+      if (!document.is_object()) throw std::runtime_error("not a JSON object");
+      auto version = document.find("version");
+      if (version == document.end() || !version->is_number_integer() || version->get<int64_t>() != kMetadataVersion) {
         throw std::runtime_error("unsupported or missing \"version\"");
       }
-      const Json* states = document.Find("states");
-      if (states == nullptr) throw std::runtime_error("missing \"states\"");
-      for (const auto& entry : states->Items()) pairs.push_back(PairFromJson(entry));
+      auto states = document.find("states");
+      if (states == document.end() || !states->is_array()) throw std::runtime_error("missing \"states\"");
+      for (const auto& entry : *states) pairs.push_back(PairFromJson(entry));
     } catch (const std::exception& e) {
       if (error) *error = std::string("metadata '") + kMetadataKey + "' is invalid: " + e.what();
     }
@@ -75,27 +74,20 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
 }
 
 Json StatePairsJson(const std::vector<StatePair>& pairs) {
-  Json states = Json::Array();
+  Json states = Json::array();
   for (const auto& pair : pairs) {
-    Json entry = Json::Object();
-    entry.Set("input", pair.input);
-    entry.Set("output", pair.output);
-    entry.Set("node", pair.node);
-    entry.Set("graph", pair.graph);
-    entry.Set("kind", pair.kind);
-    entry.Set("optional", pair.optional);
-    entry.Set("streamable", pair.streamable);
-    if (pair.rows) entry.Set("rows", RowRangeJson(*pair.rows));
-    states.Push(std::move(entry));
+    Json entry = {{"input", pair.input},   {"output", pair.output},   {"node", pair.node},
+                  {"graph", pair.graph},   {"kind", pair.kind},       {"optional", pair.optional},
+                  {"streamable", pair.streamable}};
+    if (pair.rows) entry["rows"] = RowRangeJson(*pair.rows);
+    states.push_back(std::move(entry));
   }
   return states;
 }
 
 std::string StateMetadataValue(const std::vector<StatePair>& pairs) {
-  Json document = Json::Object();
-  document.Set("version", kMetadataVersion);
-  document.Set("states", StatePairsJson(pairs));
-  return document.Dump();
+  Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
+  return DumpJson(document);
 }
 
 void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs) {

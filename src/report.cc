@@ -43,99 +43,99 @@ std::string Action(const Plan& plan, const RecurrentNode& node, StateKind kind) 
 }
 
 Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const StateAnalysis& state, const Plan& plan) {
-  Json initial = Json::Object();
-  initial.Set("origin", OriginKindName(state.origin.kind));
-  initial.Set("value", state.origin.value);
-  initial.Set("value_graph", GraphPathString(model, state.origin.value_graph));
-  initial.Set("zero", state.origin.zero);
-  Json computed = Json::Array();
-  for (auto& text : ComputedBy(model, state.origin)) computed.Push(text);
-  initial.Set("computed_by", std::move(computed));
-  Json shared = Json::Array();
-  for (const auto& other : state.shared_with) shared.Push(other);
-  initial.Set("shared_with", std::move(shared));
-  initial.Set("other_consumers", state.origin.other_consumers);
+  Json initial = Json::object();
+  initial["origin"] = OriginKindName(state.origin.kind);
+  initial["value"] = state.origin.value;
+  initial["value_graph"] = GraphPathString(model, state.origin.value_graph);
+  initial["zero"] = state.origin.zero;
+  Json computed = Json::array();
+  for (auto& text : ComputedBy(model, state.origin)) computed.push_back(text);
+  initial["computed_by"] = std::move(computed);
+  Json shared = Json::array();
+  for (const auto& other : state.shared_with) shared.push_back(other);
+  initial["shared_with"] = std::move(shared);
+  initial["other_consumers"] = state.origin.other_consumers;
 
-  Json final_state = Json::Object();
-  final_state.Set("value", state.final_state.value);
-  final_state.Set("graph_output", state.final_state.graph_output);
-  final_state.Set("consumers", state.final_state.consumers);
+  Json final_state = Json::object();
+  final_state["value"] = state.final_state.value;
+  final_state["graph_output"] = state.final_state.graph_output;
+  final_state["consumers"] = state.final_state.consumers;
 
-  Json site = Json::Object();
-  site.Set("graph", GraphPathString(model, state.site.graph));
-  site.Set("node", NodeLabel(ResolveGraph(model, state.site.graph)->node(state.site.node), state.site.node));
-  site.Set("input_slot", state.site.input_slot);
-  site.Set("output_slot", state.site.output_slot);
-  site.Set("carried", state.site.carried);
-  Json threads = Json::Array();
-  for (auto& text : ThreadTexts(model, state)) threads.Push(text);
+  Json site = Json::object();
+  site["graph"] = GraphPathString(model, state.site.graph);
+  site["node"] = NodeLabel(ResolveGraph(model, state.site.graph)->node(state.site.node), state.site.node);
+  site["input_slot"] = state.site.input_slot;
+  site["output_slot"] = state.site.output_slot;
+  site["carried"] = state.site.carried;
+  Json threads = Json::array();
+  for (auto& text : ThreadTexts(model, state)) threads.push_back(text);
 
-  Json out = Json::Object();
-  out.Set("kind", StateKindName(state.kind));
-  out.Set("site", std::move(site));
-  out.Set("threaded_through", std::move(threads));
-  out.Set("thread_problem", state.thread_problem.empty() ? Json() : Json(state.thread_problem));
-  out.Set("initial", std::move(initial));
-  out.Set("final", std::move(final_state));
-  out.Set("exposed", state.exposed);
+  Json out = Json::object();
+  out["kind"] = StateKindName(state.kind);
+  out["site"] = std::move(site);
+  out["threaded_through"] = std::move(threads);
+  out["thread_problem"] = state.thread_problem.empty() ? Json() : Json(state.thread_problem);
+  out["initial"] = std::move(initial);
+  out["final"] = std::move(final_state);
+  out["exposed"] = state.exposed;
   if (state.stacked) {
-    Json stacked = Json::Object();
-    stacked.Set("input", state.stacked->input);
-    stacked.Set("output", state.stacked->output);
-    stacked.Set("rows", RowRangeJson(state.stacked->rows));
-    out.Set("stacked", std::move(stacked));
+    Json stacked = Json::object();
+    stacked["input"] = state.stacked->input;
+    stacked["output"] = state.stacked->output;
+    stacked["rows"] = RowRangeJson(state.stacked->rows);
+    out["stacked"] = std::move(stacked);
   } else {
-    out.Set("stacked", Json());
+    out["stacked"] = Json();
   }
   const StateEdit* edit = plan.FindEdit(node.node, state.kind);
-  out.Set("input", edit ? Json(edit->input) : Json());
-  out.Set("output", edit ? Json(edit->output) : Json());
-  out.Set("action", Action(plan, node.node, state.kind));
+  out["input"] = edit ? Json(edit->input) : Json();
+  out["output"] = edit ? Json(edit->output) : Json();
+  out["action"] = Action(plan, node.node, state.kind);
   return out;
 }
 
 }  // namespace
 
 Json ReportJson(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan) {
-  Json nodes = Json::Array();
+  Json nodes = Json::array();
   for (const auto& node : analysis.nodes) {
     const RecurrentNode& n = node.node;
-    Json entry = Json::Object();
-    entry.Set("graph", n.graph_name);
-    entry.Set("index", n.node);
-    entry.Set("op", n.op);
-    entry.Set("name", n.name);
-    entry.Set("direction", n.direction);
-    entry.Set("hidden_size", n.hidden_size);
-    entry.Set("layout", n.layout);
-    entry.Set("batch", BatchJson(n.batch));
-    entry.Set("streamable", n.streamable);
-    entry.Set("not_streamable_reason", n.streamable ? Json() : Json(n.not_streamable_reason));
-    entry.Set("problem", n.problem.empty() ? Json() : Json(n.problem));
-    Json states = Json::Array();
-    for (const auto& state : node.states) states.Push(StateJson(model, node, state, plan));
-    entry.Set("states", std::move(states));
-    nodes.Push(std::move(entry));
+    Json entry = Json::object();
+    entry["graph"] = n.graph_name;
+    entry["index"] = n.node;
+    entry["op"] = n.op;
+    entry["name"] = n.name;
+    entry["direction"] = n.direction;
+    entry["hidden_size"] = n.hidden_size;
+    entry["layout"] = n.layout;
+    entry["batch"] = BatchJson(n.batch);
+    entry["streamable"] = n.streamable;
+    entry["not_streamable_reason"] = n.streamable ? Json() : Json(n.not_streamable_reason);
+    entry["problem"] = n.problem.empty() ? Json() : Json(n.problem);
+    Json states = Json::array();
+    for (const auto& state : node.states) states.push_back(StateJson(model, node, state, plan));
+    entry["states"] = std::move(states);
+    nodes.push_back(std::move(entry));
   }
-  Json skipped = Json::Array();
+  Json skipped = Json::array();
   for (const auto& skip : plan.skipped) {
-    Json entry = Json::Object();
-    entry.Set("graph", skip.graph);
-    entry.Set("node", skip.node);
-    entry.Set("kind", skip.kind.empty() ? Json() : Json(skip.kind));
-    entry.Set("reason", skip.reason);
-    skipped.Push(std::move(entry));
+    Json entry = Json::object();
+    entry["graph"] = skip.graph;
+    entry["node"] = skip.node;
+    entry["kind"] = skip.kind.empty() ? Json() : Json(skip.kind);
+    entry["reason"] = skip.reason;
+    skipped.push_back(std::move(entry));
   }
-  Json report = Json::Object();
-  report.Set("version", kReportVersion);
-  report.Set("file", file);
-  report.Set("opset", analysis.onnx_opset);
-  report.Set("ir_version", analysis.ir_version);
-  report.Set("nodes", std::move(nodes));
-  report.Set("pairs", StatePairsJson(analysis.recorded_pairs));
-  report.Set("metadata_error", analysis.metadata_error.empty() ? Json() : Json(analysis.metadata_error));
-  report.Set("skipped", std::move(skipped));
-  report.Set("changes", plan.ChangesModel());
+  Json report = Json::object();
+  report["version"] = kReportVersion;
+  report["file"] = file;
+  report["opset"] = analysis.onnx_opset;
+  report["ir_version"] = analysis.ir_version;
+  report["nodes"] = std::move(nodes);
+  report["pairs"] = StatePairsJson(analysis.recorded_pairs);
+  report["metadata_error"] = analysis.metadata_error.empty() ? Json() : Json(analysis.metadata_error);
+  report["skipped"] = std::move(skipped);
+  report["changes"] = plan.ChangesModel();
   return report;
 }
 

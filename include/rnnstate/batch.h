@@ -94,7 +94,7 @@ struct FileResult {
   int exit_code = 0;
   std::string output;             ///< written (--dry-run: planned) output path; "" when none
   std::vector<StatePair> states;  ///< the state pairs of the result (see README)
-  Json details = Json::Object();  ///< command-specific record members ("problems", "report")
+  Json details = Json::object();  ///< command-specific record members ("problems", "report")
   std::vector<std::string> warnings;
   Timings timings;
   std::string error;     ///< why the file failed, without the path; "" when it did not
