@@ -1,17 +1,20 @@
 #include "rnnstate/analysis.h"
 
-#include "rnnstate/wiring.h"
-
 #include <algorithm>
+#include <map>
 #include <set>
+
+#include "rnnstate/wiring.h"
 
 namespace rnnstate {
 
 namespace {
 
-std::string StateLabel(const NodeAnalysis& node, const StateAnalysis& state) {
-  return node.node.name + "/" + StateKindName(state.kind);
-}
+/// A producer of recurrent states: appends the nodes owning states (described for reports) and their
+/// states. A new kind of owner is one more producer in kStateProducers.
+using StateProducer = void (*)(const ModelIndex&, std::vector<RecurrentNode>*, std::vector<RecurrentState>*);
+
+constexpr StateProducer kStateProducers[] = {FindOpStates};
 
 /// The values and nodes an initial state depends on, used to detect sharing: the slot value itself
 /// and, for computed states, the computing nodes.
@@ -26,53 +29,45 @@ std::set<std::string> SharingKeys(const StateAnalysis& state) {
   return keys;
 }
 
-void FindSharing(std::vector<NodeAnalysis>& nodes) {
-  struct Entry {
-    NodeAnalysis* node;
-    StateAnalysis* state;
-    std::set<std::string> keys;
-  };
-  std::vector<Entry> entries;
-  for (auto& node : nodes) {
-    for (auto& state : node.states) {
-      // An exposed state has its own input: helper nodes it shares (a batch shape) are no sharing of state.
-      if (!state.exposed) entries.push_back({&node, &state, SharingKeys(state)});
-    }
+void FindSharing(std::vector<StateAnalysis>& states) {
+  std::vector<std::pair<StateAnalysis*, std::set<std::string>>> entries;
+  for (auto& state : states) {
+    // An exposed state has its own input: helper nodes it shares (a batch shape) are no sharing of state.
+    if (!state.exposed) entries.emplace_back(&state, SharingKeys(state));
   }
-  for (auto& a : entries) {
-    for (auto& b : entries) {
-      if (&a == &b) continue;
-      bool shared = std::any_of(a.keys.begin(), a.keys.end(), [&](const std::string& k) { return b.keys.count(k); });
-      if (shared) a.state->shared_with.push_back(StateLabel(*b.node, *b.state));
+  for (auto& [a, a_keys] : entries) {
+    for (auto& [b, b_keys] : entries) {
+      if (a == b) continue;
+      bool shared = std::any_of(a_keys.begin(), a_keys.end(), [&](const std::string& k) { return b_keys.count(k); });
+      if (shared) a->shared_with.push_back(b->state.Label());
     }
   }
 }
 
-int FindRecord(const std::vector<StatePair>& pairs, const RecurrentNode& node, StateKind kind) {
+int FindRecord(const std::vector<StatePair>& pairs, const RecurrentState& state) {
   for (size_t i = 0; i < pairs.size(); ++i) {
     const StatePair& pair = pairs[i];
-    if (pair.graph == node.graph_name && pair.node == node.name && pair.kind == StateKindName(kind)) {
+    if (pair.graph == state.owner.graph_name && pair.node == state.owner.name && pair.kind == state.kind_name()) {
       return static_cast<int>(i);
     }
   }
   return -1;
 }
 
-/// True when a recorded pair still holds: its input is a main-graph input that reaches the node's
-/// initial-state slot and its output a main-graph output computed from the node's final state. Metadata
-/// edited or left stale by another tool is not trusted: such a state is rewritten again.
-bool RecordHolds(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const StatePair& pair) {
+/// True when a recorded pair still holds: its input is a main-graph input that reaches the state's
+/// initial slot and its output a main-graph output computed from its final slot. Metadata edited or
+/// left stale by another tool is not trusted: such a state is rewritten again.
+bool RecordHolds(const ModelIndex& index, const RecurrentState& state, const StatePair& pair) {
   const GraphIndex& main = index.graph(GraphPath{});
   if (!main.inputs.count(pair.input) || !main.outputs.count(pair.output)) return false;
-  const PairWiring wiring = TracePairWiring(index, node, kind, pair.input, pair.output);
+  const PairWiring wiring = TracePairWiring(index, state, pair.input, pair.output);
   return wiring.input_reaches_slot && wiring.output_from_final;
 }
 
-bool IsExposed(const ModelIndex& index, const Analysis& analysis, const RecurrentNode& node,
-               const StateAnalysis& state) {
+bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
   if (state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
-    return pair.rows ? RecordsStacked(pair, state.stacked) : RecordHolds(index, node, state.kind, pair);
+    return pair.rows ? RecordsStacked(pair, state.stacked) : RecordHolds(index, state.state, pair);
   }
   if (!state.site.graph.empty()) return false;
   if (state.stacked) return true;
@@ -82,24 +77,18 @@ bool IsExposed(const ModelIndex& index, const Analysis& analysis, const Recurren
   return direct_input && state.final_state.graph_output;
 }
 
-/// Drops stacked exposures that clash with another: overlapping rows of the same input or output (two
-/// states would get one value), or one input paired with two outputs or the reverse (there would be two
-/// values to feed one input).
-void DropOverlappingStacks(std::vector<NodeAnalysis>& nodes) {
+/// Drops stacked exposures that clash with another (see StackedClaimsConflict).
+void DropConflictingStacks(std::vector<StateAnalysis>& states) {
   std::vector<StateAnalysis*> stacked;
-  for (auto& node : nodes) {
-    for (auto& state : node.states) {
-      if (state.stacked) stacked.push_back(&state);
-    }
+  for (auto& state : states) {
+    if (state.stacked) stacked.push_back(&state);
   }
   std::vector<bool> clash(stacked.size(), false);
   for (size_t a = 0; a < stacked.size(); ++a) {
     for (size_t b = a + 1; b < stacked.size(); ++b) {
-      const StackedExposure &x = *stacked[a]->stacked, &y = *stacked[b]->stacked;
-      bool shared = x.input == y.input || x.output == y.output;
-      bool overlap = RowsOverlap(x.rows, y.rows);
-      bool crossed = (x.input == y.input) != (x.output == y.output);
-      if (shared && (overlap || crossed)) clash[a] = clash[b] = true;
+      if (StackedClaimsConflict(ClaimOf(*stacked[a]->stacked), ClaimOf(*stacked[b]->stacked)) != ClaimConflict::kNone) {
+        clash[a] = clash[b] = true;
+      }
     }
   }
   for (size_t i = 0; i < stacked.size(); ++i) {
@@ -107,7 +96,33 @@ void DropOverlappingStacks(std::vector<NodeAnalysis>& nodes) {
   }
 }
 
+StateAnalysis Trace(const ModelIndex& index, const Analysis& analysis, RecurrentState state, int node) {
+  StateAnalysis out;
+  out.node = node;
+  out.site = LocateSite(index, state);
+  out.thread_problem = FindThreadLevels(index, out.site, &out.levels);
+  out.origin = TraceInitialState(index, out.site);
+  out.final_state = DescribeFinalState(index, out.site);
+  out.stacked = FindStackedExposure(index, state, out.site, out.origin, out.final_state);
+  out.recorded = FindRecord(analysis.recorded_pairs, state);
+  out.state = std::move(state);
+  return out;
+}
+
 }  // namespace
+
+void Analysis::MarkAll(const std::string& problem) {
+  for (auto& node : nodes) node.problem = problem;
+  for (auto& state : states) state.state.problem = problem;
+}
+
+std::vector<const StateAnalysis*> Analysis::StatesOf(size_t node) const {
+  std::vector<const StateAnalysis*> out;
+  for (const auto& state : states) {
+    if (state.node == static_cast<int>(node)) out.push_back(&state);
+  }
+  return out;
+}
 
 Analysis Analyze(const ModelIndex& index) {
   Analysis analysis;
@@ -115,26 +130,19 @@ Analysis Analyze(const ModelIndex& index) {
   analysis.ir_version = index.model().ir_version();
   analysis.inference_error = index.inference_error();
   analysis.recorded_pairs = ReadStatePairs(index.model(), &analysis.metadata_error);
-  for (auto& node : FindRecurrentNodes(index)) {
-    NodeAnalysis entry{std::move(node), {}};
-    for (StateKind kind : entry.node.states) {
-      StateAnalysis state;
-      state.kind = kind;
-      state.site = LocateSite(index, entry.node, kind);
-      state.thread_problem = FindThreadLevels(index, state.site, &state.levels);
-      state.origin = TraceInitialState(index, state.site);
-      state.final_state = DescribeFinalState(index, state.site);
-      state.stacked = FindStackedExposure(index, entry.node, state.site, state.origin, state.final_state);
-      state.recorded = FindRecord(analysis.recorded_pairs, entry.node, kind);
-      entry.states.push_back(std::move(state));
-    }
-    analysis.nodes.push_back(std::move(entry));
+  std::vector<RecurrentState> found;
+  for (StateProducer produce : kStateProducers) produce(index, &analysis.nodes, &found);
+  std::map<std::pair<GraphPath, int>, int> node_of_owner;
+  for (size_t i = 0; i < analysis.nodes.size(); ++i) {
+    node_of_owner[{analysis.nodes[i].graph, analysis.nodes[i].node}] = static_cast<int>(i);
   }
-  DropOverlappingStacks(analysis.nodes);
-  for (auto& node : analysis.nodes) {
-    for (auto& state : node.states) state.exposed = IsExposed(index, analysis, node.node, state);
+  for (auto& state : found) {
+    const int node = node_of_owner.at({state.owner.graph, state.owner.node});
+    analysis.states.push_back(Trace(index, analysis, std::move(state), node));
   }
-  FindSharing(analysis.nodes);  // after `exposed` is known
+  DropConflictingStacks(analysis.states);
+  for (auto& state : analysis.states) state.exposed = IsExposed(index, analysis, state);
+  FindSharing(analysis.states);  // after `exposed` is known
   return analysis;
 }
 

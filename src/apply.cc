@@ -4,6 +4,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "control_flow.h"
+#include "overloaded.h"
 #include "rnnstate/error.h"
 #include "rnnstate/proto_access.h"
 
@@ -90,23 +92,18 @@ struct GraphEdits {
   std::set<std::string> dropped_originals;
 };
 
-/// Inserts `value` at `position` of a repeated field (protobuf only appends).
-template <typename T>
-void InsertAt(google::protobuf::RepeatedPtrField<T>* field, int position, T value) {
-  *field->Add() = std::move(value);
-  for (int i = field->size() - 1; i > position; --i) field->SwapElements(i, i - 1);
-}
-
 void AddBroadcastNodes(const BroadcastShapeNames& b, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Shape", {b.x}, {b.shape_of_x}));
   out.push_back(Int64Constant(b.batch_index, {b.batch_axis}));
   onnx::NodeProto gather = MakeNode("Gather", {b.shape_of_x, b.batch_index}, {b.batch});
   AddIntAttribute(gather, "axis", 0);
   out.push_back(std::move(gather));
-  out.push_back(Int64Constant(b.directions, {b.num_directions}));
-  out.push_back(Int64Constant(b.hidden, {b.hidden_size}));
-  std::vector<std::string> parts = b.batch_position == 0 ? std::vector<std::string>{b.batch, b.directions, b.hidden}
-                                                         : std::vector<std::string>{b.directions, b.batch, b.hidden};
+  std::vector<std::string> parts;
+  for (const auto& [value, name] : b.fixed_dims) {
+    out.push_back(Int64Constant(name, {value}));
+    parts.push_back(name);
+  }
+  parts.insert(parts.begin() + b.batch_position, b.batch);
   onnx::NodeProto concat = MakeNode("Concat", parts, {b.state_shape});
   AddIntAttribute(concat, "axis", 0);
   out.push_back(std::move(concat));
@@ -123,14 +120,15 @@ onnx::GraphProto IdentityBranch(const std::string& name, const std::string& from
   return branch;
 }
 
-void AddSelectNodes(const StateEdit& edit, std::vector<onnx::NodeProto>& out) {
-  out.push_back(MakeNode("Size", {edit.input}, {edit.size_value}));
-  out.push_back(Int64Constant(edit.zero_value, {0}, /*scalar=*/true));
-  out.push_back(MakeNode("Equal", {edit.size_value, edit.zero_value}, {edit.is_empty_value}));
-  onnx::NodeProto select = MakeNode("If", {edit.is_empty_value}, {edit.slot_value});
-  onnx::ValueInfoProto type = TensorValueInfo(edit.slot_value, edit.elem_type, edit.shape);
-  AddGraphAttribute(select, "then_branch", IdentityBranch(edit.then_value, edit.original, edit.then_value, type));
-  AddGraphAttribute(select, "else_branch", IdentityBranch(edit.else_value, edit.input, edit.else_value, type));
+void AddSelectNodes(const StateEdit& edit, const SelectOriginalDefault& d, const std::string& selected,
+                    std::vector<onnx::NodeProto>& out) {
+  out.push_back(MakeNode("Size", {edit.input}, {d.size_value}));
+  out.push_back(Int64Constant(d.zero_value, {0}, /*scalar=*/true));
+  out.push_back(MakeNode("Equal", {d.size_value, d.zero_value}, {d.is_empty_value}));
+  onnx::NodeProto select = MakeNode("If", {d.is_empty_value}, {selected});
+  onnx::ValueInfoProto type = TensorValueInfo(selected, edit.elem_type, edit.shape);
+  AddGraphAttribute(select, "then_branch", IdentityBranch(d.then_value, edit.original, d.then_value, type));
+  AddGraphAttribute(select, "else_branch", IdentityBranch(d.else_value, edit.input, d.else_value, type));
   out.push_back(std::move(select));
 }
 
@@ -169,6 +167,7 @@ onnx::NodeProto* NodeIn(onnx::ModelProto& model, const GraphPath& path, int node
 /// One threading step with its protos resolved.
 struct ResolvedStep {
   const ThreadStep* step;
+  ContainerKind kind;
   onnx::NodeProto* container;
   onnx::GraphProto* inner;  ///< the subgraph the state comes out of
   onnx::GraphProto* other;  ///< If: the other branch
@@ -179,97 +178,79 @@ struct ResolvedEdit {
   const StateEdit* edit;
   onnx::GraphProto* site_graph;
   onnx::NodeProto* site;
-  onnx::GraphProto* default_graph;  ///< where the default's nodes go
+  onnx::GraphProto* default_graph;  ///< where the default's nodes go (NewInput only)
   onnx::NodeProto* default_anchor;  ///< ... right before this node (the site, or its container there)
   std::vector<ResolvedStep> steps;
 };
 
-ResolvedEdit Resolve(onnx::ModelProto& model, const StateEdit& edit) {
+ResolvedEdit Resolve(onnx::ModelProto& model, int64_t onnx_opset, const StateEdit& edit) {
   const GraphPath& site_path = edit.site.graph;
-  if (!Encloses(edit.default_graph, site_path)) throw Error(ExitCode::kInternal, "default placed outside the site's scope");
-  int anchor = edit.default_graph.size() == site_path.size() ? edit.site.node : site_path[edit.default_graph.size()].node;
-  ResolvedEdit resolved{&edit, ResolveGraph(model, site_path), NodeIn(model, site_path, edit.site.node),
-                        ResolveGraph(model, edit.default_graph), NodeIn(model, edit.default_graph, anchor), {}};
-  for (const auto& step : edit.threads) {
-    onnx::NodeProto* container = NodeIn(model, step.level.graph, step.level.node);
-    onnx::GraphProto* other = step.other_attribute.empty() ? nullptr : Subgraph(container, step.other_attribute);
-    resolved.steps.push_back({&step, container, Subgraph(container, step.level.attribute), other});
+  ResolvedEdit resolved{&edit, ResolveGraph(model, site_path), NodeIn(model, site_path, edit.site.node), nullptr,
+                        nullptr, {}};
+  if (const auto* input = std::get_if<NewInput>(&edit.input_edit)) {
+    const GraphPath& at = input->default_graph;
+    if (!Encloses(at, site_path)) throw Error(ExitCode::kInternal, "default placed outside the site's scope");
+    const int anchor = at.size() == site_path.size() ? edit.site.node : site_path[at.size()].node;
+    resolved.default_graph = ResolveGraph(model, at);
+    resolved.default_anchor = NodeIn(model, at, anchor);
+  }
+  if (const auto* threaded = std::get_if<ThreadedOutput>(&edit.output_edit)) {
+    for (const auto& step : threaded->steps) {
+      onnx::NodeProto* container = NodeIn(model, step.level.graph, step.level.node);
+      onnx::GraphProto* other = step.other_attribute.empty() ? nullptr : Subgraph(container, step.other_attribute);
+      resolved.steps.push_back({&step, ContainerKindOf(*container, onnx_opset), container,
+                                Subgraph(container, step.level.attribute), other});
+    }
   }
   return resolved;
 }
 
 /// Adds the default of a new input: initializers go to the main graph, computations before the site.
-void AddDefault(const Plan& plan, const StateEdit& edit, onnx::ModelProto& model, onnx::GraphProto& main,
-                std::vector<onnx::NodeProto>& before_site, std::set<int>& broadcasts_done) {
-  switch (edit.default_kind) {
-    case DefaultKind::kNone: return;
-    case DefaultKind::kZeros:
-      *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
-      return;
-    case DefaultKind::kBroadcastZeros: {
-      *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
-      const BroadcastShapeNames& b = plan.broadcasts.at(edit.broadcast);
-      if (broadcasts_done.insert(edit.broadcast).second) AddBroadcastNodes(b, before_site);
-      before_site.push_back(MakeNode("Expand", {edit.input, b.state_shape}, {edit.slot_value}));
-      return;
-    }
-    case DefaultKind::kMoveInitializer: {
-      int i = FindInitializer(main, edit.original);
-      if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
-      main.mutable_initializer(i)->set_name(edit.input);
-      return;
-    }
-    case DefaultKind::kCopyInitializer: {
-      onnx::GraphProto* source = ResolveGraph(model, edit.default_source);
-      int i = source ? FindInitializer(*source, edit.original) : -1;
-      if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
-      onnx::TensorProto copy = source->initializer(i);
-      copy.set_name(edit.input);
-      *main.add_initializer() = std::move(copy);
-      return;
-    }
-    case DefaultKind::kSelectOriginal:
-      *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, edit.default_dims);
-      AddSelectNodes(edit, before_site);
-      return;
-  }
+void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, onnx::ModelProto& model,
+                onnx::GraphProto& main, std::vector<onnx::NodeProto>& before_site, std::set<int>& broadcasts_done) {
+  std::visit(
+      Overloaded{
+          [](const NoDefault&) {},
+          [&](const ZerosDefault& d) { *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims); },
+          [&](const BroadcastZerosDefault& d) {
+            *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims);
+            const BroadcastShapeNames& b = plan.broadcasts.at(d.broadcast);
+            if (broadcasts_done.insert(d.broadcast).second) AddBroadcastNodes(b, before_site);
+            before_site.push_back(MakeNode("Expand", {edit.input, b.state_shape}, {input.slot_value}));
+          },
+          [&](const InitializerDefault& d) {
+            onnx::GraphProto* source = d.move ? &main : ResolveGraph(model, d.source);
+            const int i = source ? FindInitializer(*source, edit.original) : -1;
+            if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
+            if (d.move) {
+              main.mutable_initializer(i)->set_name(edit.input);
+              return;
+            }
+            onnx::TensorProto copy = source->initializer(i);
+            copy.set_name(edit.input);
+            *main.add_initializer() = std::move(copy);
+          },
+          [&](const SelectOriginalDefault& d) {
+            *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims);
+            AddSelectNodes(edit, d, input.slot_value, before_site);
+          },
+      },
+      input.default_value);
 }
 
 /// Threads the site's final state out to the main graph, one container at a time. Where a container
-/// does not run the node (an If's other branch, a Loop with zero iterations) the state passes through:
-/// the effective initial state where it is visible, else the state input itself.
-void ThreadOut(const ResolvedEdit& r) {
+/// does not run the owner (an If's other branch, a Loop with zero iterations) the state passes
+/// through: the effective initial state where it is visible, else the state input itself.
+void ThreadOut(const ResolvedEdit& r, const ThreadedOutput& threaded) {
   const StateEdit& edit = *r.edit;
-  std::string value = edit.site_value;
+  const auto& input = std::get<NewInput>(edit.input_edit);
+  const onnx::ValueInfoProto type = TensorValueInfo("", edit.elem_type, edit.shape);
+  std::string value = threaded.site_value;
   for (const auto& s : r.steps) {
     const ThreadStep& step = *s.step;
-    const std::string& incoming = Encloses(edit.default_graph, step.level.graph) ? edit.slot_value : edit.input;
-    onnx::ValueInfoProto type = TensorValueInfo("", edit.elem_type, edit.shape);
-    auto typed = [&](const std::string& name) {
-      onnx::ValueInfoProto info = type;
-      info.set_name(name);
-      return info;
-    };
-    // Subgraph outputs must be produced inside the subgraph (ONNX Runtime rejects outer names).
-    *s.inner->add_node() = MakeNode("Identity", {value}, {step.inner_value});
-    if (step.level.op == "Loop") {
-      int carried = s.container->input_size() - 2;
-      s.container->add_input(incoming);
-      InsertAt(s.container->mutable_output(), carried, step.outer_value);
-      *s.inner->add_input() = typed(step.carried_input);
-      InsertAt(s.inner->mutable_output(), 1 + carried, typed(step.inner_value));
-    } else if (step.level.op == "Scan") {
-      int states = ScanStateCount(*s.container);
-      InsertAt(s.container->mutable_input(), states, incoming);
-      InsertAt(s.container->mutable_output(), states, step.outer_value);
-      InsertAt(s.inner->mutable_input(), states, typed(step.carried_input));
-      InsertAt(s.inner->mutable_output(), states, typed(step.inner_value));
-    } else {  // If: the branch without the node passes the incoming state through
-      *s.inner->add_output() = typed(step.inner_value);
-      *s.other->add_node() = MakeNode("Identity", {incoming}, {step.other_value});
-      *s.other->add_output() = typed(step.other_value);
-      s.container->add_output(step.outer_value);
-    }
+    const std::string& incoming = Encloses(input.default_graph, step.level.graph) ? input.slot_value : edit.input;
+    ThreadedValue names{incoming, step.inner_value, step.carried_input, step.other_value, step.outer_value};
+    AddThreadedValue(s.kind, *s.container, *s.inner, s.other, value, names, type);
     value = step.outer_value;
   }
 }
@@ -279,34 +260,44 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
   const StateEdit& edit = *r.edit;
   onnx::GraphProto& main = *model.mutable_graph();
   GraphEdits& site_edits = per_graph[r.site_graph];
-  switch (edit.input_action) {
-    case InputAction::kKeep:
-    case InputAction::kReuseInput: break;
-    case InputAction::kDropDefault: RemoveInitializer(main, edit.input); break;
-    case InputAction::kNewInput: {
-      *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
-      AddDefault(plan, edit, model, main, per_graph[r.default_graph].before[r.default_anchor], broadcasts_done);
-      SetSlot(r.site->mutable_input(), edit.site.input_slot, edit.slot_value);
-      // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
-      if (!edit.original.empty() && edit.default_kind != DefaultKind::kSelectOriginal) {
-        site_edits.dropped_originals.insert(edit.original);
-      }
-      break;
-    }
+  std::visit(Overloaded{
+                 [](const KeepInput&) {},
+                 [](const ReuseInput&) {},
+                 [&](const DropDefault&) { RemoveInitializer(main, edit.input); },
+                 [&](const NewInput& input) {
+                   *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+                   AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor],
+                              broadcasts_done);
+                   SetSlot(r.site->mutable_input(), edit.site.input_slot, input.slot_value);
+                   // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
+                   if (!edit.original.empty() && !std::holds_alternative<SelectOriginalDefault>(input.default_value)) {
+                     site_edits.dropped_originals.insert(edit.original);
+                   }
+                 },
+             },
+             edit.input_edit);
+  const bool output_added = std::visit(
+      Overloaded{
+          [](const KeepOutput&) { return false; },
+          [](const ReuseOutput&) { return true; },
+          [&](const NameSlot&) {
+            SetSlot(r.site->mutable_output(), edit.site.output_slot, edit.output);
+            return true;
+          },
+          [&](const IdentityOutput&) {
+            site_edits.after[r.site].push_back(MakeNode("Identity", {edit.final_value}, {edit.output}));
+            return true;
+          },
+          [&](const ThreadedOutput& threaded) {
+            if (edit.final_value.empty()) SetSlot(r.site->mutable_output(), edit.site.output_slot, threaded.site_value);
+            ThreadOut(r, threaded);
+            return true;
+          },
+      },
+      edit.output_edit);
+  if (output_added && !HasOutput(main, edit.output)) {
+    *main.add_output() = TensorValueInfo(edit.output, edit.elem_type, edit.shape);
   }
-  switch (edit.output_action) {
-    case OutputAction::kKeep: return;
-    case OutputAction::kReuseOutput: break;
-    case OutputAction::kNameSlot: SetSlot(r.site->mutable_output(), edit.site.output_slot, edit.output); break;
-    case OutputAction::kIdentity:
-      site_edits.after[r.site].push_back(MakeNode("Identity", {edit.final_value}, {edit.output}));
-      break;
-    case OutputAction::kThreaded:
-      if (edit.final_value.empty()) SetSlot(r.site->mutable_output(), edit.site.output_slot, edit.site_value);
-      ThreadOut(r);
-      break;
-  }
-  if (!HasOutput(main, edit.output)) *main.add_output() = TensorValueInfo(edit.output, edit.elem_type, edit.shape);
 }
 
 /// Rebuilds the node list with the inserted nodes, moving (not copying) the existing NodeProtos.
@@ -386,8 +377,12 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   // Resolve every proto first: paths are indices into the model as it was analyzed.
   std::vector<onnx::NodeProto*> renamed;
   for (const auto& [where, name] : plan.node_names) renamed.push_back(NodeIn(model, where.first, where.second));
+  int64_t onnx_opset = 0;
+  for (const auto& import : model.opset_import()) {
+    if (IsOnnxDomain(import.domain())) onnx_opset = import.version();
+  }
   std::vector<ResolvedEdit> edits;
-  for (const auto& edit : plan.edits) edits.push_back(Resolve(model, edit));
+  for (const auto& edit : plan.edits) edits.push_back(Resolve(model, onnx_opset, edit));
 
   for (size_t i = 0; i < renamed.size(); ++i) renamed[i]->set_name(plan.node_names[i].second);
   std::map<onnx::GraphProto*, GraphEdits> per_graph;

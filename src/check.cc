@@ -5,7 +5,6 @@
 #include <set>
 
 #include "rnnstate/metadata.h"
-#include "rnnstate/recurrent_node.h"
 #include "rnnstate/stacked_state.h"
 
 namespace rnnstate {
@@ -48,68 +47,78 @@ std::string PairLabel(const StatePair& pair) {
          ")";
 }
 
-std::string NodeLabelOf(const RecurrentNode& node) { return node.op + " '" + node.name + "'"; }
+std::string OwnerLabel(const RecurrentState& state) { return state.owner.op + " '" + state.owner.name + "'"; }
 
 const char* Bool(bool value) { return value ? "true" : "false"; }
 
 void CheckStates(const Analysis& analysis, std::vector<CheckProblem>& problems) {
-  for (const auto& node : analysis.nodes) {
-    for (const auto& state : node.states) {
-      if (state.exposed || state.recorded >= 0) continue;
-      problems.push_back({CheckProblem::Kind::kNotExposed, node.node.graph_name + " " + NodeLabelOf(node.node) +
-                                                               ": state " + StateKindName(state.kind) +
-                                                               " is not exposed (no state pair in metadata '" +
-                                                               kMetadataKey + "'; run rnnstate rewrite)"});
+  for (const auto& analyzed : analysis.states) {
+    if (analyzed.exposed || analyzed.recorded >= 0) continue;
+    const RecurrentState& state = analyzed.state;
+    problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) +
+                                                             ": state " + state.kind_name() +
+                                                             " is not exposed (no state pair in metadata '" +
+                                                             kMetadataKey + "'; run rnnstate rewrite)"});
+  }
+}
+
+/// True when some state's owner is the node a pair names (graph path + name).
+bool OwnerExists(const Analysis& analysis, const StatePair& pair) {
+  for (const auto& analyzed : analysis.states) {
+    if (analyzed.state.owner.graph_name == pair.graph && analyzed.state.owner.name == pair.node) return true;
+  }
+  return false;
+}
+
+/// The state a pair names (graph path + owner name + kind), or nullptr.
+const StateAnalysis* FindState(const Analysis& analysis, const StatePair& pair) {
+  for (const auto& analyzed : analysis.states) {
+    const RecurrentState& state = analyzed.state;
+    if (state.owner.graph_name == pair.graph && state.owner.name == pair.node && pair.kind == state.kind_name()) {
+      return &analyzed;
     }
   }
-}
-
-/// The recurrent node a pair names (graph path + name), or nullptr.
-const NodeAnalysis* FindNode(const Analysis& analysis, const StatePair& pair) {
-  for (const auto& node : analysis.nodes) {
-    if (node.node.graph_name == pair.graph && node.node.name == pair.node) return &node;
-  }
   return nullptr;
 }
 
-const StateAnalysis* FindState(const NodeAnalysis& node, const std::string& kind) {
-  for (const auto& state : node.states) {
-    if (kind == StateKindName(state.kind)) return &state;
+/// The owner a pair names, for messages: "LSTM 'x'".
+std::string OwnerLabelOf(const Analysis& analysis, const StatePair& pair) {
+  for (const auto& analyzed : analysis.states) {
+    if (analyzed.state.owner.graph_name == pair.graph && analyzed.state.owner.name == pair.node) {
+      return OwnerLabel(analyzed.state);
+    }
   }
-  return nullptr;
+  return "'" + pair.node + "'";
 }
 
 /// Checks that the pair's input feeds the slot and its output comes from the final state.
-void CheckWiring(const ModelIndex& index, const StatePair& pair, const NodeAnalysis& node, const StateAnalysis& state,
-                 bool input_ok, bool output_ok, std::vector<CheckProblem>& problems) {
+void CheckWiring(const ModelIndex& index, const StatePair& pair, const RecurrentState& state, bool input_ok,
+                 bool output_ok, std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
-  const char* slot = InitialStateSlotName(state.kind);
-  const char* final_slot = FinalStateSlotName(state.kind);
-  const PairWiring wiring = TracePairWiring(index, node.node, state.kind, pair.input, pair.output);
+  const PairWiring wiring = TracePairWiring(index, state, pair.input, pair.output);
   if (input_ok && !wiring.input_reaches_slot) {
-    problems.push_back({CheckProblem::Kind::kInputNotWired,
-                        label + "input '" + pair.input + "' does not reach " + slot + " of " + NodeLabelOf(node.node)});
+    problems.push_back({CheckProblem::Kind::kInputNotWired, label + "input '" + pair.input + "' does not reach " +
+                                                                state.initial_name + " of " + OwnerLabel(state)});
   }
   if (output_ok && !wiring.output_from_final) {
-    problems.push_back(
-        {CheckProblem::Kind::kOutputNotWired,
-         label + "output '" + pair.output + "' is not computed from " + final_slot + " of " + NodeLabelOf(node.node)});
+    problems.push_back({CheckProblem::Kind::kOutputNotWired, label + "output '" + pair.output +
+                                                                 "' is not computed from " + state.final_name + " of " +
+                                                                 OwnerLabel(state)});
   }
 }
 
-/// Checks a pair with rows: the node's state must be exposed stacked at exactly those rows.
-void CheckStackedWiring(const StatePair& pair, const NodeAnalysis& node, const StateAnalysis& state,
-                        std::vector<CheckProblem>& problems) {
-  if (RecordsStacked(pair, state.stacked)) return;
-  const char* slot = InitialStateSlotName(state.kind);
-  std::string found = state.stacked ? "; the graph has " + StackedText(*state.stacked) : "";
-  problems.push_back(
-      {CheckProblem::Kind::kInputNotWired, PairLabel(pair) + ": rows " + RowRangeText(pair.rows) + " of input '" +
-                                               pair.input + "' and output '" + pair.output + "' are not " + slot +
-                                               " and its final state of " + NodeLabelOf(node.node) + found});
+/// Checks a pair with rows: the state must be exposed stacked at exactly those rows.
+void CheckStackedWiring(const StatePair& pair, const StateAnalysis& analyzed, std::vector<CheckProblem>& problems) {
+  if (RecordsStacked(pair, analyzed.stacked)) return;
+  const RecurrentState& state = analyzed.state;
+  std::string found = analyzed.stacked ? "; the graph has " + StackedText(*analyzed.stacked) : "";
+  problems.push_back({CheckProblem::Kind::kInputNotWired,
+                      PairLabel(pair) + ": rows " + RowRangeText(pair.rows) + " of input '" + pair.input +
+                          "' and output '" + pair.output + "' are not " + state.initial_name +
+                          " and its final state of " + OwnerLabel(state) + found});
 }
 
-void CheckFlags(const GraphIndex& main, const StatePair& pair, const NodeAnalysis& node, bool input_ok,
+void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentState& state, bool input_ok,
                 std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
   bool has_default = main.initializers.count(pair.input) > 0;
@@ -118,10 +127,10 @@ void CheckFlags(const GraphIndex& main, const StatePair& pair, const NodeAnalysi
                         label + "optional is " + Bool(pair.optional) + " but input '" + pair.input + "' " +
                             (has_default ? "has" : "has no") + " default (initializer of the same name)"});
   }
-  if (pair.streamable != node.node.streamable) {
+  if (pair.streamable != state.streamable) {
     problems.push_back({CheckProblem::Kind::kFlagMismatch,
                         label + "streamable is " + Bool(pair.streamable) + " but the node is " +
-                            (node.node.streamable ? "streamable" : "not (" + node.node.not_streamable_reason + ")")});
+                            (state.streamable ? "streamable" : "not (" + state.not_streamable_reason + ")")});
   }
 }
 
@@ -138,24 +147,23 @@ void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePai
     problems.push_back(
         {CheckProblem::Kind::kNotGraphOutput, label + "'" + pair.output + "' is not a main-graph output"});
   }
-  const NodeAnalysis* node = FindNode(analysis, pair);
-  if (node == nullptr) {
+  if (!OwnerExists(analysis, pair)) {
     problems.push_back({CheckProblem::Kind::kNoSuchNode,
                         label + "no RNN/GRU/LSTM node '" + pair.node + "' in graph '" + pair.graph + "'"});
     return;
   }
-  const StateAnalysis* state = FindState(*node, pair.kind);
+  const StateAnalysis* state = FindState(analysis, pair);
   if (state == nullptr) {
     problems.push_back(
-        {CheckProblem::Kind::kNoSuchState, label + NodeLabelOf(node->node) + " has no state '" + pair.kind + "'"});
+        {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'"});
     return;
   }
   if (pair.rows) {
-    CheckStackedWiring(pair, *node, *state, problems);
+    CheckStackedWiring(pair, *state, problems);
   } else {
-    CheckWiring(index, pair, *node, *state, input_ok, output_ok, problems);
+    CheckWiring(index, pair, state->state, input_ok, output_ok, problems);
   }
-  CheckFlags(main, pair, *node, input_ok, problems);
+  CheckFlags(main, pair, state->state, input_ok, problems);
 }
 
 /// One problem per name (or state) that more than one pair uses.
@@ -193,8 +201,10 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
     for (size_t a = 0; all_rows && a < sharing.size(); ++a) {
       for (size_t b = a + 1; b < sharing.size(); ++b) {
         const StatePair &x = pairs[sharing[a]], &y = pairs[sharing[b]];
-        overlapping |= RowsOverlap(*x.rows, *y.rows);
-        crossed |= (inputs ? x.output != y.output : x.input != y.input);
+        const ClaimConflict conflict =
+            StackedClaimsConflict(RowClaim{x.input, x.output, *x.rows}, RowClaim{y.input, y.output, *y.rows});
+        overlapping |= conflict == ClaimConflict::kOverlapping;
+        crossed |= conflict == ClaimConflict::kCrossed;
       }
     }
     if (all_rows && !overlapping && !crossed) continue;

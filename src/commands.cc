@@ -27,7 +27,7 @@ void DryRun(const std::string& input, const std::string& output, const RewriteSe
   result.states = outcome.plan.pairs;
   std::string prefix = settings.label_lines ? input + ": " : "";
   for (const auto& edit : outcome.plan.edits) {
-    result.text += prefix + edit.graph_name + " " + edit.node_name + " " + StateKindName(edit.kind) + ": " +
+    result.text += prefix + edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " +
                    edit.Describe() + "\n";
   }
   bool changes = outcome.plan.ChangesModel();

@@ -176,9 +176,9 @@ std::string UseCount(int consumers) {
 }
 
 /// What `rewrite` would do about an unexposed state, in a few words.
-std::string RewriteNote(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  if (const SkippedState* skip = plan.FindSkip(node, kind)) return "not rewritten: " + skip->reason;
-  if (const StateEdit* edit = plan.FindEdit(node, kind)) return "rewrite adds input '" + edit->input + "'";
+std::string RewriteNote(const Plan& plan, const StateKey& key) {
+  if (const SkippedState* skip = plan.FindSkip(key)) return "not rewritten: " + skip->reason;
+  if (const StateEdit* edit = plan.FindEdit(key)) return "rewrite adds input '" + edit->input + "'";
   return "not selected for rewrite";
 }
 
@@ -188,34 +188,35 @@ class StateDrawer {
   StateDrawer(const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan, DotBuilder& dot)
       : model_(model), analysis_(analysis), plan_(plan), dot_(dot) {}
 
-  void Draw(const NodeAnalysis& node, const StateAnalysis& state, const std::string& node_id) {
-    const RecurrentNode& n = node.node;
+  void Draw(const StateAnalysis& state, const std::string& node_id) {
+    const RecurrentState& s = state.state;
     const StatePair* pair = state.recorded >= 0 ? &analysis_.recorded_pairs[state.recorded] : nullptr;
-    const std::string in_slot = InitialStateSlotName(state.kind), out_slot = FinalStateSlotName(state.kind);
-    Attributes edge = EdgeStyle(n, state.exposed);
+    const std::string& in_slot = s.initial_name;
+    const std::string& out_slot = s.final_name;
+    Attributes edge = EdgeStyle(s, state.exposed);
     const std::optional<RowRange> rows = pair            ? pair->rows
                                          : state.stacked ? std::optional(state.stacked->rows)
                                                          : std::nullopt;
     std::string suffix = !state.exposed ? " (not exposed)" : rows ? " " + RowRangeText(rows) : "";
-    std::string source = state.exposed ? ExposedInput(n, state, pair) : HiddenSource(n, state);
-    std::string target = state.exposed ? ExposedOutput(n, state, pair) : HiddenTarget(n, state);
+    std::string source = state.exposed ? ExposedInput(state, pair) : HiddenSource(state);
+    std::string target = state.exposed ? ExposedOutput(state, pair) : HiddenTarget(state);
     Attributes in_edge = edge, out_edge = edge;
-    in_edge.push_back({"label", in_slot + suffix + (state.exposed ? "" : "\n" + RewriteNote(plan_, n, state.kind))});
-    if (!state.exposed && plan_.FindSkip(n, state.kind)) in_edge.push_back({"fontcolor", kRed});
+    in_edge.push_back({"label", in_slot + suffix + (state.exposed ? "" : "\n" + RewriteNote(plan_, s.key()))});
+    if (!state.exposed && plan_.FindSkip(s.key())) in_edge.push_back({"fontcolor", kRed});
     out_edge.push_back({"label", out_slot + suffix + ThreadText(model_, state)});
     dot_.Edge(source, node_id, in_edge);
     dot_.Edge(node_id, target, out_edge);
   }
 
  private:
-  static Attributes EdgeStyle(const RecurrentNode& node, bool exposed) {
-    if (!node.streamable) return {{"color", kRed}, {"fontcolor", kRed}, {"style", exposed ? "solid" : "dashed"}};
+  static Attributes EdgeStyle(const RecurrentState& state, bool exposed) {
+    if (!state.streamable) return {{"color", kRed}, {"fontcolor", kRed}, {"style", exposed ? "solid" : "dashed"}};
     if (exposed) return {{"color", kExposedEdge}, {"penwidth", "1.4"}};
     return {{"color", kHiddenEdge}, {"fontcolor", "#6b7280"}, {"style", "dashed"}};
   }
 
   /// The main-graph input that feeds an exposed state.
-  std::string ExposedInput(const RecurrentNode& node, const StateAnalysis& state, const StatePair* pair) {
+  std::string ExposedInput(const StateAnalysis& state, const StatePair* pair) {
     if ((pair && pair->rows) || (!pair && state.stacked)) {
       // One box per stacked input, shared by the layers that take rows of it.
       const std::string& name = pair ? pair->input : state.stacked->input;
@@ -223,37 +224,39 @@ class StateDrawer {
                        {{"label", "input '" + name + "'\nstacked"}, {"fillcolor", kInputFill}});
     }
     std::string name = pair ? pair->input : state.origin.value;
-    std::string label = "input '" + name + "'\n" + ShapeText(node.StateShape());
+    std::string label = "input '" + name + "'\n" + ShapeText(state.state.shape);
     if (pair) label += pair->optional ? ", optional" : ", required";
     return dot_.Node("in|" + name, GraphPath{}, {{"label", label}, {"fillcolor", kInputFill}});
   }
 
   /// The main-graph output that carries an exposed state.
-  std::string ExposedOutput(const RecurrentNode&, const StateAnalysis& state, const StatePair* pair) {
+  std::string ExposedOutput(const StateAnalysis& state, const StatePair* pair) {
     std::string name = pair ? pair->output : state.stacked ? state.stacked->output : state.final_state.value;
     return dot_.Node("out|" + name, GraphPath{}, {{"label", "output '" + name + "'"}, {"fillcolor", kOutputFill}});
   }
 
   /// Where an unexposed initial state comes from, placed in the node's graph; shared origins share a box.
-  std::string HiddenSource(const RecurrentNode& node, const StateAnalysis& state) {
+  std::string HiddenSource(const StateAnalysis& state) {
+    const StateOwner& owner = state.state.owner;
     std::string key = state.origin.value.empty()
-                          ? "absent|" + node.graph_name + "|" + node.name + "|" + StateKindName(state.kind)
+                          ? "absent|" + owner.graph_name + "|" + owner.name + "|" + state.state.kind_name()
                           : "origin|" + GraphPathString(model_, state.origin.value_graph) + "|" + state.origin.value;
     Attributes attributes{
         {"label", OriginText(model_, state.origin)}, {"fillcolor", kHiddenFill}, {"style", "rounded,filled,dashed"}};
     // The box sits in the graph defining the value: an outer-scope or loop-carried start value lies outside.
-    return dot_.Node(key, state.origin.value.empty() ? node.graph : state.origin.value_graph, attributes);
+    return dot_.Node(key, state.origin.value.empty() ? owner.graph : state.origin.value_graph, attributes);
   }
 
   /// Where an unexposed final state goes, placed in the node's graph.
-  std::string HiddenTarget(const RecurrentNode& node, const StateAnalysis& state) {
+  std::string HiddenTarget(const StateAnalysis& state) {
+    const StateOwner& owner = state.state.owner;
     const FinalState& final_state = state.final_state;
     std::string label = "not produced";
     if (final_state.graph_output)
       label = "output '" + final_state.value + "'";
     else if (!final_state.value.empty())
       label = "'" + final_state.value + "'\n" + UseCount(final_state.consumers);
-    std::string key = "final|" + node.graph_name + "|" + node.name + "|" + StateKindName(state.kind);
+    std::string key = "final|" + owner.graph_name + "|" + owner.name + "|" + state.state.kind_name();
     return dot_.Node(key, state.site.graph,
                      {{"label", label}, {"fillcolor", kHiddenFill}, {"style", "rounded,filled,dashed"}});
   }
@@ -293,10 +296,10 @@ std::string ReportDot(const std::string& file, const onnx::ModelProto& model, co
                       const Plan& plan) {
   DotBuilder dot;
   StateDrawer drawer(model, analysis, plan, dot);
-  for (const auto& node : analysis.nodes) {
-    const RecurrentNode& n = node.node;
+  for (size_t i = 0; i < analysis.nodes.size(); ++i) {
+    const RecurrentNode& n = analysis.nodes[i];
     std::string id = dot.Node("rnn|" + n.graph_name + "|" + n.name, n.graph, RecurrentAttributes(n));
-    for (const auto& state : node.states) drawer.Draw(node, state, id);
+    for (const StateAnalysis* state : analysis.StatesOf(i)) drawer.Draw(*state, id);
   }
   if (analysis.nodes.empty())
     dot.Node("empty", GraphPath{}, {{"label", "no RNN, GRU or LSTM nodes"}, {"shape", "plaintext"}});

@@ -40,9 +40,7 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   RewriteOutcome outcome;
   outcome.analysis = Analyze(index);
   // Marked on every node rather than thrown, so that `report` still shows the model.
-  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) {
-    for (auto& node : outcome.analysis.nodes) node.node.problem = problem;
-  }
+  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkAll(problem);
   outcome.plan = MakePlan(index, outcome.analysis, options);
   outcome.warnings = SkipWarnings(outcome.plan);
   if (!outcome.analysis.metadata_error.empty()) {

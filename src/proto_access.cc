@@ -45,10 +45,6 @@ onnx::GraphProto* GraphAttribute(onnx::NodeProto& node, const std::string& name)
   return nullptr;
 }
 
-int ScanStateCount(const onnx::NodeProto& scan) {
-  return scan.input_size() - static_cast<int>(IntAttribute(scan, "num_scan_inputs", 0));
-}
-
 std::set<std::string> FreeNames(const onnx::GraphProto& graph) {
   std::set<std::string> defined;
   for (const auto& input : graph.input()) defined.insert(input.name());

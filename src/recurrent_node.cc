@@ -1,4 +1,4 @@
-#include "rnnstate/recurrent_node.h"
+#include "recurrent_node.h"
 
 #include "rnnstate/proto_access.h"
 
@@ -15,29 +15,26 @@ std::string ShapeText(const std::vector<Dim>& shape) {
   return out + "]";
 }
 
-const char* StateKindName(StateKind kind) { return kind == StateKind::kHidden ? "h" : "c"; }
-const char* InitialStateSlotName(StateKind kind) { return kind == StateKind::kHidden ? "initial_h" : "initial_c"; }
-const char* FinalStateSlotName(StateKind kind) { return kind == StateKind::kHidden ? "Y_h" : "Y_c"; }
-int InitialStateSlot(StateKind kind) { return kind == StateKind::kHidden ? 5 : 6; }
-int FinalStateSlot(StateKind kind) { return kind == StateKind::kHidden ? 1 : 2; }
-
-bool IsRecurrentNode(const onnx::NodeProto& node) {
-  if (!IsOnnxDomain(node.domain())) return false;
-  const std::string& op = node.op_type();
-  return op == "RNN" || op == "GRU" || op == "LSTM";
-}
-
-std::vector<Dim> RecurrentNode::StateShape() const {
-  Dim d{num_directions, ""};
-  Dim h{hidden_size, ""};
-  if (layout == 1) return {batch, d, h};
-  return {d, batch, h};
+const char* StateKindName(StateKind kind) {
+  switch (kind) {
+    case StateKind::kHidden:
+      return "h";
+    case StateKind::kCell:
+      return "c";
+    case StateKind::kCarried:
+      return "state";
+  }
+  return "?";
 }
 
 namespace {
 
 std::string InputOrEmpty(const onnx::NodeProto& node, int slot) {
-  return slot < node.input_size() ? node.input(slot) : std::string();
+  return slot >= 0 && slot < node.input_size() ? node.input(slot) : std::string();
+}
+
+std::string OutputOrEmpty(const onnx::NodeProto& node, int slot) {
+  return slot >= 0 && slot < node.output_size() ? node.output(slot) : std::string();
 }
 
 /// The graph a node lives in, with its index, for type lookups through enclosing scopes.
@@ -55,8 +52,10 @@ Dim DimOf(const Scope& graph, const std::string& name, int axis) {
   const auto& shape = type->tensor_type().shape();
   if (axis >= shape.dim_size()) return dim;
   const auto& d = shape.dim(axis);
-  if (d.has_dim_value()) dim.value = d.dim_value();
-  else if (d.has_dim_param()) dim.param = d.dim_param();
+  if (d.has_dim_value())
+    dim.value = d.dim_value();
+  else if (d.has_dim_param())
+    dim.param = d.dim_param();
   return dim;
 }
 
@@ -66,39 +65,43 @@ int32_t ElemTypeOf(const Scope& graph, const std::string& name) {
   return type->tensor_type().elem_type();
 }
 
-/// Gates per op, to derive hidden_size from W when the attribute is missing.
-int64_t GateCount(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
-
-void ReadAttributes(const onnx::NodeProto& node, RecurrentNode& out) {
+void ReadAttributes(const onnx::NodeProto& node, const RecurrentOp& op, RecurrentNode& out) {
   if (const auto* a = FindAttribute(node, "direction")) out.direction = a->s();
   if (out.direction.empty()) out.direction = "forward";
-  if (out.direction == "bidirectional") out.num_directions = 2;
-  else if (out.direction != "forward" && out.direction != "reverse") out.problem = "unknown direction '" + out.direction + "'";
+  if (out.direction == "bidirectional")
+    out.num_directions = 2;
+  else if (out.direction != "forward" && out.direction != "reverse")
+    out.problem = "unknown direction '" + out.direction + "'";
   if (const auto* a = FindAttribute(node, "hidden_size")) out.hidden_size = a->i();
-  if (const auto* a = FindAttribute(node, "layout")) out.layout = a->i();
+  if (op.has_layout) {
+    if (const auto* a = FindAttribute(node, "layout")) out.layout = a->i();
+  }
   if (out.layout != 0 && out.layout != 1) out.problem = "unknown layout " + std::to_string(out.layout);
 }
 
 /// Fills hidden size, element type and batch from shapes where attributes do not say.
-void ReadShapes(const onnx::NodeProto& node, const Scope& graph, RecurrentNode& out) {
-  const std::string w = InputOrEmpty(node, 1), r = InputOrEmpty(node, 2);
-  const std::string initial_h = InputOrEmpty(node, 5);
-  const std::string y_h = node.output_size() > 1 ? node.output(1) : std::string();
-  int batch_axis = out.layout == 1 ? 0 : 1;
-  int state_batch_axis = out.layout == 1 ? 0 : 1;
+void ReadShapes(const onnx::NodeProto& node, const RecurrentOp& op, const Scope& graph, RecurrentNode& out) {
+  const std::string initial_h = InputOrEmpty(node, op.initial_h_slot);
+  const std::string y_h = OutputOrEmpty(node, op.y_h_slot);
+  const int batch_axis = out.layout == 1 ? 0 : 1;
   if (out.hidden_size < 0) {
-    Dim from_r = DimOf(graph, r, 2);
-    Dim from_w = DimOf(graph, w, 1);
-    if (from_r.fixed()) out.hidden_size = from_r.value;
-    else if (from_w.fixed()) out.hidden_size = from_w.value / GateCount(out.op);
+    for (const HiddenSizeSource& source : op.hidden_from) {
+      Dim from = DimOf(graph, InputOrEmpty(node, source.slot), source.axis);
+      if (from.fixed()) {
+        out.hidden_size = from.value / source.divisor;
+        break;
+      }
+    }
   }
+  const std::string w = op.float_weights ? InputOrEmpty(node, op.w_slot) : "";
+  const std::string r = op.float_weights ? InputOrEmpty(node, op.r_slot) : "";
   for (const std::string& name : {out.x, w, r, initial_h, y_h}) {
     if (out.elem_type == 0) out.elem_type = ElemTypeOf(graph, name);
   }
   out.batch = DimOf(graph, out.x, batch_axis);
   if (!out.batch.fixed() && out.batch.param.empty()) {
     for (const std::string& name : {initial_h, y_h}) {
-      Dim candidate = DimOf(graph, name, state_batch_axis);
+      Dim candidate = DimOf(graph, name, batch_axis);
       if (candidate.fixed() || !candidate.param.empty()) {
         out.batch = candidate;
         break;
@@ -117,22 +120,19 @@ void JudgeStreaming(RecurrentNode& out) {
   }
 }
 
-RecurrentNode Describe(const onnx::NodeProto& node, int index, const GraphIndex& graph,
+RecurrentNode Describe(const onnx::NodeProto& node, const RecurrentOp& op, int index, const GraphIndex& graph,
                        const ModelIndex& model_index) {
-  const onnx::ModelProto& model = model_index.model();
   RecurrentNode out;
   out.graph = graph.path;
   out.node = index;
-  out.graph_name = GraphPathString(model, graph.path);
+  out.graph_name = GraphPathString(model_index.model(), graph.path);
   out.unnamed = node.name().empty();
   out.name = NodeLabel(node, index);
   out.op = node.op_type();
-  out.x = InputOrEmpty(node, 0);
-  out.has_sequence_lens = !InputOrEmpty(node, 4).empty();
-  out.states = {StateKind::kHidden};
-  if (out.op == "LSTM") out.states.push_back(StateKind::kCell);
-  ReadAttributes(node, out);
-  ReadShapes(node, Scope{model_index, graph.path}, out);
+  out.x = InputOrEmpty(node, op.x_slot);
+  out.has_sequence_lens = !InputOrEmpty(node, op.sequence_lens_slot).empty();
+  ReadAttributes(node, op, out);
+  ReadShapes(node, op, Scope{model_index, graph.path}, out);
   JudgeStreaming(out);
   if (out.problem.empty() && out.x.empty()) out.problem = "input X is missing";
   if (out.problem.empty() && out.hidden_size <= 0) {
@@ -142,18 +142,50 @@ RecurrentNode Describe(const onnx::NodeProto& node, int index, const GraphIndex&
   return out;
 }
 
+/// The state of `node` that enters at `initial_slot` and leaves at `final_slot`.
+RecurrentState StateOf(const RecurrentNode& node, StateKind kind, int initial_slot, int final_slot,
+                       const char* initial_name, const char* final_name) {
+  RecurrentState state;
+  state.owner = node.owner();
+  state.kind = kind;
+  state.initial_slot = initial_slot;
+  state.final_slot = final_slot;
+  state.initial_name = initial_name;
+  state.final_name = final_name;
+  state.elem_type = node.elem_type;
+  const Dim directions{node.num_directions, ""}, hidden{node.hidden_size, ""};
+  state.batch_axis = node.layout == 1 ? 0 : 1;
+  if (node.layout == 1) {
+    state.shape = {node.batch, directions, hidden};
+    state.axis_names = {"batch", "num_directions", "hidden_size"};
+  } else {
+    state.shape = {directions, node.batch, hidden};
+    state.axis_names = {"num_directions", "batch", "hidden_size"};
+  }
+  state.batch_source = BatchSource{node.x, node.layout == 1 ? 0 : 1};
+  state.streamable = node.streamable;
+  state.not_streamable_reason = node.not_streamable_reason;
+  state.problem = node.problem;
+  return state;
+}
+
 }  // namespace
 
-std::vector<RecurrentNode> FindRecurrentNodes(const ModelIndex& index) {
-  std::vector<RecurrentNode> found;
+void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states) {
   for (const auto& [path, graph_index] : index.graphs()) {
     const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
     if (graph == nullptr) continue;
     for (int n = 0; n < graph->node_size(); ++n) {
-      if (IsRecurrentNode(graph->node(n))) found.push_back(Describe(graph->node(n), n, graph_index, index));
+      const RecurrentOp* op = FindRecurrentOp(graph->node(n));
+      if (op == nullptr) continue;
+      nodes->push_back(Describe(graph->node(n), *op, n, graph_index, index));
+      const RecurrentNode& node = nodes->back();
+      states->push_back(StateOf(node, StateKind::kHidden, op->initial_h_slot, op->y_h_slot, "initial_h", "Y_h"));
+      if (op->has_cell()) {
+        states->push_back(StateOf(node, StateKind::kCell, op->initial_c_slot, op->y_c_slot, "initial_c", "Y_c"));
+      }
     }
   }
-  return found;
 }
 
 }  // namespace rnnstate

@@ -32,17 +32,13 @@ std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateA
   return out;
 }
 
-std::string Action(const Plan& plan, const RecurrentNode& node, StateKind kind) {
-  if (const SkippedState* skip = plan.FindSkip(node, kind)) return "skipped: " + skip->reason;
-  if (const StateEdit* edit = plan.FindEdit(node, kind)) {
-    if (edit->input_action == InputAction::kKeep && edit->output_action == OutputAction::kKeep)
-      return "none (already exposed)";
-    return edit->Describe();
-  }
+std::string Action(const Plan& plan, const StateKey& key) {
+  if (const SkippedState* skip = plan.FindSkip(key)) return "skipped: " + skip->reason;
+  if (const StateEdit* edit = plan.FindEdit(key)) return edit->Changes() ? edit->Describe() : "none (already exposed)";
   return "none (not selected)";
 }
 
-Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const StateAnalysis& state, const Plan& plan) {
+Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const Plan& plan) {
   Json initial = Json::object();
   initial["origin"] = OriginKindName(state.origin.kind);
   initial["value"] = state.origin.value;
@@ -71,7 +67,7 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
   for (auto& text : ThreadTexts(model, state)) threads.push_back(text);
 
   Json out = Json::object();
-  out["kind"] = StateKindName(state.kind);
+  out["kind"] = state.state.kind_name();
   out["site"] = std::move(site);
   out["threaded_through"] = std::move(threads);
   out["thread_problem"] = state.thread_problem.empty() ? Json() : Json(state.thread_problem);
@@ -87,19 +83,59 @@ Json StateJson(const onnx::ModelProto& model, const NodeAnalysis& node, const St
   } else {
     out["stacked"] = Json();
   }
-  const StateEdit* edit = plan.FindEdit(node.node, state.kind);
+  const StateEdit* edit = plan.FindEdit(state.state.key());
   out["input"] = edit ? Json(edit->input) : Json();
   out["output"] = edit ? Json(edit->output) : Json();
-  out["action"] = Action(plan, node.node, state.kind);
+  out["action"] = Action(plan, state.state.key());
   return out;
+}
+
+/// The text lines of one state.
+void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state, const Plan& plan,
+               std::ostringstream& out) {
+  if (state.exposed && state.recorded >= 0) {
+    const StatePair& pair = analysis.recorded_pairs[state.recorded];
+    out << "  " << state.state.kind_name() << "  exposed: input '" << pair.input << "'" << RowRangeText(pair.rows)
+        << " (" << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'"
+        << RowRangeText(pair.rows) << "\n";
+    return;
+  }
+  out << "  " << state.state.kind_name() << "  from: " << OriginKindName(state.origin.kind);
+  if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
+  if (state.origin.zero) out << ", zeros";
+  auto computed = ComputedBy(model, state.origin);
+  if (!computed.empty()) {
+    out << ", computed by";
+    for (size_t i = 0; i < computed.size(); ++i) out << (i ? " <- " : " ") << computed[i];
+  }
+  if (!state.shared_with.empty()) {
+    out << ", shared with";
+    for (const auto& other : state.shared_with) out << " " << other;
+  }
+  if (state.site.carried) out << "\n     carried by: " << SiteText(model, state);
+  auto threads = ThreadTexts(model, state);
+  if (!threads.empty()) {
+    out << "\n     threaded out through:";
+    for (const auto& text : threads) out << " " << text;
+  }
+  if (!state.thread_problem.empty()) out << "\n     cannot thread out: " << state.thread_problem;
+  out << "\n     to:   ";
+  if (state.final_state.value.empty())
+    out << "(not produced)";
+  else
+    out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "") << ", "
+        << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
+  out << "\n     " << (state.exposed ? "exposed" : "not exposed");
+  if (state.stacked) out << " as " << StackedText(*state.stacked);
+  out << "; rewrite: " << Action(plan, state.state.key()) << "\n";
 }
 
 }  // namespace
 
 Json ReportJson(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan) {
   Json nodes = Json::array();
-  for (const auto& node : analysis.nodes) {
-    const RecurrentNode& n = node.node;
+  for (size_t i = 0; i < analysis.nodes.size(); ++i) {
+    const RecurrentNode& n = analysis.nodes[i];
     Json entry = Json::object();
     entry["graph"] = n.graph_name;
     entry["index"] = n.node;
@@ -113,7 +149,7 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
     entry["not_streamable_reason"] = n.streamable ? Json() : Json(n.not_streamable_reason);
     entry["problem"] = n.problem.empty() ? Json() : Json(n.problem);
     Json states = Json::array();
-    for (const auto& state : node.states) states.push_back(StateJson(model, node, state, plan));
+    for (const StateAnalysis* state : analysis.StatesOf(i)) states.push_back(StateJson(model, *state, plan));
     entry["states"] = std::move(states);
     nodes.push_back(std::move(entry));
   }
@@ -144,51 +180,15 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   std::ostringstream out;
   out << file << ": " << analysis.nodes.size() << " recurrent node" << (analysis.nodes.size() == 1 ? "" : "s")
       << ", opset " << analysis.onnx_opset << ", IR " << analysis.ir_version << "\n";
-  for (const auto& node : analysis.nodes) {
-    const RecurrentNode& n = node.node;
+  for (size_t i = 0; i < analysis.nodes.size(); ++i) {
+    const RecurrentNode& n = analysis.nodes[i];
     out << "\n"
         << n.graph_name << "  " << n.op << " '" << n.name << "'" << (n.unnamed ? " (unnamed)" : "") << "  "
         << n.direction << ", hidden " << n.hidden_size << ", layout " << n.layout << ", batch "
         << (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")") << "\n";
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
     out << "  streamable: " << (n.streamable ? "yes" : "no (" + n.not_streamable_reason + ")") << "\n";
-    for (const auto& state : node.states) {
-      if (state.exposed && state.recorded >= 0) {
-        const StatePair& pair = analysis.recorded_pairs[state.recorded];
-        out << "  " << StateKindName(state.kind) << "  exposed: input '" << pair.input << "'" << RowRangeText(pair.rows)
-            << " (" << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'"
-            << RowRangeText(pair.rows) << "\n";
-        continue;
-      }
-      out << "  " << StateKindName(state.kind) << "  from: " << OriginKindName(state.origin.kind);
-      if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
-      if (state.origin.zero) out << ", zeros";
-      auto computed = ComputedBy(model, state.origin);
-      if (!computed.empty()) {
-        out << ", computed by";
-        for (size_t i = 0; i < computed.size(); ++i) out << (i ? " <- " : " ") << computed[i];
-      }
-      if (!state.shared_with.empty()) {
-        out << ", shared with";
-        for (const auto& other : state.shared_with) out << " " << other;
-      }
-      if (state.site.carried) out << "\n     carried by: " << SiteText(model, state);
-      auto threads = ThreadTexts(model, state);
-      if (!threads.empty()) {
-        out << "\n     threaded out through:";
-        for (const auto& text : threads) out << " " << text;
-      }
-      if (!state.thread_problem.empty()) out << "\n     cannot thread out: " << state.thread_problem;
-      out << "\n     to:   ";
-      if (state.final_state.value.empty())
-        out << "(not produced)";
-      else
-        out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "")
-            << ", " << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
-      out << "\n     " << (state.exposed ? "exposed" : "not exposed");
-      if (state.stacked) out << " as " << StackedText(*state.stacked);
-      out << "; rewrite: " << Action(plan, n, state.kind) << "\n";
-    }
+    for (const StateAnalysis* state : analysis.StatesOf(i)) StateText(model, analysis, *state, plan, out);
   }
   if (!analysis.recorded_pairs.empty()) {
     out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";

@@ -1,8 +1,8 @@
 #include "rnnstate/stacked_state.h"
 
-#include <cstring>
 #include <vector>
 
+#include "constant_value.h"
 #include "rnnstate/proto_access.h"
 
 namespace rnnstate {
@@ -11,51 +11,6 @@ namespace {
 
 /// The opset from which Slice takes starts/ends/axes/steps as inputs instead of attributes.
 constexpr int64_t kSliceInputsOpset = 10;
-
-/// The integer values of a constant tensor (INT64 or INT32, plain or raw), or nullopt.
-std::optional<std::vector<int64_t>> IntValues(const onnx::TensorProto& tensor) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
-  std::vector<int64_t> values;
-  if (tensor.data_type() == onnx::TensorProto::INT64) {
-    if (tensor.has_raw_data()) {
-      const std::string& raw = tensor.raw_data();
-      if (raw.size() % 8 != 0) return std::nullopt;
-      values.resize(raw.size() / 8);
-      std::memcpy(values.data(), raw.data(), raw.size());  // little endian, as on every host we build for
-    } else {
-      values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-    }
-  } else if (tensor.data_type() == onnx::TensorProto::INT32) {
-    if (tensor.has_raw_data()) {
-      const std::string& raw = tensor.raw_data();
-      if (raw.size() % 4 != 0) return std::nullopt;
-      std::vector<int32_t> narrow(raw.size() / 4);
-      std::memcpy(narrow.data(), raw.data(), raw.size());
-      values.assign(narrow.begin(), narrow.end());
-    } else {
-      values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-    }
-  } else {
-    return std::nullopt;
-  }
-  return values;
-}
-
-/// The values of `name` in the main graph when it is an initializer or a Constant node's output.
-std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const std::string& name) {
-  const onnx::GraphProto& graph = index.model().graph();
-  const Producer producer = index.graph(GraphPath{}).ProducerOf(name);
-  if (producer.kind == Producer::Kind::kInitializer) return IntValues(graph.initializer(producer.index));
-  if (producer.kind != Producer::Kind::kNode) return std::nullopt;
-  const onnx::NodeProto& node = graph.node(producer.index);
-  if (node.op_type() != "Constant" || !IsOnnxDomain(node.domain())) return std::nullopt;
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == "value") return IntValues(attribute.t());
-    if (attribute.name() == "value_ints") return std::vector<int64_t>(attribute.ints().begin(), attribute.ints().end());
-    if (attribute.name() == "value_int") return std::vector<int64_t>{attribute.i()};
-  }
-  return std::nullopt;
-}
 
 /// Rows [begin, end) that `slice` takes on axis 0 of its data, or nullopt when it takes anything else
 /// (another axis, several axes, steps other than 1, bounds that are not constants).
@@ -74,7 +29,7 @@ std::optional<RowRange> SliceRows(const ModelIndex& index, const onnx::NodeProto
   } else {
     auto input = [&](int slot) -> std::optional<std::vector<int64_t>> {
       if (slot >= slice.input_size() || slice.input(slot).empty()) return std::nullopt;
-      return ConstantInts(index, slice.input(slot));
+      return ConstantIntegers(index, GraphPath{}, slice.input(slot));
     };
     starts = input(1);
     ends = input(2);
@@ -103,10 +58,10 @@ std::optional<int64_t> Rows(const ModelIndex& index, const std::string& name) {
 
 }  // namespace
 
-std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, const RecurrentNode& node,
+std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, const RecurrentState& state,
                                                    const StateSite& site, const StateOrigin& origin,
                                                    const FinalState& final_state) {
-  if (!site.graph.empty() || site.carried || node.layout != 0) return std::nullopt;
+  if (!site.graph.empty() || site.carried || state.batch_axis != 1 || !state.shape[0].fixed()) return std::nullopt;
   if (origin.kind != StateOrigin::Kind::kComputed || origin.other_consumers != 0 || final_state.value.empty()) {
     return std::nullopt;
   }
@@ -118,7 +73,7 @@ std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, cons
   if (slice_at.kind != Producer::Kind::kNode) return std::nullopt;
   const onnx::NodeProto& slice = graph.node(slice_at.index);
   const auto rows = SliceRows(index, slice);
-  if (!rows || rows->second - rows->first != node.num_directions) return std::nullopt;
+  if (!rows || rows->second - rows->first != state.shape[0].value) return std::nullopt;
   const std::string& input = slice.input(0);
   const Producer::Kind input_kind = main.ProducerOf(input).kind;
   if (input_kind != Producer::Kind::kGraphInput && input_kind != Producer::Kind::kDefaultedInput) return std::nullopt;
@@ -142,6 +97,14 @@ std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, cons
     if (offset == rows->first) return StackedExposure{input, concat.output(0), *rows};
   }
   return std::nullopt;
+}
+
+ClaimConflict StackedClaimsConflict(const RowClaim& a, const RowClaim& b) {
+  const bool same_input = a.input == b.input, same_output = a.output == b.output;
+  if (!same_input && !same_output) return ClaimConflict::kNone;
+  if (RowsOverlap(a.rows, b.rows)) return ClaimConflict::kOverlapping;
+  if (same_input != same_output) return ClaimConflict::kCrossed;
+  return ClaimConflict::kNone;
 }
 
 bool RecordsStacked(const StatePair& pair, const std::optional<StackedExposure>& stacked) {

@@ -4,6 +4,7 @@
 #include <deque>
 #include <set>
 
+#include "constant_value.h"
 #include "rnnstate/proto_access.h"
 
 namespace rnnstate {
@@ -43,54 +44,19 @@ std::string SlotValue(const google::protobuf::RepeatedPtrField<std::string>& slo
   return slot >= 0 && slot < slots.size() ? slots.Get(slot) : std::string();
 }
 
-/// True when every element of a tensor is zero; false when unknown (external data, a payload left in
-/// the file by the lazy reader, or an empty payload for a non-empty tensor).
-bool TensorIsZero(const onnx::TensorProto& tensor) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return false;
-  int64_t elements = 1;
-  for (auto d : tensor.dims()) elements *= d;
-  if (elements == 0) return true;
-  if (tensor.has_raw_data()) {
-    const std::string& raw = tensor.raw_data();
-    return !raw.empty() && std::all_of(raw.begin(), raw.end(), [](char c) { return c == 0; });
-  }
-  auto all_zero = [](const auto& values) {
-    return std::all_of(values.begin(), values.end(), [](auto v) { return v == 0; });
-  };
-  bool has_values = tensor.float_data_size() || tensor.double_data_size() || tensor.int32_data_size() ||
-                    tensor.int64_data_size() || tensor.uint64_data_size();
-  return has_values && all_zero(tensor.float_data()) && all_zero(tensor.double_data()) &&
-         all_zero(tensor.int32_data()) && all_zero(tensor.int64_data()) && all_zero(tensor.uint64_data());
-}
-
-bool ConstantNodeIsZero(const onnx::NodeProto& node) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == "value") return TensorIsZero(attribute.t());
-    if (attribute.name() == "value_float") return attribute.f() == 0.0f;
-    if (attribute.name() == "value_floats") {
-      return std::all_of(attribute.floats().begin(), attribute.floats().end(), [](float v) { return v == 0.0f; });
-    }
-    if (attribute.name() == "value_int") return attribute.i() == 0;
-    if (attribute.name() == "value_ints") {
-      return std::all_of(attribute.ints().begin(), attribute.ints().end(), [](int64_t v) { return v == 0; });
-    }
-  }
-  return false;
-}
-
 bool IsZeroAt(const ModelIndex& index, const GraphPath& path, const std::string& name, int depth) {
   if (depth > kMaxTraceDepth || name.empty()) return false;
   ResolvedName resolved = index.Resolve(path, name);
   const onnx::GraphProto& graph = *ResolveGraph(index.model(), resolved.graph);
   const Producer& producer = resolved.producer;
-  if (producer.kind == Producer::Kind::kInitializer) return TensorIsZero(graph.initializer(producer.index));
+  if (producer.kind == Producer::Kind::kInitializer) return KnownAllZero(graph.initializer(producer.index));
   if (producer.kind != Producer::Kind::kNode) return false;
   const onnx::NodeProto& node = graph.node(producer.index);
   if (!IsOnnxDomain(node.domain())) return false;
   const std::string& op = node.op_type();
   if (op == "ConstantOfShape") {
     const onnx::AttributeProto* value = FindAttribute(node, "value");
-    return value == nullptr || TensorIsZero(value->t());  // without `value`: a float zero
+    return value == nullptr || KnownAllZero(value->t());  // without `value`: a float zero
   }
   if (op == "Constant") return ConstantNodeIsZero(node);
   if (op == "Concat") {
@@ -123,46 +89,20 @@ std::vector<int> ComputingNodes(const ModelIndex& index, const GraphPath& path, 
   return nodes;
 }
 
-/// Why a container cannot carry an added state, or "" when its shape is what ONNX requires.
-std::string MalformedContainer(const onnx::NodeProto& container) {
-  const std::string& op = container.op_type();
-  if (op == "If" && !(GraphAttribute(container, "then_branch") && GraphAttribute(container, "else_branch"))) {
-    return "the If lacks a then_branch or else_branch";
-  }
-  if (op == "Loop" && (container.input_size() < 2 || !GraphAttribute(container, "body"))) {
-    return "the Loop lacks its trip count/condition inputs or its body";
-  }
-  if (op == "Scan") {
-    int64_t scan_inputs = IntAttribute(container, "num_scan_inputs", 0);
-    bool counted = scan_inputs >= 1 && scan_inputs <= container.input_size();
-    if (!counted || !GraphAttribute(container, "body")) return "the Scan has no valid num_scan_inputs or body";
-  }
-  return "";
-}
-
 /// The carried variable of the Loop/Scan owning body `body` that body input `position` is, as a site
 /// of the container; false when that input carries nothing (iteration number, condition, scan element).
-bool CarriedVariable(const ModelIndex& index, const GraphPath& body, int position, StateSite* site, int* body_output) {
+bool CarriedVariableSite(const ModelIndex& index, const GraphPath& body, int position, StateSite* site,
+                         int* body_output) {
   GraphPath parent(body.begin(), body.end() - 1);
   const GraphStep& step = body.back();
   const onnx::NodeProto& container = NodeAt(index, parent, step.node);
-  if (!IsOnnxDomain(container.domain()) || step.attribute != "body") return false;
-  if (!MalformedContainer(container).empty()) return false;
-  if (container.op_type() == "Loop") {
-    if (position < 2) return false;
-    int carried = position - 2;
-    *site = StateSite{parent, step.node, 2 + carried, carried, true};
-    *body_output = 1 + carried;
-    return true;
-  }
-  if (container.op_type() == "Scan" && index.onnx_opset() >= kScanWithoutBatchOpset) {
-    int states = ScanStateCount(container);
-    if (position >= states) return false;
-    *site = StateSite{parent, step.node, position, position, true};
-    *body_output = position;
-    return true;
-  }
-  return false;
+  if (step.attribute != "body") return false;
+  const ContainerKind kind = ContainerKindOf(container, index.onnx_opset());
+  const std::optional<CarriedVariable> carried = CarriedAtBodyInput(kind, container, position);
+  if (!carried) return false;
+  *site = StateSite{parent, step.node, carried->node_input, carried->node_output, true};
+  *body_output = carried->body_output;
+  return true;
 }
 
 /// True when body output `output` of the graph at `body` is (up to reshaping) the final state of
@@ -191,8 +131,19 @@ bool IsProvablyZero(const ModelIndex& index, const GraphPath& path, const std::s
   return IsZeroAt(index, path, name, 0);
 }
 
-StateSite LocateSite(const ModelIndex& index, const RecurrentNode& node, StateKind kind) {
-  StateSite site{node.graph, node.node, InitialStateSlot(kind), FinalStateSlot(kind), false};
+const char* ThreadLevelOp(const ThreadLevel& level) {
+  switch (level.kind) {
+    case ContainerKind::kLoop: return "Loop";
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9: return "Scan";
+    case ContainerKind::kIf: return "If";
+    case ContainerKind::kOther: break;
+  }
+  return "?";
+}
+
+StateSite LocateSite(const ModelIndex& index, const RecurrentState& state) {
+  StateSite site{state.owner.graph, state.owner.node, state.initial_slot, state.final_slot, false};
   for (int depth = 0; depth < kMaxTraceDepth; ++depth) {
     std::string value = SlotValue(NodeAt(index, site.graph, site.node).input(), site.input_slot);
     if (value.empty()) break;
@@ -200,7 +151,7 @@ StateSite LocateSite(const ModelIndex& index, const RecurrentNode& node, StateKi
     if (resolved.producer.kind != Producer::Kind::kGraphInput || resolved.graph.empty()) break;
     StateSite carrier;
     int body_output = -1;
-    if (!CarriedVariable(index, resolved.graph, resolved.producer.index, &carrier, &body_output)) break;
+    if (!CarriedVariableSite(index, resolved.graph, resolved.producer.index, &carrier, &body_output)) break;
     const onnx::GraphProto& body = *ResolveGraph(index.model(), resolved.graph);
     if (body_output >= body.output_size()) break;
     if (!DerivesFromSite(index, resolved.graph, body.output(body_output).name(), site)) break;
@@ -215,19 +166,16 @@ std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std
     GraphStep step = path.back();
     path.pop_back();
     const onnx::NodeProto& container = NodeAt(index, path, step.node);
-    const std::string& op = container.op_type();
-    bool known = IsOnnxDomain(container.domain()) &&
-                 ((op == "Loop" && step.attribute == "body") || op == "If" ||
-                  (op == "Scan" && step.attribute == "body" && index.onnx_opset() >= kScanWithoutBatchOpset));
-    if (!known) {
-      std::string why = op == "Scan" ? " (Scan-8, with its batch axis, is not supported)" : "";
+    const ContainerKind kind = ContainerKindOf(container, index.onnx_opset());
+    if (!CanThreadOut(kind, step.attribute)) {
+      std::string why = kind == ContainerKind::kScan8 ? " (Scan-8, with its batch axis, is not supported)" : "";
       return "the state would have to be threaded out of " + DescribeNode(index.model(), path, step.node) + " (" +
              step.attribute + ")" + why;
     }
-    if (std::string malformed = MalformedContainer(container); !malformed.empty()) {
+    if (std::string malformed = MalformedContainer(container, kind); !malformed.empty()) {
       return "cannot thread the state out of " + DescribeNode(index.model(), path, step.node) + ": " + malformed;
     }
-    levels->push_back(ThreadLevel{path, step.node, op, step.attribute});
+    levels->push_back(ThreadLevel{path, step.node, kind, step.attribute});
   }
   return "";
 }

@@ -2,7 +2,6 @@
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <string_view>
 #include <unordered_set>
@@ -10,6 +9,7 @@
 
 #include "rnnstate/error.h"
 #include "rnnstate/model_index.h"
+#include "shape_inference.h"
 
 // Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a
 // context, needed to tell the checker where external data files are (it otherwise looks in the
@@ -139,18 +139,14 @@ void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& 
   }
   if (baseline.inference_applies) {
     google::protobuf::Arena arena;
-    onnx::ModelProto& copy = *StructuralCopy(model, arena);
-    try {
-      // The same options as the analysis used on the input, so that only what the rewrite changed can fail.
-      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
-      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception& e) {
-      const std::string failure = std::string("rewritten model fails onnx shape inference: ") + e.what();
+    // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
+    if (const std::string error = InferShapes(*StructuralCopy(model, arena)); !error.empty()) {
+      const std::string failure = "rewritten model fails onnx shape inference: " + error;
       if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
       // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did
       // not have on the input (reaching, say, a subgraph node that lacks a required input): the failure
       // cannot be told apart from a defect the model already had.
-      const std::string why = baseline.why_not + ", and onnx shape inference fails on the rewritten model: " + e.what();
+      const std::string why = baseline.why_not + ", and onnx shape inference fails on the rewritten model: " + error;
       if (baseline.input_fails_checker) throw Error(ExitCode::kBadInput, "invalid model: " + why);
       throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + why);
     }

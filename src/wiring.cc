@@ -3,8 +3,9 @@
 #include <set>
 #include <vector>
 
+#include "control_flow.h"
+#include "recurrent_ops.h"
 #include "rnnstate/proto_access.h"
-#include "rnnstate/recurrent_node.h"
 
 namespace rnnstate {
 
@@ -60,7 +61,7 @@ class ProducerWalk {
     const onnx::NodeProto& node = graph.node(n);
     // Shape and Size read only the shape of their input, never its values. A recurrent node makes a new
     // state: without this stop, in a loop an LSTM's h would count as computed from its c of the step before.
-    if (IsOp(node, "Shape") || IsOp(node, "Size") || IsRecurrentNode(node)) return;
+    if (IsOp(node, "Shape") || IsOp(node, "Size") || FindRecurrentOp(node) != nullptr) return;
     for (const auto& input : node.input()) next.push_back(ValueRef{path, input});
     for (const auto& attribute : node.attribute()) {
       if (attribute.has_g()) FromSubgraphOutputs(path, n, node, attribute.name(), -1, attribute.g(), slot, next);
@@ -74,11 +75,9 @@ class ProducerWalk {
                            int list_index, const onnx::GraphProto& body, int slot, std::vector<ValueRef>& next) const {
     GraphPath sub = path;
     sub.push_back(GraphStep{n, attribute, list_index});
-    // Loop outputs skip the body's condition output; Scan and If outputs match the body's one to one.
-    int position = IsOp(node, "Loop") ? slot + 1 : slot;
-    bool known = IsOp(node, "Loop") || IsOp(node, "Scan") || IsOp(node, "If");
+    const int position = BodyOutputOfNodeOutput(ContainerKindOf(node, index_.onnx_opset()), slot);
     for (int k = 0; k < body.output_size(); ++k) {
-      if (!known || k == position) next.push_back(ValueRef{sub, body.output(k).name()});
+      if (position < 0 || k == position) next.push_back(ValueRef{sub, body.output(k).name()});
     }
   }
 
@@ -87,25 +86,10 @@ class ProducerWalk {
     GraphPath parent = Parent(path);
     const onnx::NodeProto& node = ResolveGraph(index_.model(), parent)->node(path.back().node);
     const onnx::GraphProto& body = *ResolveGraph(index_.model(), path);
-    auto node_input = [&](int k) {
-      if (k >= 0 && k < node.input_size()) next.push_back(ValueRef{parent, node.input(k)});
-    };
-    auto carried = [&](int k) {
-      if (k >= 0 && k < body.output_size()) next.push_back(ValueRef{path, body.output(k).name()});
-    };
-    if (IsOp(node, "Loop")) {
-      // Body inputs: iteration number, condition, carried values; body outputs: condition, carried values.
-      if (i >= 1) {
-        node_input(i);
-        carried(i - 1);
-      }
-    } else if (IsOp(node, "Scan")) {
-      int offset = index_.onnx_opset() < kScanWithoutBatchOpset ? 1 : 0;  // Scan-8's sequence_lens
-      int64_t states = ScanStateCount(node) - offset;
-      node_input(i + offset);
-      if (i < states) carried(i);
-    } else {
-      for (int k = 0; k < node.input_size(); ++k) node_input(k);
+    const BodyInputSources sources = SourcesOfBodyInput(ContainerKindOf(node, index_.onnx_opset()), node, i);
+    for (int k : sources.node_inputs) next.push_back(ValueRef{parent, node.input(k)});
+    if (sources.body_output >= 0 && sources.body_output < body.output_size()) {
+      next.push_back(ValueRef{path, body.output(sources.body_output).name()});
     }
   }
 
@@ -114,15 +98,16 @@ class ProducerWalk {
 
 }  // namespace
 
-PairWiring TracePairWiring(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const std::string& input,
+PairWiring TracePairWiring(const ModelIndex& index, const RecurrentState& state, const std::string& input,
                            const std::string& output) {
-  const onnx::NodeProto& proto = ResolveGraph(index.model(), node.graph)->node(node.node);
-  const int in_slot = InitialStateSlot(kind), out_slot = FinalStateSlot(kind);
-  const std::string initial = in_slot < proto.input_size() ? proto.input(in_slot) : "";
-  const std::string final_value = out_slot < proto.output_size() ? proto.output(out_slot) : "";
+  const GraphPath& graph = state.owner.graph;
+  const onnx::NodeProto& proto = ResolveGraph(index.model(), graph)->node(state.owner.node);
+  const int in_slot = state.initial_slot, out_slot = state.final_slot;
+  const std::string initial = in_slot >= 0 && in_slot < proto.input_size() ? proto.input(in_slot) : "";
+  const std::string final_value = out_slot >= 0 && out_slot < proto.output_size() ? proto.output(out_slot) : "";
   // An empty slot name reaches nothing (the walk skips empty names).
-  return PairWiring{ComputedFrom(index, ValueRef{node.graph, initial}, ValueRef{{}, input}),
-                    ComputedFrom(index, ValueRef{{}, output}, ValueRef{node.graph, final_value})};
+  return PairWiring{ComputedFrom(index, ValueRef{graph, initial}, ValueRef{{}, input}),
+                    ComputedFrom(index, ValueRef{{}, output}, ValueRef{graph, final_value})};
 }
 
 bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source) {

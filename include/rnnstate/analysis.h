@@ -1,24 +1,27 @@
 #pragma once
 /// \file
-/// Stages 3-4 together: every recurrent node with the origin and destination of each of its states,
-/// which states share an origin, and which are already exposed. Pure analysis: nothing is modified.
+/// Stages 3-4 together: every recurrent state of the model (found by the producers, see Analyze) with
+/// the origin and destination of its values, which states share an origin, and which are already
+/// exposed. Pure analysis: nothing is modified.
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "recurrent_node.h"
+#include "recurrent_state.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/model_index.h"
-#include "rnnstate/recurrent_node.h"
 #include "rnnstate/stacked_state.h"
 #include "rnnstate/state_origin.h"
 
 namespace rnnstate {
 
-/// One state of one recurrent node.
+/// One recurrent state, traced.
 struct StateAnalysis {
-  StateKind kind = StateKind::kHidden;
-  /// Where the state is promoted (the node itself, or the Loop/Scan carrying it).
+  RecurrentState state;
+  int node = -1;  ///< index into Analysis::nodes of the owner's description
+  /// Where the state is promoted (the owner itself, or the Loop/Scan carrying it).
   StateSite site;
   /// Containers the final state is threaded out through, innermost first (empty in the main graph).
   std::vector<ThreadLevel> levels;
@@ -34,27 +37,29 @@ struct StateAnalysis {
   /// `(h0, c0)` export of a multi-layer RNN).
   std::optional<StackedExposure> stacked;
   /// True when the state already has a main-graph input and output that the metadata pairs; or the
-  /// slot is fed directly by a graph input used nowhere else and Y is a graph output; or it is stacked.
+  /// slot is fed directly by a graph input used nowhere else and its final value is a graph output; or
+  /// it is stacked.
   bool exposed = false;
-};
-
-/// One recurrent node and its states.
-struct NodeAnalysis {
-  RecurrentNode node;
-  std::vector<StateAnalysis> states;
 };
 
 /// The analysis of a whole model.
 struct Analysis {
-  std::vector<NodeAnalysis> nodes;
+  std::vector<RecurrentNode> nodes;       ///< the nodes owning states, described for reports
+  std::vector<StateAnalysis> states;      ///< every state, grouped by owner in node order
   std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
   std::string metadata_error;             ///< non-empty when that metadata is malformed
   int64_t onnx_opset = 0;
   int64_t ir_version = 0;
   std::string inference_error;  ///< why onnx shape inference failed, if it did
+
+  /// Marks every node and state as not rewritable for `problem` (an unsupported opset).
+  void MarkAll(const std::string& problem);
+  /// The states of `nodes[node]`, in order.
+  std::vector<const StateAnalysis*> StatesOf(size_t node) const;
 };
 
-/// Analyzes every recurrent node of the indexed model.
+/// Finds every recurrent state of the indexed model with each producer (one per kind of owner: today
+/// the operators of recurrent_ops.h) and traces it.
 Analysis Analyze(const ModelIndex& index);
 
 }  // namespace rnnstate

@@ -103,10 +103,6 @@ class ModelIndex {
   std::string inference_error_;
 };
 
-/// A copy of `model` with everything but initializer payloads (names, types and dims are kept), for
-/// shape inference without duplicating the weights. Allocated on (and owned by) `arena`.
-onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena);
-
 /// True for the default ONNX operator domain ("" or "ai.onnx").
 inline bool IsOnnxDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 

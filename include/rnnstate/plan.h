@@ -2,13 +2,16 @@
 /// \file
 /// Stage 5: decide, as plain data, every edit a rewrite makes — which input feeds each initial state and
 /// how its default reproduces the original model, which output exposes each final state, every new
-/// name — and what is skipped and why. Nothing is modified here; apply.h executes a Plan.
+/// name — and what is skipped and why. Nothing is modified here; apply.h executes a Plan. Edits are
+/// variants: describing and applying a plan visit them, so every case is handled.
 
 #include <optional>
 #include <regex>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "recurrent_state.h"
 #include "rnnstate/analysis.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/model_index.h"
@@ -31,107 +34,160 @@ struct PlanOptions {
   StateInputMode mode = StateInputMode::kDefaults;
   std::string input_template = "{node}.{kind}_in";
   std::string output_template = "{node}.{kind}_out";
-  /// When set, only nodes whose name or `graph/name` matches (regex search) are rewritten.
+  /// When set, only states whose owner's name or `graph/name` matches (regex search) are rewritten.
   std::optional<std::regex> node_filter;
 };
 
-/// What happens on the input side of a state.
-enum class InputAction {
-  kKeep,         ///< already exposed and recorded: nothing changes
-  kReuseInput,   ///< the slot is already fed by a graph input used nowhere else
-  kDropDefault,  ///< already exposed; required mode removes the input's default initializer
-  kNewInput,     ///< a new graph input feeds the slot
+// ---------------------------------------------------------------------------------------------------
+// The default of a new state input: what the slot sees when the input is not fed.
+
+/// No default: a required input.            input ──> slot
+struct NoDefault {};
+
+/// A zero initializer of the full state shape (fixed batch, at most kMaxZeroDefaultBytes).
+///                                           input (= zeros [D,B,H]) ──> slot
+struct ZerosDefault {
+  std::vector<int64_t> dims;
 };
 
-/// How a new input reproduces the original initial state when it is not fed.
-enum class DefaultKind {
-  kNone,             ///< required input (or unchanged)
-  kZeros,            ///< zero initializer of the full state shape (fixed batch, at most kMaxZeroDefaultBytes)
-  kBroadcastZeros,   ///< [.., 1, ..] zero initializer, expanded to the runtime batch of X
-  kMoveInitializer,  ///< the original initializer, renamed (it was used by this state only)
-  kCopyInitializer,  ///< a copy of the original initializer (it is shared)
-  kSelectOriginal,   ///< empty default; an If selects the original computation when the input is empty
+/// [D,1,H] zeros expanded to the runtime batch (read from the owner's X, see BroadcastShapeNames).
+///                                           input (= zeros [D,1,H]) ──Expand(state_shape)──> input.expanded ──> slot
+struct BroadcastZerosDefault {
+  std::vector<int64_t> dims;
+  int broadcast = -1;  ///< index into Plan::broadcasts
 };
 
-/// What happens on the output side of a state.
-enum class OutputAction {
-  kKeep,         ///< already exposed
-  kReuseOutput,  ///< Y_h / Y_c is already a graph output: record it
-  kNameSlot,     ///< the slot is empty: give it the new output name
-  kIdentity,     ///< Y_h / Y_c is used inside the graph: an Identity exposes it under the new name
-  kThreaded,     ///< the site is in a subgraph: threaded out through its containers (StateEdit::threads)
+/// The original initializer, renamed to the input (it served this state only) or copied (it is shared).
+///                                           before: initializer W0 ──> slot
+///                                           after:  input (= W0's values) ──> slot
+struct InitializerDefault {
+  bool move = false;
+  GraphPath source;  ///< graph holding the original initializer
+  std::vector<int64_t> dims;
 };
 
-/// One level of threading a final state out of a subgraph: the container gets a new output; a Loop or
-/// Scan a new carried variable (its initial value is the state input, so zero iterations return it);
-/// an If a new output of both branches, the branch without the node passing the state input through.
-struct ThreadStep {
-  ThreadLevel level;
-  std::string inner_value;     ///< the subgraph's new output (an Identity of the state inside it)
-  std::string carried_input;   ///< Loop/Scan: the body's new input
-  std::string other_value;     ///< If: the other branch's new output (an Identity of the state input)
-  std::string other_attribute; ///< If: the other branch's attribute name
-  std::string outer_value;     ///< the container's new output, in the enclosing graph
+/// An empty default; an If selects the original computation when the fed tensor is empty.
+///   input (= [D,0,H]) ──Size──> .size ──Equal(0)──> .is_empty ──If(then: original, else: input)──> .selected ──> slot
+struct SelectOriginalDefault {
+  std::vector<int64_t> dims;
+  std::string size_value, zero_value, is_empty_value, then_value, else_value;
 };
 
-/// Names of the nodes that compute the runtime state shape from X (shared by a node's h and c).
-struct BroadcastShapeNames {
-  GraphPath graph;        ///< graph defining X, where the nodes go
-  int node = -1;          ///< the recurrent node
-  std::string x;          ///< X input of the recurrent node
-  int64_t batch_axis = 1; ///< axis of X holding the batch
-  int64_t batch_position = 1;  ///< position of the batch in the state shape
-  int64_t num_directions = 1, hidden_size = 0;
-  std::string shape_of_x, batch_index, batch, directions, hidden, state_shape;  ///< value names
-};
+using DefaultEdit =
+    std::variant<NoDefault, ZerosDefault, BroadcastZerosDefault, InitializerDefault, SelectOriginalDefault>;
 
-/// Every edit for one state of one recurrent node.
-struct StateEdit {
-  GraphPath graph;        ///< the recurrent node's graph
-  int node = -1;          ///< the recurrent node
-  std::string node_name;  ///< after renaming of unnamed nodes
-  std::string graph_name;
-  StateKind kind = StateKind::kHidden;
-  /// Where the state is promoted: the recurrent node, or the Loop/Scan carrying the state.
-  StateSite site;
+// ---------------------------------------------------------------------------------------------------
+// The input side of a state.
 
-  InputAction input_action = InputAction::kKeep;
-  DefaultKind default_kind = DefaultKind::kNone;
-  std::string input;       ///< graph input carrying the state
-  std::string original;    ///< value in the initial-state slot before the rewrite ("" when absent)
-  std::string slot_value;  ///< value the slot reads after the rewrite: the effective initial state
+/// Already exposed and recorded: nothing changes.
+struct KeepInput {};
+
+/// The slot is already fed by a main-graph input used nowhere else: recorded as it is.
+struct ReuseInput {};
+
+/// Already exposed; required mode removes the input's default initializer.
+///   before: input (+ initializer input) ──> slot        after: input ──> slot
+struct DropDefault {};
+
+/// A new main-graph input feeds the slot, through the nodes of its default.
+///   before: original ──> slot        after: input ──[default]──> slot_value ──> slot
+struct NewInput {
+  DefaultEdit default_value;
+  std::string slot_value;  ///< what the slot reads after the rewrite: the effective initial state
   /// Graph where the default's nodes (Expand, If) go: the outermost graph that sees what they read
   /// (X, the original value), so that the effective state is also what an If branch or a Loop that
-  /// does not run the node passes through.
+  /// does not run the owner passes through. The main graph for defaults without nodes.
   GraphPath default_graph;
-  int32_t elem_type = 0;
-  std::vector<Dim> shape;  ///< declared shape of the input and output
-  std::vector<int64_t> default_dims;  ///< dims of the default initializer
-  GraphPath default_source;  ///< graph holding the original initializer (kMove/kCopyInitializer)
-  int broadcast = -1;      ///< index into Plan::broadcasts (kBroadcastZeros)
-  /// kSelectOriginal: value names of the selection chain.
-  std::string size_value, zero_value, is_empty_value, then_value, else_value;
+};
 
-  OutputAction output_action = OutputAction::kKeep;
-  std::string final_value;  ///< the site's final state before the rewrite ("" when absent)
-  std::string site_value;   ///< the site's final state after the rewrite (named when it was absent)
+using InputEdit = std::variant<KeepInput, ReuseInput, DropDefault, NewInput>;
+
+// ---------------------------------------------------------------------------------------------------
+// The output side of a state.
+
+/// Already exposed and recorded.
+struct KeepOutput {};
+
+/// The final value is already a main-graph output: recorded.
+struct ReuseOutput {};
+
+/// The final slot is empty: it gets the output's name.    owner ──(slot "" → output)──>
+struct NameSlot {};
+
+/// The final value is used inside the graph: an Identity exposes it under the output's name.
+///   owner ──final──> consumers        after: final ──Identity──> output (consumers untouched)
+struct IdentityOutput {};
+
+/// One level of threading a final state out of a subgraph (see AddThreadedValue in control_flow.h):
+/// a Loop or Scan gets a new carried variable, an If a new output of both branches.
+struct ThreadStep {
+  ThreadLevel level;
+  std::string inner_value;      ///< the subgraph's new output (an Identity of the state inside it)
+  std::string carried_input;    ///< Loop/Scan: the body's new input
+  std::string other_value;      ///< If: the other branch's new output (an Identity of the state input)
+  std::string other_attribute;  ///< If: the other branch's attribute name
+  std::string outer_value;      ///< the container's new output, in the enclosing graph
+};
+
+/// The site is in a subgraph: the final value is threaded out through every container, innermost first;
+/// the last step's outer value is the output.
+///   body: final ──Identity──> inner ═(carried / branch output)═> container output ... ──> output
+struct ThreadedOutput {
+  std::string site_value;  ///< the site's final value after the rewrite (named when the slot was empty)
+  std::vector<ThreadStep> steps;
+};
+
+using OutputEdit = std::variant<KeepOutput, ReuseOutput, NameSlot, IdentityOutput, ThreadedOutput>;
+
+// ---------------------------------------------------------------------------------------------------
+
+/// Names of the nodes that compute the runtime state shape from the batch of X (shared by an owner's
+/// states): Shape(X) ──Gather(batch axis)──> batch; Concat(fixed dims and batch) ──> state_shape.
+struct BroadcastShapeNames {
+  GraphPath graph;             ///< graph defining X, where the nodes go
+  std::string x;               ///< the value the batch is read from
+  int64_t batch_axis = 1;      ///< its axis holding the batch
+  int64_t batch_position = 1;  ///< position of the batch in the state shape
+  std::string shape_of_x, batch_index, batch;
+  std::vector<std::pair<int64_t, std::string>> fixed_dims;  ///< the other dims, in order: value and name
+  std::string state_shape;
+};
+
+/// Every edit for one state.
+struct StateEdit {
+  StateKey key;            ///< the state (owner graph + node + initial slot)
+  std::string owner_name;  ///< after renaming of unnamed nodes
+  std::string graph_name;
+  std::string kind;  ///< "h", "c", "state"
+  std::string op;    ///< the owner's op (for name templates)
+  /// Where the state is promoted: the owner, or the Loop/Scan carrying the state.
+  StateSite site;
+  int32_t elem_type = 0;
+  std::vector<Dim> shape;  ///< declared shape of the state input and output
+
+  std::string input;     ///< graph input carrying the state
+  std::string original;  ///< value in the initial-state slot before the rewrite ("" when absent)
+  InputEdit input_edit;
+
   std::string output;       ///< graph output carrying the final state
-  /// Nested sites: how the final state reaches the main graph, innermost first; the last step's
-  /// outer_value is `output`.
-  std::vector<ThreadStep> threads;
+  std::string final_value;  ///< the site's final state before the rewrite ("" when absent)
+  OutputEdit output_edit;
 
   bool optional = true;
   bool streamable = true;
   /// Rows of `input` and `output` that are this state's, for a state the model exposes stacked.
   std::optional<RowRange> rows;
 
+  /// True when applying this edit changes the model.
+  bool Changes() const;
   /// One line for reports and --dry-run: what the rewrite does to this state.
   std::string Describe() const;
 };
 
-/// A state (or a whole node) that will not be rewritten.
+/// A state (or every state of an owner) that will not be rewritten.
 struct SkippedState {
-  std::string graph, node, kind;  ///< kind is "" for a whole node
+  StateKey key;                   ///< slot -1: every state of the owner
+  std::string graph, node, kind;  ///< as shown to users; kind is "" for the whole owner
   std::string reason;
 };
 
@@ -140,19 +196,20 @@ struct Plan {
   std::vector<StateEdit> edits;
   std::vector<BroadcastShapeNames> broadcasts;
   std::vector<SkippedState> skipped;
-  /// Unnamed recurrent nodes get a stable name so that metadata can refer to them.
+  /// Unnamed owners (and containers on the way to them) get a stable name so that metadata can refer
+  /// to them.
   std::vector<std::pair<std::pair<GraphPath, int>, std::string>> node_names;
-  /// The metadata to record (existing pairs that are still valid, then new ones, in node order).
+  /// The metadata to record (existing pairs that are still valid, then new ones, in state order).
   std::vector<StatePair> pairs;
   bool metadata_changes = false;
 
   /// True when applying the plan changes the model.
   bool ChangesModel() const;
 
-  /// The edit of state `kind` of `node`, or nullptr.
-  const StateEdit* FindEdit(const RecurrentNode& node, StateKind kind) const;
-  /// Why state `kind` of `node` (or the whole node) is skipped, or nullptr.
-  const SkippedState* FindSkip(const RecurrentNode& node, StateKind kind) const;
+  /// The edit of the state `key`, or nullptr.
+  const StateEdit* FindEdit(const StateKey& key) const;
+  /// Why the state `key` (or its whole owner) is skipped, or nullptr.
+  const SkippedState* FindSkip(const StateKey& key) const;
 };
 
 /// Plans the rewrite of the analyzed model. Throws Error(kUsage) for bad name templates.

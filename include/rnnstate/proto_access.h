@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Small read helpers over ONNX protos that several stages need: node attributes, the state variables
-/// of a Scan, and the names a subgraph reads from enclosing scopes.
+/// Small read helpers over ONNX protos that several stages need: node attributes, and the names a
+/// subgraph reads from enclosing scopes.
 
 #include <onnx/onnx_pb.h>
 
@@ -12,9 +12,6 @@
 #include <vector>
 
 namespace rnnstate {
-
-/// Scan-9 dropped Scan-8's batch axis and its leading sequence_lens input.
-inline constexpr int64_t kScanWithoutBatchOpset = 9;
 
 /// Bytes per element of a recurrent state's float type (FLOAT, DOUBLE, FLOAT16, BFLOAT16); 0 for others.
 size_t FloatElementSize(int32_t elem_type);
@@ -32,9 +29,6 @@ int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64
 /// The GRAPH attribute `name`, or nullptr when absent or of another type.
 const onnx::GraphProto* GraphAttribute(const onnx::NodeProto& node, const std::string& name);
 onnx::GraphProto* GraphAttribute(onnx::NodeProto& node, const std::string& name);
-
-/// The number of state variables of a Scan-9+ node: its inputs before the `num_scan_inputs` scan inputs.
-int ScanStateCount(const onnx::NodeProto& scan);
 
 /// Names `graph` reads without defining them (its outer-scope references), including those of its own
 /// subgraphs that it does not define either.

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "rnnstate/metadata.h"
+#include "recurrent_state.h"
 #include "rnnstate/model_index.h"
-#include "rnnstate/recurrent_node.h"
 #include "rnnstate/state_origin.h"
 
 namespace rnnstate {
@@ -24,13 +24,35 @@ struct StackedExposure {
   RowRange rows;
 };
 
-/// The stacked exposure of a state at `site`, or nullopt. Requires a main-graph site on the node itself
-/// (layout 0); a slot fed by `Slice(input, begin, end, axes=[0])` (steps 1, constant bounds) whose result
-/// nothing else reads, where every use of the input is such a Slice; and a final state at rows
-/// [begin, end) of a `Concat` on axis 0 that is a main-graph output, its parts' row counts known.
-std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, const RecurrentNode& node,
+/// The stacked exposure of `state` at `site`, or nullopt. Requires a main-graph site on the owner itself,
+/// a state whose batch is on axis 1 and whose axis 0 has a fixed size; a slot fed by `Slice(input,
+/// begin, end, axes=[0])` (steps 1, constant bounds, as many rows as axis 0) whose result nothing else
+/// reads, where every use of the input is such a Slice; and a final state at rows [begin, end) of a
+/// `Concat` on axis 0 that is a main-graph output, its parts' row counts known.
+std::optional<StackedExposure> FindStackedExposure(const ModelIndex& index, const RecurrentState& state,
                                                    const StateSite& site, const StateOrigin& origin,
                                                    const FinalState& final_state);
+
+/// A state's claim on rows of a stacked input and output.
+struct RowClaim {
+  const std::string& input;
+  const std::string& output;
+  const RowRange& rows;
+};
+
+/// The claim of a stacked exposure.
+inline RowClaim ClaimOf(const StackedExposure& stacked) { return RowClaim{stacked.input, stacked.output, stacked.rows}; }
+
+/// Why two claims on stacked tensors cannot both hold.
+enum class ClaimConflict {
+  kNone,         ///< disjoint tensors, or disjoint rows of the same input and output
+  kOverlapping,  ///< they share an input or output and their rows overlap (two states, one value)
+  kCrossed,      ///< one input paired with two outputs, or the reverse (two values to feed one input)
+};
+
+/// The one rule for claims on stacked tensors, used by the analysis (which drops conflicting stacked
+/// exposures) and by `check` (which reports conflicting recorded pairs).
+ClaimConflict StackedClaimsConflict(const RowClaim& a, const RowClaim& b);
 
 /// True when `pair` records exactly `stacked`: the same input, output and rows.
 bool RecordsStacked(const StatePair& pair, const std::optional<StackedExposure>& stacked);

@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "control_flow.h"
+#include "recurrent_state.h"
 #include "rnnstate/model_index.h"
-#include "rnnstate/recurrent_node.h"
 
 namespace rnnstate {
 
 /// Where a state is promoted: the node whose input slot receives the initial state and whose output
-/// slot produces the final state. Usually the recurrent node itself; when an enclosing Loop or Scan
-/// carries the state from iteration to iteration (its body output is the node's final state), that
+/// slot produces the final state. Usually the state's owner itself; when an enclosing Loop or Scan
+/// carries the state from iteration to iteration (its body output is the owner's final state), that
 /// Loop/Scan, recursively up.
 struct StateSite {
   GraphPath graph;
@@ -33,7 +34,7 @@ struct StateSite {
 struct ThreadLevel {
   GraphPath graph;        ///< the graph holding the container node
   int node = -1;          ///< the container's index there
-  std::string op;         ///< "Loop", "Scan" or "If"
+  ContainerKind kind = ContainerKind::kOther;  ///< kLoop, kScan9 or kIf
   std::string attribute;  ///< the subgraph the state comes out of ("body", "then_branch", "else_branch")
 };
 
@@ -70,8 +71,11 @@ struct FinalState {
   int consumers = 0;          ///< uses inside the site's graph
 };
 
-/// Finds the site of state `kind` of `node`, following loop-carried variables up.
-StateSite LocateSite(const ModelIndex& index, const RecurrentNode& node, StateKind kind);
+/// "Loop", "Scan" or "If": the op of a container a state is threaded out through.
+const char* ThreadLevelOp(const ThreadLevel& level);
+
+/// Finds the site of `state`, following loop-carried variables up from its owner.
+StateSite LocateSite(const ModelIndex& index, const RecurrentState& state);
 
 /// The containers between `site` and the main graph, innermost first. Returns "" or why the state
 /// cannot be threaded out (a container other than Loop, If or Scan-9+).

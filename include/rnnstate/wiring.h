@@ -6,8 +6,8 @@
 #include <string>
 
 #include "rnnstate/graph_path.h"
+#include "recurrent_state.h"
 #include "rnnstate/model_index.h"
-#include "rnnstate/recurrent_node.h"
 
 namespace rnnstate {
 
@@ -25,17 +25,17 @@ struct ValueRef {
 /// subgraph to its enclosing graphs (outer-scope names; Loop and Scan inputs, including loop-carried values
 /// from the previous iteration) and from the outputs of Loop / Scan / If nodes into their subgraphs. The
 /// walk does not continue through Shape and Size (their outputs carry no values of their input) nor
-/// through RNN / GRU / LSTM nodes (their outputs are new states, not their inputs carried along).
+/// through recurrent operators (their outputs are new states, not their inputs carried along).
 bool ComputedFrom(const ModelIndex& index, const ValueRef& value, const ValueRef& source);
 
-/// How main-graph values `input` and `output` relate to state `kind` of `node`.
+/// How main-graph values `input` and `output` relate to a state.
 struct PairWiring {
-  bool input_reaches_slot = false;  ///< the node's initial-state slot is computed from `input`
-  bool output_from_final = false;   ///< `output` is computed from the node's final-state slot
+  bool input_reaches_slot = false;  ///< the owner's initial-state slot is computed from `input`
+  bool output_from_final = false;   ///< `output` is computed from the owner's final-state slot
 };
 
-/// Traces a state pair to the node's own slots (a Loop carrying the state is only a way through).
-PairWiring TracePairWiring(const ModelIndex& index, const RecurrentNode& node, StateKind kind, const std::string& input,
+/// Traces a state pair to the owner's own slots (a Loop carrying the state is only a way through).
+PairWiring TracePairWiring(const ModelIndex& index, const RecurrentState& state, const std::string& input,
                            const std::string& output);
 
 }  // namespace rnnstate

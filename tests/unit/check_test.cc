@@ -312,11 +312,11 @@ TEST(Check, StatesExposedStackedPassWithoutMetadata) {
   Analysis analysis = Analyze(index);
   ASSERT_EQ(analysis.nodes.size(), 2u);
   for (int layer = 0; layer < 2; ++layer) {
-    for (const auto& state : analysis.nodes[layer].states) {
-      ASSERT_TRUE(state.stacked.has_value()) << layer;
-      EXPECT_EQ(state.stacked->input, state.kind == StateKind::kHidden ? "h0" : "c0");
-      EXPECT_EQ(state.stacked->output, state.kind == StateKind::kHidden ? "h_n" : "c_n");
-      EXPECT_EQ(state.stacked->rows, RowRange(layer, layer + 1));
+    for (const StateAnalysis* state : analysis.StatesOf(layer)) {
+      ASSERT_TRUE(state->stacked.has_value()) << layer;
+      EXPECT_EQ(state->stacked->input, state->state.kind == StateKind::kHidden ? "h0" : "c0");
+      EXPECT_EQ(state->stacked->output, state->state.kind == StateKind::kHidden ? "h_n" : "c_n");
+      EXPECT_EQ(state->stacked->rows, RowRange(layer, layer + 1));
     }
   }
 }

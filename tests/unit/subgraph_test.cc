@@ -101,7 +101,7 @@ TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
 })");
   auto outcome = Rewrite(model);
   ASSERT_EQ(outcome.analysis.nodes.size(), 1u);
-  EXPECT_TRUE(outcome.analysis.nodes[0].states[0].site.carried);
+  EXPECT_TRUE(outcome.analysis.states[0].site.carried);
   const auto& g = model.graph();
   const onnx::NodeProto& loop = NodeOfType(g, "Loop");
   EXPECT_EQ(loop.input_size(), 4) << "no extra carried variable";
@@ -163,7 +163,7 @@ TEST(Subgraph, ScanStateVariableIsThePromotionSite) {
 })");
   auto outcome = Rewrite(model);
   ASSERT_EQ(outcome.analysis.nodes.size(), 1u);
-  const auto& state = outcome.analysis.nodes[0].states[0];
+  const auto& state = outcome.analysis.states[0];
   EXPECT_TRUE(state.site.carried);
   EXPECT_TRUE(state.exposed) << "h0 is a graph input used only by the Scan, h_n a graph output";
   auto pairs = RecordedPairs(model);
@@ -189,10 +189,10 @@ const char* kLoopIfFreshLstm = R"(g (float[seq, batch, 2] x, bool flag, int64 tr
 TEST(Subgraph, LoopIfLstmWithFreshStateIsThreadedThroughIfThenLoop) {
   onnx::ModelProto model = Model(kLoopIfFreshLstm);
   auto outcome = Rewrite(model);
-  const auto& state = outcome.analysis.nodes[0].states[0];
+  const auto& state = outcome.analysis.states[0];
   ASSERT_EQ(state.levels.size(), 2u);
-  EXPECT_EQ(state.levels[0].op, "If");
-  EXPECT_EQ(state.levels[1].op, "Loop");
+  EXPECT_STREQ(ThreadLevelOp(state.levels[0]), "If");
+  EXPECT_STREQ(ThreadLevelOp(state.levels[1]), "Loop");
   const auto& g = model.graph();
   EXPECT_THAT(OutputNames(g), ElementsAre("ys", "LSTM_0.h_out", "LSTM_0.c_out"));
   const onnx::NodeProto& loop = NodeOfType(g, "Loop");
@@ -218,7 +218,7 @@ TEST(Subgraph, TraceStopsAtStateComputedFromDataInsideTheBody) {
 })");
   testing::AddFloatInitializer(*model.mutable_graph(), "Wg3", {1, 9, 3}, {0.1f});
   auto outcome = Rewrite(model);
-  const auto& state = outcome.analysis.nodes[0].states[0];
+  const auto& state = outcome.analysis.states[0];
   EXPECT_FALSE(state.site.carried);
   EXPECT_EQ(state.origin.kind, StateOrigin::Kind::kComputed);
   EXPECT_FALSE(state.origin.zero);

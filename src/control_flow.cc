@@ -1,0 +1,168 @@
+#include "control_flow.h"
+
+#include "rnnstate/model_index.h"
+#include "rnnstate/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// Scan-9 dropped Scan-8's batch axis and its leading sequence_lens input.
+constexpr int64_t kScanWithoutBatchOpset = 9;
+
+/// Inserts `value` at `position` of a repeated field (protobuf only appends).
+template <typename T>
+void InsertAt(google::protobuf::RepeatedPtrField<T>* field, int position, T value) {
+  *field->Add() = std::move(value);
+  for (int i = field->size() - 1; i > position; --i) field->SwapElements(i, i - 1);
+}
+
+onnx::ValueInfoProto Named(const onnx::ValueInfoProto& type, const std::string& name) {
+  onnx::ValueInfoProto info = type;
+  info.set_name(name);
+  return info;
+}
+
+onnx::NodeProto IdentityNode(const std::string& input, const std::string& output) {
+  onnx::NodeProto node;
+  node.set_op_type("Identity");
+  node.set_name(output);
+  node.add_input(input);
+  node.add_output(output);
+  return node;
+}
+
+}  // namespace
+
+ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset) {
+  if (!IsOnnxDomain(node.domain())) return ContainerKind::kOther;
+  const std::string& op = node.op_type();
+  if (op == "Loop") return ContainerKind::kLoop;
+  if (op == "If") return ContainerKind::kIf;
+  if (op == "Scan") return onnx_opset >= kScanWithoutBatchOpset ? ContainerKind::kScan9 : ContainerKind::kScan8;
+  return ContainerKind::kOther;
+}
+
+std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind kind) {
+  switch (kind) {
+    case ContainerKind::kIf:
+      if (!GraphAttribute(container, "then_branch") || !GraphAttribute(container, "else_branch")) {
+        return "the If lacks a then_branch or else_branch";
+      }
+      return "";
+    case ContainerKind::kLoop:
+      if (container.input_size() < 2 || !GraphAttribute(container, "body")) {
+        return "the Loop lacks its trip count/condition inputs or its body";
+      }
+      return "";
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9: {
+      int64_t scan_inputs = IntAttribute(container, "num_scan_inputs", 0);
+      bool counted = scan_inputs >= 1 && scan_inputs <= container.input_size();
+      if (!counted || !GraphAttribute(container, "body")) return "the Scan has no valid num_scan_inputs or body";
+      return "";
+    }
+    case ContainerKind::kOther:
+      return "";
+  }
+  return "";
+}
+
+int ScanStateCount(const onnx::NodeProto& scan) {
+  return scan.input_size() - static_cast<int>(IntAttribute(scan, "num_scan_inputs", 0));
+}
+
+std::optional<CarriedVariable> CarriedAtBodyInput(ContainerKind kind, const onnx::NodeProto& container, int position) {
+  if (!MalformedContainer(container, kind).empty()) return std::nullopt;
+  if (kind == ContainerKind::kLoop) {
+    if (position < 2) return std::nullopt;  // the iteration number and the condition
+    const int carried = position - 2;
+    return CarriedVariable{2 + carried, carried, position, 1 + carried};
+  }
+  if (kind == ContainerKind::kScan9) {
+    if (position < 0 || position >= ScanStateCount(container)) return std::nullopt;
+    return CarriedVariable{position, position, position, position};
+  }
+  return std::nullopt;
+}
+
+BodyInputSources SourcesOfBodyInput(ContainerKind kind, const onnx::NodeProto& container, int position) {
+  BodyInputSources sources;
+  auto input = [&](int k) {
+    if (k >= 0 && k < container.input_size()) sources.node_inputs.push_back(k);
+  };
+  switch (kind) {
+    case ContainerKind::kLoop:
+      // Body inputs: iteration number, condition, carried values; body outputs: condition, carried values.
+      if (position >= 1) {
+        input(position);
+        sources.body_output = position - 1;
+      }
+      break;
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9: {
+      const int offset = kind == ContainerKind::kScan8 ? 1 : 0;  // Scan-8's sequence_lens
+      input(position + offset);
+      if (position < ScanStateCount(container) - offset) sources.body_output = position;
+      break;
+    }
+    case ContainerKind::kIf:
+    case ContainerKind::kOther:
+      for (int k = 0; k < container.input_size(); ++k) input(k);
+      break;
+  }
+  return sources;
+}
+
+int BodyOutputOfNodeOutput(ContainerKind kind, int slot) {
+  switch (kind) {
+    case ContainerKind::kLoop:
+      return slot + 1;
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9:
+    case ContainerKind::kIf:
+      return slot;
+    case ContainerKind::kOther:
+      return -1;
+  }
+  return -1;
+}
+
+bool CanThreadOut(ContainerKind kind, const std::string& attribute) {
+  return ((kind == ContainerKind::kLoop || kind == ContainerKind::kScan9) && attribute == "body") ||
+         kind == ContainerKind::kIf;
+}
+
+void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::GraphProto& inner, onnx::GraphProto* other,
+                      const std::string& value, const ThreadedValue& names, const onnx::ValueInfoProto& type) {
+  *inner.add_node() = IdentityNode(value, names.inner);
+  switch (kind) {
+    case ContainerKind::kLoop: {
+      const int carried = container.input_size() - 2;
+      container.add_input(names.initial);
+      InsertAt(container.mutable_output(), carried, names.outer);
+      *inner.add_input() = Named(type, names.body_input);
+      InsertAt(inner.mutable_output(), 1 + carried, Named(type, names.inner));
+      return;
+    }
+    case ContainerKind::kScan9: {
+      const int states = ScanStateCount(container);
+      InsertAt(container.mutable_input(), states, names.initial);
+      InsertAt(container.mutable_output(), states, names.outer);
+      InsertAt(inner.mutable_input(), states, Named(type, names.body_input));
+      InsertAt(inner.mutable_output(), states, Named(type, names.inner));
+      return;
+    }
+    case ContainerKind::kIf:
+      *inner.add_output() = Named(type, names.inner);
+      *other->add_node() = IdentityNode(names.initial, names.other_inner);
+      *other->add_output() = Named(type, names.other_inner);
+      container.add_output(names.outer);
+      return;
+    case ContainerKind::kScan8:
+    case ContainerKind::kOther:
+      break;
+  }
+}
+
+}  // namespace rnnstate

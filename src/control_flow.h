@@ -1,0 +1,82 @@
+#pragma once
+/// \file
+/// The layouts of ONNX's control-flow operators, in one place:
+///   Loop    inputs (M, cond, v_initial...)         body (iter, cond, v...) -> (cond, v..., scan...)
+///           outputs (v_final..., scan outputs...)
+///   Scan-9+ inputs (state..., scan inputs...)        body (state..., scan elements...) -> (state..., scan...)
+///   Scan-8  inputs (sequence_lens, state..., scan...) with a leading batch axis on every value
+///   If      inputs (cond)                           then_branch / else_branch () -> one output per If output
+/// Which outer value a body input or output corresponds to, whether a container is well formed, whether a
+/// state can be threaded out of it, and how a carried variable or branch output is added.
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnnstate {
+
+/// The control-flow operators rnnstate understands; kOther is any other node holding a subgraph.
+enum class ContainerKind { kLoop, kScan8, kScan9, kIf, kOther };
+
+/// The kind of `node` in a model whose ai.onnx opset is `onnx_opset` (Scan's layout changed in opset 9).
+ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset);
+
+/// Why `container` lacks what its kind requires (a Loop without its trip count/condition inputs or body,
+/// an If without a branch, a Scan without a valid num_scan_inputs or body); "" when it is well formed or
+/// not a control-flow operator.
+std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind kind);
+
+/// The number of state variables of a Scan (its inputs before the scan inputs; for Scan-8, including
+/// the leading sequence_lens).
+int ScanStateCount(const onnx::NodeProto& scan);
+
+/// A loop-carried variable: its slot in the container's inputs and outputs and in the body's.
+struct CarriedVariable {
+  int node_input = -1;
+  int node_output = -1;
+  int body_input = -1;
+  int body_output = -1;
+};
+
+/// The carried variable that body input `position` of a well-formed Loop or Scan-9+ is, or nullopt
+/// (the iteration number, the condition, a scan element, or another kind of container).
+std::optional<CarriedVariable> CarriedAtBodyInput(ContainerKind kind, const onnx::NodeProto& container, int position);
+
+/// Where body input `position` takes its values from: container inputs (first iteration; for kOther
+/// and If every input, conservatively) and, for a carried variable, the body output of the previous
+/// iteration (-1: none).
+struct BodyInputSources {
+  std::vector<int> node_inputs;
+  int body_output = -1;
+};
+BodyInputSources SourcesOfBodyInput(ContainerKind kind, const onnx::NodeProto& container, int position);
+
+/// The body output that container output `slot` returns (a Loop skips the body's condition), or -1 when
+/// any body output may be (kOther).
+int BodyOutputOfNodeOutput(ContainerKind kind, int slot);
+
+/// True when a state can be threaded out of subgraph `attribute` of a container of this kind: a Loop
+/// or Scan-9+ body (as an added carried variable) or an If branch (as an added output).
+bool CanThreadOut(ContainerKind kind, const std::string& attribute);
+
+/// The names of one added carried variable or branch output (see AddThreadedValue).
+struct ThreadedValue {
+  std::string initial;      ///< Loop/Scan: the container's new input (value before the first iteration)
+  std::string inner;        ///< the subgraph's new output
+  std::string body_input;   ///< Loop/Scan: the body's new input
+  std::string other_inner;  ///< If: the other branch's new output (an Identity of `initial`)
+  std::string outer;        ///< the container's new output
+};
+
+/// Threads `value` (a value of subgraph `inner`) out of `container`: an Identity inside `inner` makes the
+/// subgraph's new output (ONNX Runtime rejects a subgraph output that is an outer name); a Loop or Scan
+/// gets a new carried variable started from `names.initial` (so zero iterations return it) in the place
+/// its layout requires; an If gets a new output of both branches, `other` passing `names.initial`
+/// through. `type` is the ValueInfo (without name) of every new subgraph input and output. For apply.
+void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::GraphProto& inner, onnx::GraphProto* other,
+                      const std::string& value, const ThreadedValue& names, const onnx::ValueInfoProto& type);
+
+}  // namespace rnnstate

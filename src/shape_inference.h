@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// The one way rnnstate runs onnx shape inference: on a structural copy (no tensor payloads), with the
+/// same options everywhere (types not checked, no data propagation), never on a model whose nodes lack
+/// attributes their schema requires (onnx dereferences those unchecked: a Scan without num_scan_inputs
+/// crashes it).
+
+#include <google/protobuf/arena.h>
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+namespace rnnstate {
+
+/// A copy of `model` with everything but initializer payloads (names, types and dims are kept), for
+/// shape inference without duplicating the weights. Allocated on (and owned by) `arena`.
+onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena);
+
+/// Infers the types of `copy` (a StructuralCopy) in place. Returns "" or why inference failed or was not
+/// run.
+std::string InferShapes(onnx::ModelProto& copy);
+
+}  // namespace rnnstate
