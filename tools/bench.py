@@ -373,17 +373,23 @@ def build_zoo(zoo_dir, n, seed):
             "bytes": sum(os.path.getsize(p) for p in paths), "paths": paths}
 
 
+# The recurrent operators rnnstate knows (the list its unit tests keep equal to the C++ table).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "recurrent_ops.json")) as _f:
+    RECURRENT_OPS = [(op["domain"], op["op_type"]) for op in json.load(_f)["ops"]]
+
 BASELINE = r'''
 """Python baseline: onnx.load + add each recurrent node's Y_h as a graph output + onnx.save."""
 import os, sys, time
 import onnx
 from onnx import TensorProto, helper
 
+RECURRENT_OPS = %(ops)r
+
 def add_state_outputs(model):
     g = model.graph
     have = {o.name for o in g.output}
     for i, n in enumerate(g.node):
-        if n.op_type in ("RNN", "GRU", "LSTM") and n.domain in ("", "ai.onnx"):
+        if (n.domain if n.domain != "ai.onnx" else "", n.op_type) in RECURRENT_OPS:
             while len(n.output) < 2:
                 n.output.append("")
             if not n.output[1]:
@@ -879,7 +885,7 @@ def main():
         print(f"bench: not enough disk in {work}: need ~{need / GB:.1f} GB, {free / GB:.1f} GB free", file=sys.stderr)
         return 1
     with open(os.path.join(work, "baseline_onnx.py"), "w") as f:
-        f.write(BASELINE)
+        f.write(BASELINE % {"ops": RECURRENT_OPS})
     log(f"workdir {work}; binary {a.rnnstate}")
 
     res = {"machine": machine_facts(a), "args": vars(a), "workdir": work, "checks": [], "targets": []}
