@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "rnnstate/batch.h"
+#include "rnnstate/file_discovery.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
 #include "rnnstate/model_io.h"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "rnnstate/batch.h"
+#include "rnnstate/file_result.h"
 #include "rnnstate/plan.h"
 
 namespace rnnstate {
