@@ -1,10 +1,10 @@
-#include "rnnstate/analysis.h"
+#include "analysis.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "rnnstate/wiring.h"
+#include "wiring.h"
 
 namespace rnnstate {
 

@@ -1,4 +1,4 @@
-#include "rnnstate/apply.h"
+#include "apply.h"
 
 #include <map>
 #include <set>
@@ -7,7 +7,7 @@
 #include "control_flow.h"
 #include "overloaded.h"
 #include "rnnstate/error.h"
-#include "rnnstate/proto_access.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

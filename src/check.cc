@@ -1,11 +1,11 @@
-#include "rnnstate/check.h"
+#include "check.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "rnnstate/metadata.h"
-#include "rnnstate/stacked_state.h"
+#include "stacked_state.h"
 
 namespace rnnstate {
 

@@ -4,13 +4,13 @@
 
 #include <filesystem>
 
-#include "rnnstate/check.h"
-#include "rnnstate/dot.h"
+#include "check.h"
+#include "dot.h"
 #include "rnnstate/error.h"
-#include "rnnstate/model_index.h"
-#include "rnnstate/model_io.h"
-#include "rnnstate/pipeline.h"
-#include "rnnstate/report.h"
+#include "model_index.h"
+#include "model_io.h"
+#include "rewrite.h"
+#include "report.h"
 
 namespace rnnstate {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "rnnstate/model_file.h"
-#include "rnnstate/proto_access.h"
+#include "model_file.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "rnnstate/graph_path.h"
-#include "rnnstate/model_index.h"
+#include "graph_path.h"
+#include "model_index.h"
 
 namespace rnnstate {
 

@@ -1,7 +1,7 @@
 #include "control_flow.h"
 
-#include "rnnstate/model_index.h"
-#include "rnnstate/proto_access.h"
+#include "model_index.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

@@ -1,4 +1,4 @@
-#include "rnnstate/dot.h"
+#include "dot.h"
 
 #include <algorithm>
 #include <map>

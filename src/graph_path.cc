@@ -1,4 +1,4 @@
-#include "rnnstate/graph_path.h"
+#include "graph_path.h"
 
 #include <algorithm>
 #include <tuple>

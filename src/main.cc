@@ -15,7 +15,7 @@
 #include "rnnstate/file_discovery.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
-#include "rnnstate/model_io.h"
+#include "model_io.h"
 
 namespace {
 

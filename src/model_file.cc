@@ -1,4 +1,4 @@
-#include "rnnstate/model_file.h"
+#include "model_file.h"
 
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>

@@ -1,6 +1,6 @@
-#include "rnnstate/model_index.h"
+#include "model_index.h"
 
-#include "rnnstate/proto_access.h"
+#include "proto_access.h"
 #include "shape_inference.h"
 
 namespace rnnstate {

@@ -1,4 +1,4 @@
-#include "rnnstate/model_io.h"
+#include "model_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 
 #include "file_output.h"
 #include "rnnstate/error.h"
-#include "rnnstate/external_data.h"
+#include "external_data.h"
 
 namespace rnnstate {
 

@@ -1,4 +1,4 @@
-#include "rnnstate/naming.h"
+#include "naming.h"
 
 #include "rnnstate/error.h"
 

@@ -1,73 +1,25 @@
 #include "rnnstate/pipeline.h"
 
-#include "rnnstate/apply.h"
-#include "rnnstate/error.h"
-#include "rnnstate/model_index.h"
-#include "rnnstate/validate.h"
+#include "check.h"
+#include "report.h"
+#include "rewrite.h"
 
 namespace rnnstate {
 
-namespace {
-
-/// Why the model's opset rules out any rewrite, or "".
-std::string OpsetProblem(const Analysis& analysis) {
-  if (analysis.nodes.empty()) return "";
-  if (analysis.onnx_opset == 0) return "the model imports no ai.onnx opset";
-  if (analysis.onnx_opset < kMinOpset) {
-    return "ai.onnx opset " + std::to_string(analysis.onnx_opset) + " is not supported (rnnstate needs opset " +
-           std::to_string(kMinOpset) + " or newer)";
-  }
-  return "";
+RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options, bool strict,
+                                  const std::string& model_dir) {
+  RewriteOutcome outcome = RewriteModel(model, options, strict, model_dir);
+  return RewriteResult{outcome.changed, outcome.plan.pairs, outcome.warnings};
 }
 
-std::vector<std::string> SkipWarnings(const Plan& plan) {
-  std::vector<std::string> warnings;
-  for (const auto& skip : plan.skipped) {
-    warnings.push_back(skip.graph + " " + skip.node + (skip.kind.empty() ? "" : " (" + skip.kind + ")") +
-                       ": not rewritten: " + skip.reason);
-  }
-  return warnings;
-}
-
-}  // namespace
-
-void RequireSupportedOpset(const Analysis& analysis) {
-  if (std::string problem = OpsetProblem(analysis); !problem.empty()) throw Error(ExitCode::kUnsupported, problem);
-}
-
-RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
+std::vector<CheckProblem> CheckForStreaming(const onnx::ModelProto& model) {
   ModelIndex index(model);
-  RewriteOutcome outcome;
-  outcome.analysis = Analyze(index);
-  // Marked on every node rather than thrown, so that `report` still shows the model.
-  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkAll(problem);
-  outcome.plan = MakePlan(index, outcome.analysis, options);
-  outcome.warnings = SkipWarnings(outcome.plan);
-  if (!outcome.analysis.metadata_error.empty()) {
-    outcome.warnings.push_back(outcome.analysis.metadata_error + " (it will be rewritten)");
-  }
-  return outcome;
+  return CheckModel(index, Analyze(index));
 }
 
-RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
-                            const std::string& model_dir) {
-  // A model that is already broken (e.g. reads a name nothing defines) must not be blamed on the
-  // rewrite: it is bad input.
-  if (std::string problem = StructuralProblem(model); !problem.empty()) {
-    throw Error(ExitCode::kBadInput, "invalid model: " + problem);
-  }
-  RewriteOutcome outcome = PlanRewrite(model, options);
-  RequireSupportedOpset(outcome.analysis);
-  if (strict && !outcome.plan.skipped.empty()) {
-    throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());
-  }
-  if (!outcome.plan.ChangesModel()) return outcome;
-  ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir);
-  if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
-  ApplyPlan(outcome.plan, model);
-  ValidateRewritten(model, baseline);
-  outcome.changed = true;
-  return outcome;
+Json ReportOf(const onnx::ModelProto& model, const std::string& file) {
+  RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
+  return ReportJson(file, model, outcome.analysis, outcome.plan);
 }
 
 }  // namespace rnnstate

@@ -1,4 +1,4 @@
-#include "rnnstate/plan.h"
+#include "plan.h"
 
 #include "overloaded.h"
 

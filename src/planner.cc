@@ -3,9 +3,9 @@
 #include <map>
 #include <set>
 
-#include "rnnstate/naming.h"
-#include "rnnstate/plan.h"
-#include "rnnstate/proto_access.h"
+#include "naming.h"
+#include "plan.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

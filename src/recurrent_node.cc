@@ -1,6 +1,6 @@
 #include "recurrent_node.h"
 
-#include "rnnstate/proto_access.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

@@ -10,7 +10,7 @@
 
 #include "recurrent_ops.h"
 #include "recurrent_state.h"
-#include "rnnstate/model_index.h"
+#include "model_index.h"
 
 namespace rnnstate {
 

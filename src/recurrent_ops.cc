@@ -1,6 +1,6 @@
 #include "recurrent_ops.h"
 
-#include "rnnstate/model_index.h"
+#include "model_index.h"
 
 namespace rnnstate {
 

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "rnnstate/graph_path.h"
+#include "graph_path.h"
 
 namespace rnnstate {
 

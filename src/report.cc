@@ -1,4 +1,4 @@
-#include "rnnstate/report.h"
+#include "report.h"
 
 #include <sstream>
 

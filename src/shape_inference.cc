@@ -3,8 +3,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "rnnstate/model_index.h"
-#include "rnnstate/proto_access.h"
+#include "model_index.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

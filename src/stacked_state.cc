@@ -1,9 +1,9 @@
-#include "rnnstate/stacked_state.h"
+#include "stacked_state.h"
 
 #include <vector>
 
 #include "constant_value.h"
-#include "rnnstate/proto_access.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

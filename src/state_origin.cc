@@ -1,11 +1,11 @@
-#include "rnnstate/state_origin.h"
+#include "state_origin.h"
 
 #include <algorithm>
 #include <deque>
 #include <set>
 
 #include "constant_value.h"
-#include "rnnstate/proto_access.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

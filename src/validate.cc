@@ -1,4 +1,4 @@
-#include "rnnstate/validate.h"
+#include "validate.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "rnnstate/error.h"
-#include "rnnstate/model_index.h"
+#include "model_index.h"
 #include "shape_inference.h"
 
 // Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a

@@ -1,6 +1,6 @@
 #include "wire_splice.h"
 
-#include "rnnstate/model_file.h"
+#include "model_file.h"
 
 namespace rnnstate::wire {
 

@@ -1,11 +1,11 @@
-#include "rnnstate/wiring.h"
+#include "wiring.h"
 
 #include <set>
 #include <vector>
 
 #include "control_flow.h"
 #include "recurrent_ops.h"
-#include "rnnstate/proto_access.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 

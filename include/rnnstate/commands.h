@@ -6,7 +6,7 @@
 #include <string>
 
 #include "rnnstate/file_result.h"
-#include "rnnstate/plan.h"
+#include "rnnstate/options.h"
 
 namespace rnnstate {
 

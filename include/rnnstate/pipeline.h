@@ -1,41 +1,39 @@
 #pragma once
 /// \file
-/// The whole rewrite in one call: index -> analyze -> plan -> apply -> validate, for callers that do
-/// not need the stages one by one (the CLI, tests).
+/// The library's façade for a program that embeds rnnstate: rewrite, check or report one model held in
+/// memory. (commands.h does the same for files, batch.h for many files.) Everything here is documented
+/// in README.md; errors are rnnstate::Error with the exit code the CLI would return.
 
 #include <onnx/onnx_pb.h>
 
 #include <string>
 #include <vector>
 
-#include "rnnstate/analysis.h"
-#include "rnnstate/plan.h"
+#include "rnnstate/check_problem.h"
+#include "rnnstate/error.h"
+#include "rnnstate/json.h"
+#include "rnnstate/metadata.h"
+#include "rnnstate/options.h"
 
 namespace rnnstate {
 
-/// Oldest ai.onnx opset supported: LSTM/GRU/RNN-7 introduced today's signature.
-inline constexpr int64_t kMinOpset = 7;
-
-/// What a rewrite did.
-struct RewriteOutcome {
-  Analysis analysis;
-  Plan plan;
+/// What a rewrite of one model did.
+struct RewriteResult {
   bool changed = false;               ///< the model was modified
+  std::vector<StatePair> pairs;       ///< the state pairs recorded in the model's metadata
   std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
 };
 
-/// Analyzes and plans without modifying `model` (report, --dry-run). An unsupported opset is marked as
-/// every node's problem (see RequireSupportedOpset).
-RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options);
+/// Rewrites `model` in place so that its recurrent states are graph inputs and outputs, and validates
+/// the result. With `strict`, a state that cannot be rewritten is an Error(kUnsupported) and `model` is
+/// left unchanged. `model_dir` is where the model's external data files are ("" = current directory).
+RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options = {}, bool strict = false,
+                                  const std::string& model_dir = "");
 
-/// Throws Error(kUnsupported) when the model has recurrent nodes but no supported ai.onnx opset: what
-/// `rewrite` (and its --dry-run) reports with exit code 4.
-void RequireSupportedOpset(const Analysis& analysis);
+/// The problems `rnnstate check` finds in `model`; empty when it passes.
+std::vector<CheckProblem> CheckForStreaming(const onnx::ModelProto& model);
 
-/// Rewrites `model` in place and validates the result. With `strict`, any skipped state is an
-/// Error(kUnsupported) and `model` is left unchanged. Throws Error(kInternal) when validation fails.
-/// `model_dir` is where the model's external data files are ("" = current directory).
-RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
-                            const std::string& model_dir = "");
+/// The report of `model` (`rnnstate report --json`; schema in README.md). `file` is shown as its name.
+Json ReportOf(const onnx::ModelProto& model, const std::string& file = "");
 
 }  // namespace rnnstate

@@ -1,7 +1,7 @@
 // ApplyPlan on hand-written plans: apply executes exactly the edits it is given, and refuses a plan that
 // does not fit the model.
 
-#include "rnnstate/apply.h"
+#include "apply.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,16 +1,16 @@
 // `rnnstate check`: models built as ONNX text, rewritten by the library, then edited the way a later
 // tool or a hand edit might break them; one test per problem kind, plus the walk across subgraphs.
 
-#include "rnnstate/check.h"
+#include "check.h"
 
 #include <gmock/gmock.h>
 #include <functional>
 #include <gtest/gtest.h>
 
-#include "rnnstate/analysis.h"
+#include "analysis.h"
 #include "rnnstate/metadata.h"
-#include "rnnstate/model_index.h"
-#include "rnnstate/pipeline.h"
+#include "model_index.h"
+#include "rewrite.h"
 #include "test_models.h"
 
 namespace rnnstate {

@@ -1,12 +1,12 @@
 // `rnnstate report --format dot`: what the picture shows, and that names cannot break the DOT syntax.
 // That Graphviz renders it is tested by tests/cli/dot_render_test.sh.
 
-#include "rnnstate/dot.h"
+#include "dot.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "rnnstate/pipeline.h"
+#include "rewrite.h"
 #include "test_models.h"
 
 namespace rnnstate {

@@ -1,4 +1,4 @@
-#include "rnnstate/external_data.h"
+#include "external_data.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "rnnstate/analysis.h"
-#include "rnnstate/plan.h"
+#include "analysis.h"
+#include "plan.h"
 #include "test_models.h"
 
 namespace rnnstate {

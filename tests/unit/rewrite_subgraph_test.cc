@@ -6,8 +6,8 @@
 
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
-#include "rnnstate/pipeline.h"
-#include "rnnstate/validate.h"
+#include "rewrite.h"
+#include "validate.h"
 #include "test_models.h"
 
 namespace rnnstate {

@@ -6,9 +6,9 @@
 
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
-#include "rnnstate/pipeline.h"
-#include "rnnstate/plan.h"
-#include "rnnstate/validate.h"
+#include "rewrite.h"
+#include "plan.h"
+#include "validate.h"
 #include "test_models.h"
 
 namespace rnnstate {

@@ -1,10 +1,10 @@
 // The wiring walk (wiring.h): whether one value is computed from another, across scopes.
 
-#include "rnnstate/wiring.h"
+#include "wiring.h"
 
 #include <gtest/gtest.h>
 
-#include "rnnstate/model_index.h"
+#include "model_index.h"
 #include "test_models.h"
 
 namespace rnnstate {

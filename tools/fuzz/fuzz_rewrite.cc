@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "rnnstate/error.h"
-#include "rnnstate/pipeline.h"
+#include "rewrite.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onnx::ModelProto model;

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rnnstate/graph_path.h"
+#include "graph_path.h"
 
 namespace rnnstate {
 

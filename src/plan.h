@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "recurrent_state.h"
-#include "rnnstate/analysis.h"
+#include "analysis.h"
 #include "rnnstate/metadata.h"
-#include "rnnstate/model_index.h"
+#include "rnnstate/options.h"
+#include "model_index.h"
 
 namespace rnnstate {
 
@@ -22,21 +23,6 @@ namespace rnnstate {
 /// [D,1,H] zero initializer broadcast to the batch of X instead, so that a model of batch 4096 does not
 /// grow by megabytes of zeros per state (nor a malformed one by petabytes).
 inline constexpr uint64_t kMaxZeroDefaultBytes = uint64_t{1} << 20;
-
-/// How new state inputs behave when not fed.
-enum class StateInputMode {
-  kDefaults,  ///< each state input has a default reproducing the original model (overridable initializer)
-  kRequired,  ///< plain required inputs: the caller feeds the initial state (zeros on the first call)
-};
-
-/// What the user asked for.
-struct PlanOptions {
-  StateInputMode mode = StateInputMode::kDefaults;
-  std::string input_template = "{node}.{kind}_in";
-  std::string output_template = "{node}.{kind}_out";
-  /// When set, only states whose owner's name or `graph/name` matches (regex search) are rewritten.
-  std::optional<std::regex> node_filter;
-};
 
 // ---------------------------------------------------------------------------------------------------
 // The default of a new state input: what the slot sees when the input is not fed.

@@ -1,17 +1,8 @@
 #pragma once
 /// \file
-/// `rnnstate check`: a CI gate. A model passes when every recurrent state is exposed and its `rnnstate`
-/// metadata still matches its graph — each recorded pair names an existing node and state, a main-graph
-/// input that really feeds the node's initial-state slot and a main-graph output really computed from
-/// its final state, with truthful flags, and no name used by two pairs.
+/// The problems `rnnstate check` reports (kinds documented in README.md, "check").
 
 #include <string>
-#include <vector>
-
-#include "rnnstate/analysis.h"
-#include "rnnstate/wiring.h"
-#include "rnnstate/graph_path.h"
-#include "rnnstate/model_index.h"
 
 namespace rnnstate {
 
@@ -37,9 +28,5 @@ struct CheckProblem {
 
 /// "not_exposed", "bad_metadata", ... (JSON records).
 const char* CheckProblemKindName(CheckProblem::Kind kind);
-
-/// Every problem of the analyzed model, in a stable order (malformed metadata, unexposed states in graph
-/// order, each pair in metadata order, then names used by several pairs); empty when it passes.
-std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis);
 
 }  // namespace rnnstate

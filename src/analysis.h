@@ -11,9 +11,9 @@
 #include "recurrent_node.h"
 #include "recurrent_state.h"
 #include "rnnstate/metadata.h"
-#include "rnnstate/model_index.h"
-#include "rnnstate/stacked_state.h"
-#include "rnnstate/state_origin.h"
+#include "model_index.h"
+#include "stacked_state.h"
+#include "state_origin.h"
 
 namespace rnnstate {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rnnstate/model_file.h"
+#include "model_file.h"
 
 namespace rnnstate {
 

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "rnnstate/analysis.h"
-#include "rnnstate/plan.h"
+#include "analysis.h"
+#include "plan.h"
 
 namespace rnnstate {
 

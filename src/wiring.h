@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "rnnstate/graph_path.h"
+#include "graph_path.h"
 #include "recurrent_state.h"
-#include "rnnstate/model_index.h"
+#include "model_index.h"
 
 namespace rnnstate {
 

@@ -4,7 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "rnnstate/plan.h"
+#include "plan.h"
 
 namespace rnnstate {
 

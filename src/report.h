@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "rnnstate/analysis.h"
+#include "analysis.h"
 #include "rnnstate/json.h"
-#include "rnnstate/plan.h"
+#include "plan.h"
 
 namespace rnnstate {
 

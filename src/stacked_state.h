@@ -11,8 +11,8 @@
 
 #include "rnnstate/metadata.h"
 #include "recurrent_state.h"
-#include "rnnstate/model_index.h"
-#include "rnnstate/state_origin.h"
+#include "model_index.h"
+#include "state_origin.h"
 
 namespace rnnstate {
 

@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// `rnnstate check`: a CI gate. A model passes when every recurrent state is exposed and its `rnnstate`
+/// metadata still matches its graph — each recorded pair names an existing node and state, a main-graph
+/// input that really feeds the node's initial-state slot and a main-graph output really computed from
+/// its final state, with truthful flags, and no name used by two pairs.
+
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "rnnstate/check_problem.h"
+#include "wiring.h"
+#include "graph_path.h"
+#include "model_index.h"
+
+namespace rnnstate {
+
+/// Every problem of the analyzed model, in a stable order (malformed metadata, unexposed states in graph
+/// order, each pair in metadata order, then names used by several pairs); empty when it passes.
+std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis);
+
+}  // namespace rnnstate

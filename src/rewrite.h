@@ -1,0 +1,41 @@
+#pragma once
+/// \file
+/// The whole rewrite in one call: index -> analyze -> plan -> apply -> validate, for callers that do
+/// not need the stages one by one (the CLI, tests).
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "plan.h"
+
+namespace rnnstate {
+
+/// Oldest ai.onnx opset supported: LSTM/GRU/RNN-7 introduced today's signature.
+inline constexpr int64_t kMinOpset = 7;
+
+/// What a rewrite did.
+struct RewriteOutcome {
+  Analysis analysis;
+  Plan plan;
+  bool changed = false;               ///< the model was modified
+  std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
+};
+
+/// Analyzes and plans without modifying `model` (report, --dry-run). An unsupported opset is marked as
+/// every node's problem (see RequireSupportedOpset).
+RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options);
+
+/// Throws Error(kUnsupported) when the model has recurrent nodes but no supported ai.onnx opset: what
+/// `rewrite` (and its --dry-run) reports with exit code 4.
+void RequireSupportedOpset(const Analysis& analysis);
+
+/// Rewrites `model` in place and validates the result. With `strict`, any skipped state is an
+/// Error(kUnsupported) and `model` is left unchanged. Throws Error(kInternal) when validation fails.
+/// `model_dir` is where the model's external data files are ("" = current directory).
+RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
+                            const std::string& model_dir = "");
+
+}  // namespace rnnstate
