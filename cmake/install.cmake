@@ -1,0 +1,48 @@
+# Install rules (`cmake --install build [--prefix P]`).
+#   component runtime:     bin/rnnstate and its copyright
+#   component development: the library, its headers and a CMake package config for find_package(rnnstate)
+
+include(CMakePackageConfigHelpers)
+
+install(TARGETS rnnstate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright COMPONENT runtime)
+
+# The library: target rnnstate::rnnstate, every header below include/.
+set_target_properties(rnnstate_lib PROPERTIES OUTPUT_NAME rnnstate EXPORT_NAME rnnstate)
+install(TARGETS rnnstate_lib EXPORT rnnstate-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development)
+install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development)
+set(RNNSTATE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rnnstate)
+install(EXPORT rnnstate-targets NAMESPACE rnnstate:: DESTINATION ${RNNSTATE_CMAKE_DIR} COMPONENT development)
+
+# The package config finds what the library's link interface names. Each imported target it links must
+# be in this table (in find order: onnx's targets refer to protobuf's), so a new dependency cannot be
+# forgotten here.
+set(RNNSTATE_FIND_DEPENDENCIES "")
+get_target_property(rnnstate_links rnnstate_lib LINK_LIBRARIES)
+foreach(entry "protobuf::libprotobuf=Protobuf" "onnx_proto=ONNX CONFIG" "onnx=ONNX CONFIG" "spdlog::spdlog=spdlog"
+              "Threads::Threads=Threads" "nlohmann_json::nlohmann_json=nlohmann_json CONFIG")
+  string(REPLACE "=" ";" entry "${entry}")
+  list(GET entry 0 target)
+  list(GET entry 1 find_arguments)
+  if(target IN_LIST rnnstate_links)
+    list(REMOVE_ITEM rnnstate_links ${target})
+    string(FIND "${RNNSTATE_FIND_DEPENDENCIES}" "(${find_arguments})" found)
+    if(found EQUAL -1)
+      string(APPEND RNNSTATE_FIND_DEPENDENCIES "find_dependency(${find_arguments})\n")
+    endif()
+  endif()
+endforeach()
+foreach(target IN LISTS rnnstate_links)
+  if(TARGET ${target})
+    get_target_property(imported ${target} IMPORTED)
+    if(imported)
+      message(FATAL_ERROR "rnnstate_lib links ${target}: add the find_package call for it to cmake/install.cmake")
+    endif()
+  endif()
+endforeach()
+configure_package_config_file(cmake/rnnstate-config.cmake.in ${PROJECT_BINARY_DIR}/rnnstate-config.cmake
+                              INSTALL_DESTINATION ${RNNSTATE_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/rnnstate-config-version.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/rnnstate-config.cmake ${PROJECT_BINARY_DIR}/rnnstate-config-version.cmake
+        DESTINATION ${RNNSTATE_CMAKE_DIR} COMPONENT development)
