@@ -1,10 +1,22 @@
 # Install rules (`cmake --install build [--prefix P]`).
-#   component runtime:     bin/rnnstate and its copyright
+#   component runtime:     bin/rnnstate, its man page, bash completion and copyright
 #   component development: the library, its headers and a CMake package config for find_package(rnnstate)
 
 include(CMakePackageConfigHelpers)
 
+# Debian policy: man pages are installed gzip-compressed (-n: no name or time stamp, reproducible).
+set(RNNSTATE_MAN_PAGE ${PROJECT_BINARY_DIR}/man/rnnstate.1)
+add_custom_command(OUTPUT ${RNNSTATE_MAN_PAGE}.gz
+  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/share/man/man1/rnnstate.1 ${RNNSTATE_MAN_PAGE}
+  COMMAND gzip -9nf ${RNNSTATE_MAN_PAGE}
+  DEPENDS ${PROJECT_SOURCE_DIR}/share/man/man1/rnnstate.1
+  VERBATIM)
+add_custom_target(rnnstate_man_page ALL DEPENDS ${RNNSTATE_MAN_PAGE}.gz)
+
 install(TARGETS rnnstate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(FILES ${RNNSTATE_MAN_PAGE}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+install(FILES share/bash-completion/completions/rnnstate
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
 install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright COMPONENT runtime)
 
 # The library: target rnnstate::rnnstate, every header below include/.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `cmake --install` into a temporary prefix: the installed binary runs from there (--version, --version --json,
-# report, rewrite and check on a bundled model); the headers, library and package config are where they
-# belong; and a CMake project builds and runs against the installed library with
+# report, rewrite and check on a bundled model); the man page, bash completion, headers, library and package
+# config are where they belong; and a CMake project builds and runs against the installed library with
 # find_package(rnnstate) (not in sanitizer builds: the library is instrumented there).
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR SANITIZED(0|1)
 set -uo pipefail
@@ -15,7 +15,8 @@ model=$src/models/torch/lstm2_bf_dyn.onnx
 
 installs() { cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; return 1; }; }
 check "cmake --install --prefix" installs
-for file in bin/rnnstate share/doc/rnnstate/copyright include/rnnstate/pipeline.h include/rnnstate/error.h lib/librnnstate.a \
+for file in bin/rnnstate share/man/man1/rnnstate.1.gz share/bash-completion/completions/rnnstate \
+            share/doc/rnnstate/copyright include/rnnstate/pipeline.h include/rnnstate/error.h lib/librnnstate.a \
             lib/cmake/rnnstate/rnnstate-config.cmake lib/cmake/rnnstate/rnnstate-config-version.cmake \
             lib/cmake/rnnstate/rnnstate-targets.cmake; do
   check "installed: $file" test -s "$prefix/$file"
