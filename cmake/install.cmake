@@ -1,5 +1,5 @@
-# Install rules (`cmake --install build [--prefix P]`).
-#   component runtime:     bin/rnnstate, its man page, bash completion and copyright
+# Install rules (`cmake --install build [--prefix P]`) and the Debian package (`cpack -G DEB` in build/).
+#   component runtime:     bin/rnnstate, its man page, bash completion and copyright — the Debian package
 #   component development: the library, its headers and a CMake package config for find_package(rnnstate)
 
 include(CMakePackageConfigHelpers)
@@ -58,3 +58,32 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/rnnstate-config-version.c
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/rnnstate-config.cmake ${PROJECT_BINARY_DIR}/rnnstate-config-version.cmake
         DESTINATION ${RNNSTATE_CMAKE_DIR} COMPONENT development)
+
+# Debian package `rnnstate`: the runtime component under /usr. Its Depends are computed by dpkg-shlibdeps
+# from the libraries the binary links; its version comes from the build (cmake/cpack_project_config.cmake).
+set(RNNSTATE_PACKAGE_MAINTAINER "The rnnstate authors <dev@rnnstate.invalid>"
+    CACHE STRING "Maintainer field of the Debian package")
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME rnnstate)
+set(CPACK_PACKAGE_VENDOR "The rnnstate authors")
+set(CPACK_PACKAGE_CONTACT "${RNNSTATE_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "expose the hidden state of RNN/GRU/LSTM layers in ONNX models")
+set(CPACK_PACKAGE_DESCRIPTION
+    "rnnstate rewrites ONNX models so that the initial and final states of their
+recurrent nodes (RNN, GRU, LSTM) become graph inputs and outputs, recorded in
+the model's metadata: the model can then run in streaming mode, chunk by chunk,
+in a stateless runtime such as ONNX Runtime. It also reports the state wiring
+of models and checks it, as a CI gate.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL runtime)
+set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+    WORLD_READ WORLD_EXECUTE)
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/cpack_project_config.cmake)
+set(CPACK_RNNSTATE_BUILD_INFO ${RNNSTATE_BUILD_INFO_DIR}/build_info.cmake)
+include(CPack)
