@@ -16,6 +16,7 @@
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
 #include "model_io.h"
+#include "version.h"
 
 namespace {
 
@@ -223,7 +224,10 @@ void AddFilesOptions(CLI::App* command, FilesArgs& args, const std::string& path
 int main(int argc, char** argv) {
   CLI::App app{"rnnstate: expose the hidden state of RNN/GRU/LSTM nodes in ONNX models for streaming"};
   app.footer(kExamples);
-  app.set_version_flag("--version", std::string("rnnstate ") + RNNSTATE_VERSION);
+  CLI::Option* version = app.set_version_flag(
+      "--version", [&app] { return app.count("--json") ? rnnstate::VersionJson() : rnnstate::VersionText(); },
+      "Print the version, source revision and onnx/protobuf versions, then exit");
+  app.add_flag("--json", "With --version: print it as one JSON object")->needs(version);
   app.require_subcommand(1);
   app.fallthrough();  // -q works after the subcommand too
   bool quiet = false;

@@ -7,9 +7,9 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 mkdir -p build-fuzz/corpus
 cp models/*/*.onnx build-fuzz/corpus/
-srcs=$(ls src/*.cc | grep -v src/main.cc)
+srcs=$(ls src/*.cc | grep -v 'src/main.cc\|src/version.cc')
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -DONNX_NAMESPACE=onnx -DONNX_ML=1 \
-  -DRNNSTATE_VERSION='"fuzz"' -Iinclude -Isrc tools/fuzz/fuzz_rewrite.cc $srcs \
+  -Iinclude -Isrc tools/fuzz/fuzz_rewrite.cc $srcs \
   -lonnx -lonnx_proto -lprotobuf -lspdlog -lfmt -lpthread -o build-fuzz/fuzz_rewrite
 cd build-fuzz
 ./fuzz_rewrite -max_total_time="$seconds" -max_len=200000 -timeout=10 -rss_limit_mb=4096 corpus
