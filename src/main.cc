@@ -11,11 +11,11 @@
 #include <regex>
 #include <thread>
 
+#include "model_io.h"
 #include "rnnstate/batch.h"
-#include "rnnstate/file_discovery.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
-#include "model_io.h"
+#include "rnnstate/file_discovery.h"
 #include "version.h"
 
 namespace {
@@ -52,6 +52,16 @@ struct ReportArgs {
   FilesArgs files;
   std::string format = "text";
 };
+
+/// Every option of the command line; each subcommand fills its own member.
+struct Args {
+  bool quiet = false;
+  RewriteArgs rewrite;
+  ReportArgs report;
+  FilesArgs check;
+};
+
+const char* const kPathsHelp = "ONNX models, or directories searched recursively for *.onnx";
 
 constexpr const char* kExamples = R"(Examples:
   rnnstate report model.onnx                  show each recurrent node and its state wiring
@@ -154,7 +164,9 @@ rnnstate::OutputMode ChooseOutputMode(const RewriteArgs& args) {
   return rnnstate::OutputMode::kSuffix;
 }
 
-int RunRewrite(const RewriteArgs& args, bool quiet) {
+int RunRewrite(const Args& all, const CLI::App&) {
+  const RewriteArgs& args = all.rewrite;
+  const bool quiet = all.quiet;
   rnnstate::OutputMode mode = ChooseOutputMode(args);
   rnnstate::RewriteSettings settings;
   settings.plan = MakePlanOptions(args);
@@ -188,9 +200,18 @@ int RunRewrite(const RewriteArgs& args, bool quiet) {
   return code;
 }
 
-int RunReport(const ReportArgs& args, bool quiet) {
-  rnnstate::ReportFormat format = args.format == "json"  ? rnnstate::ReportFormat::kJson
-                                  : args.format == "dot" ? rnnstate::ReportFormat::kDot
+int RunReport(const Args& all, const CLI::App& command) {
+  const ReportArgs& args = all.report;
+  const bool quiet = all.quiet;
+  std::string format_name = args.format;
+  if (args.files.json) {
+    if (command.count("--format") > 0 && format_name != "json") {
+      throw Error(ExitCode::kUsage, "--json conflicts with --format " + format_name);
+    }
+    format_name = "json";
+  }
+  rnnstate::ReportFormat format = format_name == "json"  ? rnnstate::ReportFormat::kJson
+                                  : format_name == "dot" ? rnnstate::ReportFormat::kDot
                                                          : rnnstate::ReportFormat::kText;
   Printing printing = Printing::kText;
   if (format == rnnstate::ReportFormat::kJson) {
@@ -205,19 +226,83 @@ int RunReport(const ReportArgs& args, bool quiet) {
   });
 }
 
-int RunCheck(const FilesArgs& args, bool quiet) {
+int RunCheck(const Args& all, const CLI::App&) {
+  const FilesArgs& args = all.check;
+  const bool quiet = all.quiet;
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.paths, {});
   Printing printing = args.json ? Printing::kJsonLines : Printing::kText;
   return RunFiles(inputs, args, printing, quiet, [&](size_t i) { return rnnstate::CheckFile(inputs[i].path); });
 }
 
 /// The options of every command over files.
-void AddFilesOptions(CLI::App* command, FilesArgs& args, const std::string& paths_help) {
-  command->add_option("paths", args.paths, paths_help)->required();
+void AddFilesOptions(CLI::App* command, FilesArgs& args) {
+  command->add_option("paths", args.paths, kPathsHelp)->required();
   command->add_option("-j,--jobs", args.jobs, "Files processed in parallel (default: number of cores)")
       ->check(CLI::Range(1, 1024));
   command->add_flag("--fail-fast", args.fail_fast, "Start no new file after one fails");
 }
+
+/// `rewrite`'s options.
+void DeclareRewrite(CLI::App& command, Args& all) {
+  RewriteArgs& rewrite = all.rewrite;
+  AddFilesOptions(&command, rewrite.files);
+  command.add_option("-o,--output", rewrite.output,
+                     "Output path, for one input file (default: MODEL.streaming.onnx beside each input)");
+  command.add_option("--out-dir", rewrite.out_dir,
+                     "Write outputs here, mirroring the tree below each directory argument");
+  command.add_flag("--in-place", rewrite.in_place, "Replace each input file (atomically)");
+  command.add_flag("--dry-run", rewrite.dry_run, "Print the plan, write nothing");
+  command.add_flag("--json", rewrite.files.json, "JSON Lines: one record per file, then a summary");
+  command
+      .add_option("--state-inputs", rewrite.mode,
+                  "defaults: unfed state inputs reproduce the original model (ONNX Runtime C/C++/Python/C#/Java); "
+                  "required: plain inputs, feed zeros first (onnxruntime-node/-web)")
+      ->check(CLI::IsMember({"defaults", "required"}));
+  command.add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
+  command.add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
+  command.add_option("--output-names", rewrite.output_names, "Template for new state outputs");
+  command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
+  CLI::Option* fsync_flag =
+      command.add_flag("--fsync", rewrite.fsync,
+                       "Flush every output to disk before it is renamed into place (default: only with --in-place)");
+  command
+      .add_flag("--no-fsync", rewrite.no_fsync,
+                "Do not flush outputs to disk, not even with --in-place (still atomic, but a power loss soon after "
+                "may lose them)")
+      ->excludes(fsync_flag);
+}
+
+/// `report`'s options.
+void DeclareReport(CLI::App& command, Args& all) {
+  ReportArgs& report = all.report;
+  AddFilesOptions(&command, report.files);
+  command.add_option("--format", report.format, "text (a table), json (schema in README.md) or dot (Graphviz)")
+      ->check(CLI::IsMember({"text", "json", "dot"}));
+  command.add_flag("--json", report.files.json, "Same as --format json");
+}
+
+/// `check`'s options.
+void DeclareCheck(CLI::App& command, Args& all) {
+  FilesArgs& check = all.check;
+  AddFilesOptions(&command, check);
+  command.add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
+}
+
+/// One subcommand: its name and one-line help, how it declares its options, and how it runs (with its
+/// own parsed command, for options whose presence matters). Adding a subcommand is one row.
+struct Subcommand {
+  const char* name;
+  const char* help;
+  void (*declare)(CLI::App& command, Args& args);
+  int (*run)(const Args& args, const CLI::App& command);
+};
+
+const Subcommand kSubcommands[] = {
+    {"rewrite", "Promote recurrent state to graph inputs and outputs", DeclareRewrite, RunRewrite},
+    {"report", "Show the recurrent nodes and their state wiring", DeclareReport, RunReport},
+    {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale", DeclareCheck,
+     RunCheck},
+};
 
 }  // namespace
 
@@ -230,49 +315,15 @@ int main(int argc, char** argv) {
   app.add_flag("--json", "With --version: print it as one JSON object")->needs(version);
   app.require_subcommand(1);
   app.fallthrough();  // -q works after the subcommand too
-  bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "Only print errors on stderr");
-  const std::string paths_help = "ONNX models, or directories searched recursively for *.onnx";
+  Args args;
+  app.add_flag("-q,--quiet", args.quiet, "Only print errors on stderr");
 
-  RewriteArgs rewrite;
-  CLI::App* rewrite_cmd = app.add_subcommand("rewrite", "Promote recurrent state to graph inputs and outputs");
-  AddFilesOptions(rewrite_cmd, rewrite.files, paths_help);
-  rewrite_cmd->add_option("-o,--output", rewrite.output,
-                          "Output path, for one input file (default: MODEL.streaming.onnx beside each input)");
-  rewrite_cmd->add_option("--out-dir", rewrite.out_dir,
-                          "Write outputs here, mirroring the tree below each directory argument");
-  rewrite_cmd->add_flag("--in-place", rewrite.in_place, "Replace each input file (atomically)");
-  rewrite_cmd->add_flag("--dry-run", rewrite.dry_run, "Print the plan, write nothing");
-  rewrite_cmd->add_flag("--json", rewrite.files.json, "JSON Lines: one record per file, then a summary");
-  rewrite_cmd
-      ->add_option("--state-inputs", rewrite.mode,
-                   "defaults: unfed state inputs reproduce the original model (ONNX Runtime C/C++/Python/C#/Java); "
-                   "required: plain inputs, feed zeros first (onnxruntime-node/-web)")
-      ->check(CLI::IsMember({"defaults", "required"}));
-  rewrite_cmd->add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
-  rewrite_cmd->add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
-  rewrite_cmd->add_option("--output-names", rewrite.output_names, "Template for new state outputs");
-  rewrite_cmd->add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
-  CLI::Option* fsync_flag = rewrite_cmd->add_flag(
-      "--fsync", rewrite.fsync, "Flush every output to disk before it is renamed into place (default: only with --in-place)");
-  rewrite_cmd
-      ->add_flag("--no-fsync", rewrite.no_fsync,
-                 "Do not flush outputs to disk, not even with --in-place (still atomic, but a power loss soon after "
-                 "may lose them)")
-      ->excludes(fsync_flag);
-
-  ReportArgs report;
-  CLI::App* report_cmd = app.add_subcommand("report", "Show the recurrent nodes and their state wiring");
-  AddFilesOptions(report_cmd, report.files, paths_help);
-  report_cmd->add_option("--format", report.format, "text (a table), json (schema in README.md) or dot (Graphviz)")
-      ->check(CLI::IsMember({"text", "json", "dot"}));
-  report_cmd->add_flag("--json", report.files.json, "Same as --format json");
-
-  FilesArgs check;
-  CLI::App* check_cmd = app.add_subcommand(
-      "check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale");
-  AddFilesOptions(check_cmd, check, paths_help);
-  check_cmd->add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
+  std::vector<CLI::App*> commands;
+  for (const Subcommand& subcommand : kSubcommands) {
+    CLI::App* command = app.add_subcommand(subcommand.name, subcommand.help);
+    subcommand.declare(*command, args);
+    commands.push_back(command);
+  }
 
   try {
     app.parse(argc, argv);
@@ -280,7 +331,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
-  SetUpLogging(quiet);
+  SetUpLogging(args.quiet);
   // onnx registers every operator schema on first use (~10 ms): done here, beside the walk of the
   // command's files; the workers' first lookup waits for it (a function-local static).
   std::thread schema_warmup(rnnstate::PrepareForWorkers);
@@ -289,15 +340,10 @@ int main(int argc, char** argv) {
     ~JoinOnExit() { thread.join(); }
   } join_warmup{schema_warmup};
   try {
-    if (*rewrite_cmd) return RunRewrite(rewrite, quiet);
-    if (*check_cmd) return RunCheck(check, quiet);
-    if (report.files.json) {
-      if (report_cmd->count("--format") > 0 && report.format != "json") {
-        throw Error(ExitCode::kUsage, "--json conflicts with --format " + report.format);
-      }
-      report.format = "json";
+    for (size_t i = 0; i < commands.size(); ++i) {
+      if (*commands[i]) return kSubcommands[i].run(args, *commands[i]);
     }
-    return RunReport(report, quiet);
+    return static_cast<int>(ExitCode::kUsage);  // unreachable: require_subcommand(1)
   } catch (const Error& e) {
     std::cerr << "rnnstate: error: " << e.what() << "\n";
     return static_cast<int>(e.code());
