@@ -37,6 +37,9 @@ def build():
 
 def save(model, directory, name, location):
     os.makedirs(directory, exist_ok=True)
+    # onnx appends to an existing data file: start from none, or every run grows it by a copy.
+    if os.path.exists(os.path.join(directory, location)):
+        os.remove(os.path.join(directory, location))
     onnx.save_model(model, os.path.join(directory, name), save_as_external_data=True, all_tensors_to_one_file=True,
                     location=location, size_threshold=0)
 
