@@ -104,6 +104,40 @@ refused "FIFO as the model" "$work/fifo/model.onnx" "model.onnx: not a regular f
 check "FIFO as the only *.onnx of a directory: exit 3" run_limited 3 report "$work/fifo"
 refused "character device as the model" /dev/zero "/dev/zero: not a regular file (a character device)"
 
+cp -r "$(dirname "$0")/../data/external_bad" "$work/bad" && mkdir "$work/ok_out"
+check "external data control: ok.onnx rewritten elsewhere" run_limited 0 rewrite "$work/bad/ok.onnx" -o "$work/ok_out/ok.onnx"
+check "external data control: data file provided" cmp -s "$work/bad/weights.bin" "$work/ok_out/weights.bin"
+r="tensor 'R' at graph.initializer[1], external data"
+refused "offset past the end" "$work/bad/offset_past_eof.onnx" "$r 'weights.bin': offset 4096 is past the end of the file (120 bytes)"
+refused "negative offset" "$work/bad/negative_offset.onnx" "$r 'weights.bin': offset '-8' is not a byte count"
+refused "non-numeric offset" "$work/bad/non_numeric_offset.onnx" "$r 'weights.bin': offset '0x48' is not a byte count"
+refused "length 2^62" "$work/bad/huge_length.onnx" "offset 72 + length 4611686018427387904 runs past the end of the file"
+refused "length the dims do not take" "$work/bad/length_mismatch.onnx" \
+  "$r 'weights.bin': length 40 does not match the tensor: FLOAT [1,6,2] takes 48 bytes"
+refused "location given twice" "$work/bad/duplicate_location.onnx" "key 'location' is given twice"
+refused "escaping location in a function body" "$work/bad/function_escape.onnx" \
+  "tensor 'secret' at functions[0].node[0].attribute[0].t, external data '../../../models/external/gru_weights.bin': the location leaves the model's directory"
+refused "escaping location in a sparse tensor" "$work/bad/sparse_escape.onnx" \
+  "tensor 'S_values' at graph.sparse_initializer[0].values, external data '../external_escape/escape.onnx': the location leaves the model's directory"
+special=$work/bad/special.bin
+mkfifo "$special"
+refused "FIFO as external data" "$work/bad/special_location.onnx" "$r 'special.bin': not a regular file (a FIFO)"
+rm "$special" && mkdir "$special"
+refused "directory as external data" "$work/bad/special_location.onnx" "$r 'special.bin': is a directory"
+rmdir "$special" && /usr/bin/python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$special"
+refused "socket as external data" "$work/bad/special_location.onnx" "$r 'special.bin': not a regular file (a socket)"
+rm "$special"
+if mknod "$special" c 1 5 2>/dev/null; then
+  refused "character device (/dev/zero) as external data" "$work/bad/special_location.onnx" \
+    "$r 'special.bin': not a regular file (a character device)"
+  rm "$special"
+else
+  echo "SKIP  character device as external data: mknod is not permitted here"
+fi
+ln -s /dev/zero "$special"
+refused "symlink to /dev/zero as external data" "$work/bad/special_location.onnx" "resolves outside the model's directory"
+rm "$special"
+
 # Malformed models found by fuzzing (tools/fuzz/run.sh): a clear error or a partial rewrite with
 # warnings, never a crash and never an internal error.
 for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do

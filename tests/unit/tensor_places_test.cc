@@ -1,5 +1,6 @@
 // The one table of where tensors live (tensor_places) against onnx's own descriptors, and the proto-level
-// walk against the wire-level reader: both must find the same tensors.
+// walk against the wire-level reader: both must find the same tensors, and external data checks must see
+// a tensor wherever it is.
 
 #include "tensor_places.h"
 
@@ -13,6 +14,7 @@
 #include <set>
 
 #include "rnnstate/error.h"
+#include "rnnstate/external_data.h"
 #include "rnnstate/model_file.h"
 #include "wire_splice.h"
 
@@ -114,6 +116,27 @@ std::map<std::string, std::string> Visited(const onnx::ModelProto& model) {
   return visited;
 }
 
+/// The tensor named `name` anywhere in `message`, found by plain reflection over every set field (not
+/// by the table under test).
+onnx::TensorProto* FindTensor(google::protobuf::Message* message, const std::string& name) {
+  if (auto* tensor = dynamic_cast<onnx::TensorProto*>(message); tensor != nullptr && tensor->name() == name) {
+    return tensor;
+  }
+  const google::protobuf::Reflection* reflection = message->GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(*message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    const int count = field->is_repeated() ? reflection->FieldSize(*message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      google::protobuf::Message* child = field->is_repeated() ? reflection->MutableRepeatedMessage(message, field, i)
+                                                              : reflection->MutableMessage(message, field);
+      if (onnx::TensorProto* found = FindTensor(child, name)) return found;
+    }
+  }
+  return nullptr;
+}
+
 TEST(TensorPlaces, EveryEdgeIsAFieldOfTheRightMessageType) {
   for (const places::Edge& edge : kTensorPaths) {
     const Descriptor* parent = DescriptorOf(edge.parent);
@@ -191,6 +214,43 @@ TEST(TensorPlaces, WalkVisitsExactlyTheTensorsTheWireReaderDefers) {
   });
   EXPECT_EQ(visited, paths.size());
   EXPECT_EQ(file.deferred_count(), paths.size());
+}
+
+// External data checks go through the walk: a tensor in any place is checked like an initializer.
+TEST(TensorPlaces, ExternalDataIsCheckedInEveryPlace) {
+  std::string pattern = (fs::temp_directory_path() / "tensor_places_test.XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  std::ofstream(pattern + "/w.bin", std::ios::binary) << std::string(64, 'w');
+  std::map<std::string, std::string> paths;
+  const onnx::ModelProto original = EveryPlace(&paths);
+  for (const auto& [name, path] : paths) {
+    for (const char* offset : {"0", "65"}) {  // inside the file, then past its end
+      for (const char* location : {"w.bin", "../w.bin"}) {
+        onnx::ModelProto model = original;
+        onnx::TensorProto* tensor = FindTensor(&model, name);
+        ASSERT_NE(tensor, nullptr) << name;
+        tensor->clear_raw_data();
+        tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+        for (const auto& [key, value] :
+             {std::pair<const char*, const char*>{"location", location}, {"offset", offset}}) {
+          auto* entry = tensor->add_external_data();
+          entry->set_key(key);
+          entry->set_value(value);
+        }
+        const bool valid = std::string(offset) == "0" && std::string(location) == "w.bin";
+        try {
+          EXPECT_EQ(CheckExternalData(model, pattern), std::vector<std::string>{"w.bin"}) << name;
+          EXPECT_TRUE(valid) << name << " at " << location << " offset " << offset << " was accepted";
+        } catch (const Error& error) {
+          EXPECT_FALSE(valid) << error.what();
+          EXPECT_EQ(error.code(), ExitCode::kBadInput);
+          EXPECT_NE(std::string(error.what()).find("tensor '" + name + "' at " + path), std::string::npos)
+              << error.what();
+        }
+      }
+    }
+  }
+  fs::remove_all(pattern);
 }
 
 }  // namespace
