@@ -1,14 +1,19 @@
 #include "external_data.h"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <set>
 #include <system_error>
 
+#include "file_output.h"
+#include "regular_file.h"
 #include "rnnstate/error.h"
+#include "tensor_places.h"
 
 namespace rnnstate {
 
@@ -16,28 +21,56 @@ namespace fs = std::filesystem;
 
 namespace {
 
-template <typename Visit>
-void ForEachTensor(const onnx::GraphProto& graph, Visit&& visit) {
-  for (const auto& tensor : graph.initializer()) visit(tensor);
-  for (const auto& sparse : graph.sparse_initializer()) {
-    visit(sparse.values());
-    visit(sparse.indices());
-  }
-  for (const auto& node : graph.node()) {
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_t()) visit(attribute.t());
-      for (const auto& tensor : attribute.tensors()) visit(tensor);
-      if (attribute.has_g()) ForEachTensor(attribute.g(), visit);
-      for (const auto& sub : attribute.graphs()) ForEachTensor(sub, visit);
-    }
+[[noreturn]] void Refuse(const std::string& problem) { throw Error(ExitCode::kBadInput, problem); }
+
+/// Bytes per element of the data types (TensorProto.DataType values) with a fixed element size; 0 for
+/// the others (strings, undefined, unknown, and the 4-bit types two elements share a byte of).
+uint64_t ElementSize(int32_t type) {
+  switch (type) {
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::BOOL:
+    case 17:  // FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ (onnx 1.14+, unnamed in 1.12)
+    case 18:
+    case 19:
+    case 20:
+      return 1;
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      return 2;
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32:
+      return 4;
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::COMPLEX64:
+      return 8;
+    case onnx::TensorProto::COMPLEX128:
+      return 16;
+    default:
+      return 0;
   }
 }
 
-std::string LocationOf(const onnx::TensorProto& tensor) {
-  for (const auto& entry : tensor.external_data()) {
-    if (entry.key() == "location") return entry.value();
+/// "FLOAT [1,6,2]".
+std::string TypeAndDims(const onnx::TensorProto& tensor) {
+  const std::string& name = onnx::TensorProto_DataType_Name(tensor.data_type());
+  std::string text = name.empty() ? "data type " + std::to_string(tensor.data_type()) : name;
+  text += " [";
+  for (int i = 0; i < tensor.dims_size(); ++i) text += (i ? "," : "") + std::to_string(tensor.dims(i));
+  return text + "]";
+}
+
+uint64_t ByteCount(const char* key, const std::string& value) {
+  const std::optional<uint64_t> count = ParseByteCount(value);
+  if (!count) {
+    Refuse(std::string(key) + " '" + value + "' is not a byte count (decimal digits only, no sign, below 2^64)");
   }
-  throw Error(ExitCode::kBadInput, "tensor '" + tensor.name() + "' has external data without a location");
+  return *count;
 }
 
 /// True when `path` (absolute, normalized) lies inside `dir` (absolute, normalized).
@@ -46,47 +79,153 @@ bool Inside(const fs::path& path, const fs::path& dir) {
   return mismatch.first == dir.end();
 }
 
-void CheckLocation(const std::string& location, const fs::path& model_dir) {
+/// The data file `location` names, resolved (no symlinks); refuses a location that leaves `model_dir`.
+fs::path ResolveLocation(const std::string& location, const fs::path& model_dir) {
   fs::path relative(location);
-  if (location.empty() || relative.is_absolute()) {
-    throw Error(ExitCode::kBadInput, "external data location '" + location + "' must be a relative path");
-  }
+  if (location.find('\0') != std::string::npos) Refuse("the location contains a NUL character");
+  if (location.empty() || relative.is_absolute()) Refuse("the location must be a relative path");
   for (const auto& part : relative) {
-    if (part == "..") throw Error(ExitCode::kBadInput, "external data location '" + location + "' leaves the model's directory");
+    if (part == "..") Refuse("the location leaves the model's directory");
   }
   std::error_code error;
   fs::path dir = fs::canonical(model_dir, error);
   fs::path file = error ? fs::path() : fs::canonical(model_dir / relative, error);
-  if (error) throw Error(ExitCode::kBadInput, "external data file '" + location + "' is missing: " + error.message());
-  if (!Inside(file, dir)) {
-    throw Error(ExitCode::kBadInput, "external data location '" + location + "' resolves outside the model's directory (symlink)");
-  }
+  if (error) Refuse("the file is missing: " + error.message());
+  if (!Inside(file, dir)) Refuse("the location resolves outside the model's directory (symlink)");
+  return file;
 }
 
-/// Copies `from` to `to` through a temporary file and a rename.
-void CopyAtomically(const fs::path& from, const fs::path& to) {
-  fs::path temp = to;
-  temp += ".rnnstate-" + std::to_string(::getpid()) + ".tmp";
-  std::error_code error;
-  fs::copy_file(from, temp, fs::copy_options::overwrite_existing, error);
-  if (!error) fs::rename(temp, to, error);
-  if (error) {
-    fs::remove(temp);
-    throw Error(ExitCode::kCannotWrite, "cannot copy external data to '" + to.string() + "': " + error.message());
+/// "tensor 'W' at graph.initializer[0], external data 'w.bin'": where a problem is.
+std::string Describe(const onnx::TensorProto& tensor, const places::TensorPath& path) {
+  std::string text =
+      (tensor.name().empty() ? "unnamed tensor" : "tensor '" + tensor.name() + "'") + " at " + path.ToString();
+  for (const auto& entry : tensor.external_data()) {
+    if (entry.key() == "location") return text + ", external data '" + entry.value() + "'";
   }
+  return text;
+}
+
+/// True when the descriptor `fd` and the path `path` are the same file.
+bool SameFile(int fd, const fs::path& path) {
+  struct stat open_file {
+  }, named{};
+  return fstat(fd, &open_file) == 0 && stat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
+         open_file.st_ino == named.st_ino;
+}
+
+/// Copies the bytes of `data` to `target` through a temporary file and a rename.
+void CopyAtomically(const input::RegularFile& data, const fs::path& target) {
+  const uint64_t size = data.size();
+  void* mapped = size == 0 ? nullptr : mmap(nullptr, size, PROT_READ, MAP_PRIVATE, data.fd(), 0);
+  if (mapped == MAP_FAILED) {
+    throw Error(ExitCode::kCannotWrite,
+                output::SystemError("cannot map external data to copy it to '" + target.string() + "'"));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(mapped);
+  try {
+    std::vector<BytePiece> pieces;
+    if (size > 0) pieces.push_back({bytes, size});
+    output::WriteFileAtomically(target.string(), pieces, output::InputFile{data.fd(), bytes, size}, false);
+  } catch (Error& e) {
+    if (mapped != nullptr) munmap(mapped, size);
+    e.AppendContext("cannot copy external data to '" + target.string() + "'");
+    throw;
+  }
+  if (mapped != nullptr) munmap(mapped, size);
+}
+
+/// Makes the opened, checked `data` (at the resolved path `source`) available at `target`: a hard link,
+/// else a copy of its bytes.
+void LinkOrCopy(const input::RegularFile& data, const fs::path& source, const fs::path& target) {
+  if (link(source.c_str(), target.c_str()) == 0) {
+    // The path may name another file by now: keep the link only to the file that was checked.
+    if (SameFile(data.fd(), target)) return;
+    unlink(target.c_str());
+  }
+  CopyAtomically(data, target);  // another filesystem, links not allowed, or the path changed
 }
 
 }  // namespace
 
+std::optional<uint64_t> ParseByteCount(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  uint64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+ExternalDataRef ParseExternalData(const onnx::TensorProto& tensor) {
+  ExternalDataRef ref;
+  std::set<std::string> keys;
+  for (const auto& entry : tensor.external_data()) {
+    if (!keys.insert(entry.key()).second) Refuse("external_data key '" + entry.key() + "' is given twice");
+    if (entry.key() == "location") ref.location = entry.value();
+    if (entry.key() == "offset") ref.offset = ByteCount("offset", entry.value());
+    if (entry.key() == "length") ref.length = ByteCount("length", entry.value());
+  }
+  if (keys.count("location") == 0) Refuse("external data without a location");
+  return ref;
+}
+
+std::optional<uint64_t> ExpectedByteSize(const onnx::TensorProto& tensor) {
+  const uint64_t element = ElementSize(tensor.data_type());
+  const auto& dims = tensor.dims();
+  if (element == 0 || std::any_of(dims.begin(), dims.end(), [](int64_t dim) { return dim < 0; })) return std::nullopt;
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  uint64_t bytes = element;
+  for (const int64_t dim : dims) {
+    const auto size = static_cast<uint64_t>(dim);
+    if (bytes > UINT64_MAX / size) return UINT64_MAX;  // more than any file holds
+    bytes *= size;
+  }
+  return bytes;
+}
+
+uint64_t CheckExternalRange(const onnx::TensorProto& tensor, const ExternalDataRef& ref, uint64_t file_size) {
+  const std::string end = "the end of the file (" + std::to_string(file_size) + " bytes)";
+  const std::string offset = std::to_string(ref.offset);
+  if (ref.offset > file_size) Refuse("offset " + offset + " is past " + end);
+  const uint64_t available = file_size - ref.offset;
+  if (ref.length && *ref.length > available) {
+    Refuse("offset " + offset + " + length " + std::to_string(*ref.length) + " runs past " + end);
+  }
+  const uint64_t length = ref.length.value_or(available);
+  const std::optional<uint64_t> expected = ExpectedByteSize(tensor);
+  if (expected && length != *expected) {
+    const std::string given = ref.length ? "length " + std::to_string(length)
+                                         : std::to_string(length) + " bytes from offset " + offset +
+                                               " to the end of the file (no length given)";
+    Refuse(given + " does not match the tensor: " + TypeAndDims(tensor) + " takes " + std::to_string(*expected) +
+           " bytes (ONNX Runtime loads no other length)");
+  }
+  return length;
+}
+
 std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir) {
+  const fs::path dir = model_dir.empty() ? fs::path(".") : fs::path(model_dir);
   std::vector<std::string> locations;
-  std::set<std::string> seen;
-  ForEachTensor(model.graph(), [&](const onnx::TensorProto& tensor) {
+  std::map<std::string, uint64_t> file_sizes;  // by location: each file is resolved and opened once
+  places::ForEachTensor(model, [&](const onnx::TensorProto& tensor, const places::TensorPath& path) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
-    std::string location = LocationOf(tensor);
-    if (!seen.insert(location).second) return;
-    CheckLocation(location, model_dir.empty() ? fs::path(".") : fs::path(model_dir));
-    locations.push_back(location);
+    try {
+      const ExternalDataRef ref = ParseExternalData(tensor);
+      auto found = file_sizes.find(ref.location);
+      if (found == file_sizes.end()) {
+        // Only a regular file is opened: a FIFO or a device is refused from its stat.
+        const uint64_t size = input::RegularFile::Open(ResolveLocation(ref.location, dir).string()).size();
+        found = file_sizes.emplace(ref.location, size).first;
+        locations.push_back(ref.location);
+      }
+      CheckExternalRange(tensor, ref, found->second);
+    } catch (Error& e) {
+      e.AppendContext(Describe(tensor, path));
+      throw;
+    }
   });
   return locations;
 }
@@ -100,16 +239,26 @@ void ProvideExternalData(const std::vector<std::string>& locations, const std::s
   if (error) throw Error(ExitCode::kCannotWrite, "cannot resolve the output directory: " + error.message());
   if (from == to) return;
   for (const auto& location : locations) {
-    fs::path source = from / location, target = to / location;
-    if (fs::exists(target)) {
-      if (fs::equivalent(source, target)) continue;
+    // Resolved and opened as CheckExternalData did: the file must still be inside and regular.
+    fs::path source;
+    std::optional<input::RegularFile> data;
+    try {
+      source = ResolveLocation(location, from);
+      data.emplace(input::RegularFile::Open(source.string()));
+    } catch (Error& e) {
+      e.AppendContext("external data '" + location + "'");
+      throw;
+    }
+    const fs::path target = to / location;
+    if (fs::exists(target, error)) {
+      if (SameFile(data->fd(), target)) continue;
       throw Error(ExitCode::kCannotWrite, "external data file '" + target.string() +
                                               "' already exists and is not the model's; not overwriting it");
     }
     fs::create_directories(target.parent_path(), error);
-    if (error) throw Error(ExitCode::kCannotWrite, "cannot create '" + target.parent_path().string() + "': " + error.message());
-    fs::create_hard_link(source, target, error);
-    if (error) CopyAtomically(source, target);  // another filesystem, or links not allowed
+    if (error)
+      throw Error(ExitCode::kCannotWrite, "cannot create '" + target.parent_path().string() + "': " + error.message());
+    LinkOrCopy(*data, source, target);
   }
 }
 

@@ -1,24 +1,57 @@
 #pragma once
 /// \file
-/// Tensors whose payload lives in files beside the model (`data_location = EXTERNAL`): containment
-/// checks on read, and keeping them reachable when the model is written to another directory.
+/// Tensors whose payload lives in files beside the model (`data_location = EXTERNAL`): containment and
+/// range checks on read, and keeping them reachable when the model is written to another directory.
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace rnnstate {
 
-/// The distinct external data files the model refers to (the `location` values), in first-use order.
-/// Throws Error(kBadInput) for a location that is absolute, contains "..", has no location key, or
-/// resolves (through symlinks) outside `model_dir`, or a file that does not exist.
+/// One tensor's `external_data` entries, parsed.
+struct ExternalDataRef {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;  ///< absent: the data runs to the end of the file
+};
+
+/// The value of an `offset` or `length` entry: decimal digits only (not empty, no sign, no space), at
+/// most 2^64 - 1. nullopt for anything else.
+std::optional<uint64_t> ParseByteCount(const std::string& text);
+
+/// Reads `tensor`'s `external_data` entries (other keys, such as `checksum`, are not read).
+/// Throws Error(kBadInput) naming the rule broken: a key given twice, no `location`, an `offset` or
+/// `length` that is not a byte count (ParseByteCount).
+ExternalDataRef ParseExternalData(const onnx::TensorProto& tensor);
+
+/// The bytes `tensor`'s dims and data type take when the type has a fixed element size (every numeric
+/// type and bool) and no dim is negative; saturates at 2^64 - 1. nullopt otherwise (strings, unknown
+/// types).
+std::optional<uint64_t> ExpectedByteSize(const onnx::TensorProto& tensor);
+
+/// Checks `ref` against its data file of `file_size` bytes and returns the tensor's byte length. Throws
+/// Error(kBadInput) naming the rule broken: an offset past the end of the file, offset + length past it
+/// (overflow included), or a byte length other than ExpectedByteSize (ONNX Runtime loads no other).
+uint64_t CheckExternalRange(const onnx::TensorProto& tensor, const ExternalDataRef& ref, uint64_t file_size);
+
+/// Checks every tensor with external data, wherever it lives (graph and sparse initializers, node
+/// attributes, nested graphs, function bodies, training info), and returns the distinct external data
+/// files (the `location` values) in first-use order. Throws Error(kBadInput), naming the tensor (its name
+/// and path in the model) and the location, for entries ParseExternalData refuses; a location that is
+/// absolute, contains "..", or resolves (through symlinks) outside `model_dir`; a file that is missing or
+/// not a regular file (a FIFO, a device, a socket, a directory: never opened, see RegularFile); a range
+/// CheckExternalRange refuses.
 std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir);
 
 /// Makes the external data files `locations` of a model in `from_dir` available to the same model
 /// written into `to_dir`, under the same relative names: a hard link where possible, else a copy
-/// (through a temporary file and a rename). Nothing to do when both directories are the same. An
-/// existing different file at the destination is never overwritten: Error(kCannotWrite).
+/// (through a temporary file and a rename). Nothing to do when both directories are the same. Only a
+/// regular file is linked or read. An existing different file at the destination is never overwritten:
+/// Error(kCannotWrite); a source that is no longer a regular file: Error(kBadInput).
 void ProvideExternalData(const std::vector<std::string>& locations, const std::string& from_dir,
                          const std::string& to_dir);
 

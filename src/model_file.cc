@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "file_output.h"
+#include "regular_file.h"
 #include "rnnstate/error.h"
 #include "wire_splice.h"
 
@@ -60,27 +61,12 @@ std::string SerializeDeterministic(const onnx::ModelProto& model) {
 namespace {
 
 /// Opens `path` for reading and returns the descriptor; throws Error(kBadInput) unless it is a non-empty
-/// regular file.
+/// regular file (a FIFO or a device is refused without being opened, see RegularFile).
 int OpenNonEmptyFile(const std::string& path, uint64_t* size) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::kBadInput, SystemError("cannot open"));
-  struct stat info;
-  std::string problem;
-  if (fstat(fd, &info) != 0) {
-    problem = SystemError("cannot stat");
-  } else if (S_ISDIR(info.st_mode)) {
-    problem = "is a directory, not a model file";
-  } else if (!S_ISREG(info.st_mode)) {
-    problem = "not a regular file";
-  } else if (info.st_size == 0) {
-    problem = "empty file";
-  }
-  if (!problem.empty()) {
-    close(fd);
-    throw Error(ExitCode::kBadInput, problem);
-  }
-  *size = static_cast<uint64_t>(info.st_size);
-  return fd;
+  input::RegularFile file = input::RegularFile::Open(path);
+  if (file.size() == 0) throw Error(ExitCode::kBadInput, "empty file");
+  *size = file.size();
+  return file.Release();
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ class ModelFile {
   /// Opens and parses `path`. Payloads (TensorProto.raw_data, field 9) of at least `payload_threshold`
   /// bytes (raised to kMinPayloadThreshold if lower) are left out of the parse and replaced by a
   /// placeholder. Throws Error(kBadInput) with a message starting with `path: ` and naming the problem:
-  /// missing or unreadable file, directory, empty file, not an ONNX ModelProto, truncated (a length prefix
+  /// missing or unreadable file, directory, not a regular file (a FIFO, a device, a socket: refused from
+  /// its stat, never opened for a blocking read), empty file, not an ONNX ModelProto, truncated (a length prefix
   /// running past the end, an invalid or group wire type, a bad varint), nesting deeper than 100 messages,
   /// a ModelProto with no graph, a model whose non-deferred part exceeds protobuf's 2 GiB limit, or a file
   /// that already contains kPlaceholderMagic.

@@ -17,8 +17,9 @@ struct OpenedModel {
   std::vector<std::string> external_data;    ///< locations of its external data files, checked
 };
 
-/// Opens `path`. Throws Error(kBadInput) naming the problem: missing, a directory, empty, not ONNX,
-/// truncated, no opset_import, an unsafe or missing external data location.
+/// Opens `path`. Throws Error(kBadInput) naming the problem: missing, a directory or another file that is
+/// not a regular file (never opened), empty, not ONNX, truncated, no opset_import, external data that
+/// CheckExternalData refuses (every tensor's location and range, wherever the tensor lives).
 OpenedModel OpenModel(const std::string& path);
 
 /// Writes the (possibly edited) model to `output` atomically. When `output` is in another directory,

@@ -4,14 +4,6 @@
 
 namespace rnnstate::wire {
 
-/// The message type held by field `field` of a `parent`, if it is on a path to a TensorProto.
-std::optional<Msg> ChildMessage(Msg parent, uint32_t field) {
-  for (const Edge& edge : kTensorPaths) {
-    if (edge.parent == parent && edge.field == field) return edge.child;
-  }
-  return std::nullopt;
-}
-
 /// Reads a varint at `*pos`, advancing it. False if it runs past `end` or is longer than 10 bytes.
 bool ReadVarint(const uint8_t** pos, const uint8_t* end, uint64_t* value) {
   uint64_t result = 0;

@@ -1,9 +1,9 @@
 #pragma once
 /// \file
-/// Internal to model_file: the ONNX protobuf wire format as far as the lazy reader needs it — the fields
-/// on the paths from ModelProto to every TensorProto, varints, and a rewriter that copies a serialized
-/// model into a SplicePlan (pieces of existing buffers plus small literals) while a hook replaces
-/// TensorProto.raw_data values.
+/// Internal to model_file: the ONNX protobuf wire format as far as the lazy reader needs it — varints,
+/// the fields on the paths from ModelProto to every TensorProto (from tensor_places), and a rewriter that
+/// copies a serialized model into a SplicePlan (pieces of existing buffers plus small literals) while a
+/// hook replaces TensorProto.raw_data values.
 
 #include <array>
 #include <climits>
@@ -17,6 +17,7 @@
 
 #include "byte_piece.h"
 #include "rnnstate/error.h"
+#include "tensor_places.h"
 
 namespace rnnstate::wire {
 
@@ -24,42 +25,13 @@ constexpr uint64_t kMaxProtobufMessage = INT_MAX;  // protobuf parses and serial
 constexpr int kMaxNesting = 100;                   // protobuf's own default recursion limit
 constexpr int kWireVarint = 0, kWireFixed64 = 1, kWireLength = 2, kWireFixed32 = 5;
 
-// ---------------------------------------------------------------------------------------------------
-// Where tensors live: the message fields (onnx 1.12, onnx.proto) on the paths from ModelProto to every
-// TensorProto. Every other field is copied as it is.
+// Where tensors live: the fields on the paths from ModelProto to every TensorProto (tensor_places, shared
+// with the proto-level walk of external data checks). Every other field is copied as it is.
 
-enum class Msg { kModel, kTrainingInfo, kGraph, kFunction, kNode, kAttribute, kSparseTensor, kTensor };
+using places::ChildMessage;
+using places::Msg;
 
-struct Edge {
-  Msg parent;
-  uint32_t field;
-  Msg child;
-};
-
-constexpr Edge kTensorPaths[] = {
-    {Msg::kModel, 7, Msg::kGraph},
-    {Msg::kModel, 20, Msg::kTrainingInfo},
-    {Msg::kModel, 25, Msg::kFunction},
-    {Msg::kTrainingInfo, 1, Msg::kGraph},
-    {Msg::kTrainingInfo, 2, Msg::kGraph},
-    {Msg::kGraph, 1, Msg::kNode},
-    {Msg::kGraph, 5, Msg::kTensor},
-    {Msg::kGraph, 15, Msg::kSparseTensor},
-    {Msg::kFunction, 7, Msg::kNode},
-    {Msg::kNode, 5, Msg::kAttribute},
-    {Msg::kAttribute, 5, Msg::kTensor},
-    {Msg::kAttribute, 6, Msg::kGraph},
-    {Msg::kAttribute, 10, Msg::kTensor},
-    {Msg::kAttribute, 11, Msg::kGraph},
-    {Msg::kAttribute, 22, Msg::kSparseTensor},
-    {Msg::kAttribute, 23, Msg::kSparseTensor},
-    {Msg::kSparseTensor, 1, Msg::kTensor},
-    {Msg::kSparseTensor, 2, Msg::kTensor},
-};
 constexpr uint32_t kRawDataField = 9;  // TensorProto.raw_data
-
-/// The message type held by field `field` of a `parent`, if it is on a path to a TensorProto.
-std::optional<Msg> ChildMessage(Msg parent, uint32_t field);
 
 // ---------------------------------------------------------------------------------------------------
 // Wire format.
@@ -206,6 +178,5 @@ uint64_t CountMagic(const uint8_t* data, uint64_t size);
 /// The 8 little-endian bytes of a placeholder's payload index, and back.
 std::array<uint8_t, 8> EncodeIndex(uint64_t index);
 uint64_t DecodeIndex(const uint8_t* bytes);
-
 
 }  // namespace rnnstate::wire

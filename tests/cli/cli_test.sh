@@ -69,6 +69,75 @@ check "external data model to another directory: exit 0" run 0 rewrite "$models/
 check "external data file provided beside the output" cmp -s "$models/external/gru_weights.bin" "$work/elsewhere/gru_weights.bin"
 check "no checker warning about the external file" bash -c "! grep -q 'validation skipped' '$work/err'"
 
+# Hostile input (issue 13): refused at once with exit 3 and a clear message by rewrite, report and check
+# alike (all go through OpenModel), with nothing written and the input untouched. Each command gets 10 s:
+# an open that blocks (a FIFO nobody writes to) fails the test instead of hanging it.
+err_has_text() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; sed 's/^/  /' "$work/err"; return 1; }; }
+run_limited() {  # run_limited EXPECTED ARGS...: `run` with a time limit (exit 124 when it expires)
+  local expected=$1; shift
+  timeout 10 "$bin" "$@" >"$work/out" 2>"$work/err"
+  local code=$?
+  [ "$code" -eq "$expected" ] && return 0
+  echo "  expected exit $expected, got $code (124: timed out): $bin $*"; sed 's/^/  stderr: /' "$work/err" | head -5
+  return 1
+}
+snapshot() {  # snapshot DIR: names, types, sizes, link counts and contents of everything in DIR
+  (cd "$1" && find . -printf '%p %y %s %n\n' | sort && find . -type f -exec sha256sum {} + | sort)
+}
+refused() {  # refused NAME MODEL MESSAGE: every command exits 3 saying MESSAGE; no output, no data copied
+  local name=$1 model=$2 message=$3 before
+  before=$(snapshot "$(dirname "$model")")
+  rm -rf "$work/refused_out" && mkdir "$work/refused_out"
+  check "$name: rewrite -o elsewhere exits 3" run_limited 3 rewrite "$model" -o "$work/refused_out/m.onnx"
+  check "$name: rewrite names the problem" err_has_text "$message"
+  check "$name: no output and no data file copied beside it" test -z "$(ls -A "$work/refused_out")"
+  check "$name: rewrite beside the input exits 3" run_limited 3 rewrite "$model"
+  check "$name: report exits 3" run_limited 3 report "$model"
+  check "$name: report names the problem" err_has_text "$message"
+  check "$name: check exits 3" run_limited 3 check "$model"
+  check "$name: check names the problem" err_has_text "$message"
+  check "$name: input directory untouched (no output, no temporary)" test "$(snapshot "$(dirname "$model")")" = "$before"
+}
+
+mkdir "$work/fifo" && mkfifo "$work/fifo/model.onnx"
+refused "FIFO as the model" "$work/fifo/model.onnx" "model.onnx: not a regular file (a FIFO)"
+check "FIFO as the only *.onnx of a directory: exit 3" run_limited 3 report "$work/fifo"
+refused "character device as the model" /dev/zero "/dev/zero: not a regular file (a character device)"
+
+cp -r "$(dirname "$0")/../data/external_bad" "$work/bad" && mkdir "$work/ok_out"
+check "external data control: ok.onnx rewritten elsewhere" run_limited 0 rewrite "$work/bad/ok.onnx" -o "$work/ok_out/ok.onnx"
+check "external data control: data file provided" cmp -s "$work/bad/weights.bin" "$work/ok_out/weights.bin"
+r="tensor 'R' at graph.initializer[1], external data"
+refused "offset past the end" "$work/bad/offset_past_eof.onnx" "$r 'weights.bin': offset 4096 is past the end of the file (120 bytes)"
+refused "negative offset" "$work/bad/negative_offset.onnx" "$r 'weights.bin': offset '-8' is not a byte count"
+refused "non-numeric offset" "$work/bad/non_numeric_offset.onnx" "$r 'weights.bin': offset '0x48' is not a byte count"
+refused "length 2^62" "$work/bad/huge_length.onnx" "offset 72 + length 4611686018427387904 runs past the end of the file"
+refused "length the dims do not take" "$work/bad/length_mismatch.onnx" \
+  "$r 'weights.bin': length 40 does not match the tensor: FLOAT [1,6,2] takes 48 bytes"
+refused "location given twice" "$work/bad/duplicate_location.onnx" "key 'location' is given twice"
+refused "escaping location in a function body" "$work/bad/function_escape.onnx" \
+  "tensor 'secret' at functions[0].node[0].attribute[0].t, external data '../../../models/external/gru_weights.bin': the location leaves the model's directory"
+refused "escaping location in a sparse tensor" "$work/bad/sparse_escape.onnx" \
+  "tensor 'S_values' at graph.sparse_initializer[0].values, external data '../external_escape/escape.onnx': the location leaves the model's directory"
+special=$work/bad/special.bin
+mkfifo "$special"
+refused "FIFO as external data" "$work/bad/special_location.onnx" "$r 'special.bin': not a regular file (a FIFO)"
+rm "$special" && mkdir "$special"
+refused "directory as external data" "$work/bad/special_location.onnx" "$r 'special.bin': is a directory"
+rmdir "$special" && /usr/bin/python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$special"
+refused "socket as external data" "$work/bad/special_location.onnx" "$r 'special.bin': not a regular file (a socket)"
+rm "$special"
+if mknod "$special" c 1 5 2>/dev/null; then
+  refused "character device (/dev/zero) as external data" "$work/bad/special_location.onnx" \
+    "$r 'special.bin': not a regular file (a character device)"
+  rm "$special"
+else
+  echo "SKIP  character device as external data: mknod is not permitted here"
+fi
+ln -s /dev/zero "$special"
+refused "symlink to /dev/zero as external data" "$work/bad/special_location.onnx" "resolves outside the model's directory"
+rm "$special"
+
 # Malformed models found by fuzzing (tools/fuzz/run.sh): a clear error or a partial rewrite with
 # warnings, never a crash and never an internal error.
 for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang (ASan + UBSan) and fuzzes the rewrite pipeline, seeded with
-# the models in models/. Usage: tools/fuzz/run.sh [SECONDS] (default 60). Needs clang and
-# libclang-rt-14-dev. Crashes are written to build-fuzz/crash-*.
+# Builds the libFuzzer target with clang (ASan + UBSan) and fuzzes the external data checks and the
+# rewrite pipeline, seeded with the models in models/ and tests/data/external_bad/ (their data files go
+# to build-fuzz/fuzz_data/, where the target resolves external data locations).
+# Usage: tools/fuzz/run.sh [SECONDS] (default 60). Needs clang and libclang-rt-14-dev. Crashes are written
+# to build-fuzz/crash-*.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
-mkdir -p build-fuzz/corpus
-cp models/*/*.onnx build-fuzz/corpus/
+mkdir -p build-fuzz/corpus build-fuzz/fuzz_data
+cp models/*/*.onnx tests/data/external_bad/*.onnx build-fuzz/corpus/
+cp models/external/*.bin tests/data/external_bad/*.bin build-fuzz/fuzz_data/
 srcs=$(ls src/*.cc | grep -v 'src/main.cc\|src/version.cc')
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -DONNX_NAMESPACE=onnx -DONNX_ML=1 \
   -Iinclude -Isrc tools/fuzz/fuzz_rewrite.cc $srcs \
