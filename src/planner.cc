@@ -4,6 +4,7 @@
 #include <set>
 
 #include "naming.h"
+#include "owner_names.h"
 #include "plan.h"
 #include "proto_access.h"
 
@@ -13,12 +14,6 @@ namespace {
 
 /// Opset that introduced Expand, needed to broadcast a zero default to a dynamic batch.
 constexpr int64_t kExpandOpset = 8;
-
-bool Selected(const PlanOptions& options, const RecurrentState& state) {
-  if (!options.node_filter) return true;
-  return std::regex_search(state.owner.name, *options.node_filter) ||
-         std::regex_search(state.owner.graph_name + "/" + state.owner.name, *options.node_filter);
-}
 
 /// The state shape with a symbolic batch named after X's batch dimension, or "batch".
 std::vector<Dim> DeclaredShape(const RecurrentState& state) {
@@ -39,38 +34,6 @@ std::string FixedAxesText(const RecurrentState& state) {
   }
   return text.empty() ? "its shape" : text;
 }
-
-/// Graph path strings after unnamed nodes got their names, so that metadata written now still matches
-/// the model after the rewrite (where node indices have moved).
-class PathNamer {
- public:
-  PathNamer(const onnx::ModelProto& model, const std::map<std::pair<GraphPath, int>, std::string>& names)
-      : model_(model), names_(names) {}
-
-  std::string Name(const GraphPath& path) const {
-    std::string out = "main";
-    GraphPath prefix;
-    for (const auto& step : path) {
-      const onnx::GraphProto* graph = ResolveGraph(model_, prefix);
-      auto renamed = names_.find({prefix, step.node});
-      out += "/" + (renamed != names_.end() ? renamed->second : NodeLabel(graph->node(step.node), step.node));
-      out += ":" + step.attribute;
-      if (step.list_index >= 0) out += "[" + std::to_string(step.list_index) + "]";
-      prefix.push_back(step);
-    }
-    return out;
-  }
-
-  /// The owner's name after renaming.
-  std::string OwnerName(const StateOwner& owner) const {
-    auto renamed = names_.find({owner.graph, owner.node});
-    return renamed != names_.end() ? renamed->second : owner.name;
-  }
-
- private:
-  const onnx::ModelProto& model_;
-  const std::map<std::pair<GraphPath, int>, std::string>& names_;
-};
 
 /// Plans the selected states, one at a time.
 class StatePlanner {
@@ -387,25 +350,6 @@ class StatePlanner {
   std::set<std::tuple<GraphPath, int, int>> planned_sites_;
 };
 
-/// Unnamed owners of selected states, and unnamed containers on the way to them, get stable names.
-void NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options,
-                      NameAllocator& names, std::map<std::pair<GraphPath, int>, std::string>& out) {
-  auto name = [&](const GraphPath& path, int node) {
-    const onnx::NodeProto& proto = ResolveGraph(index.model(), path)->node(node);
-    if (proto.name().empty() && !out.count({path, node})) out[{path, node}] = names.Allocate(NodeLabel(proto, node));
-  };
-  for (const auto& analyzed : analysis.states) {
-    const RecurrentState& state = analyzed.state;
-    if (!Selected(options, state) || !state.problem.empty()) continue;
-    GraphPath prefix;
-    for (const auto& step : state.owner.graph) {
-      name(prefix, step.node);
-      prefix.push_back(step);
-    }
-    name(state.owner.graph, state.owner.node);
-  }
-}
-
 }  // namespace
 
 Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options) {
@@ -415,8 +359,7 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
 
   Plan plan;
   NameAllocator names(index.used_names());
-  std::map<std::pair<GraphPath, int>, std::string> node_names;
-  NameUnnamedNodes(index, analysis, options, names, node_names);
+  const NodeNames node_names = NameUnnamedNodes(index, analysis, options, names);
   PathNamer path_namer(index.model(), node_names);
   StatePlanner planner(index, analysis, options, names, path_namer, plan);
   std::set<StateKey> skipped_owners;
