@@ -120,14 +120,15 @@ onnx::GraphProto IdentityBranch(const std::string& name, const std::string& from
   return branch;
 }
 
-void AddSelectNodes(const StateEdit& edit, const SelectOriginalDefault& d, const std::string& selected,
-                    std::vector<onnx::NodeProto>& out) {
+/// Size(input) == 0 ? original : input  ──> selected.
+void AddSelectNodes(const StateEdit& edit, const std::string& original, const SelectOriginalDefault& d,
+                    const std::string& selected, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Size", {edit.input}, {d.size_value}));
   out.push_back(Int64Constant(d.zero_value, {0}, /*scalar=*/true));
   out.push_back(MakeNode("Equal", {d.size_value, d.zero_value}, {d.is_empty_value}));
   onnx::NodeProto select = MakeNode("If", {d.is_empty_value}, {selected});
   onnx::ValueInfoProto type = TensorValueInfo(selected, edit.elem_type, edit.shape);
-  AddGraphAttribute(select, "then_branch", IdentityBranch(d.then_value, edit.original, d.then_value, type));
+  AddGraphAttribute(select, "then_branch", IdentityBranch(d.then_value, original, d.then_value, type));
   AddGraphAttribute(select, "else_branch", IdentityBranch(d.else_value, edit.input, d.else_value, type));
   out.push_back(std::move(select));
 }
@@ -231,8 +232,8 @@ void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, 
             *main.add_initializer() = std::move(copy);
           },
           [&](const SelectOriginalDefault& d) {
-            *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims);
-            AddSelectNodes(edit, d, input.slot_value, before_site);
+            if (d.empty_default) *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims);
+            AddSelectNodes(edit, edit.original, d, input.slot_value, before_site);
           },
       },
       input.default_value);
@@ -255,6 +256,35 @@ void ThreadOut(const ResolvedEdit& r, const ThreadedOutput& threaded) {
   }
 }
 
+/// Renames every read of `from` in `graph` (and in its subgraphs, which read it from outer scope) to `to`.
+void RenameReads(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& input : *node.mutable_input()) {
+      if (input == from) input = to;
+    }
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) RenameReads(*attribute.mutable_g(), from, to);
+      for (auto& sub : *attribute.mutable_graphs()) RenameReads(sub, from, to);
+    }
+  }
+}
+
+/// The input's non-zero default moves to a new name; an If selects it when the fed tensor is empty, and
+/// what read the input reads the selection. The selection goes first in the main graph: it reads only the
+/// input and the default.
+void PutDefaultBehindSelect(const StateEdit& edit, const DefaultBehindSelect& d, onnx::GraphProto& main,
+                            GraphEdits& main_edits) {
+  const int i = FindInitializer(main, edit.input);
+  if (i < 0 || main.node_size() == 0) throw Error(ExitCode::kInternal, "plan refers to a missing default '" + edit.input + "'");
+  RenameReads(main, edit.input, d.selected);
+  main.mutable_initializer(i)->set_name(d.default_name);
+  if (d.keep_empty_default) *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.select.dims);
+  for (auto& input : *main.mutable_input()) {
+    if (input.name() == edit.input) input = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+  }
+  AddSelectNodes(edit, d.default_name, d.select, d.selected, main_edits.before[main.mutable_node(0)]);
+}
+
 void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
                std::map<onnx::GraphProto*, GraphEdits>& per_graph, std::set<int>& broadcasts_done) {
   const StateEdit& edit = *r.edit;
@@ -264,6 +294,7 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
                  [](const KeepInput&) {},
                  [](const ReuseInput&) {},
                  [&](const DropDefault&) { RemoveInitializer(main, edit.input); },
+                 [&](const DefaultBehindSelect& d) { PutDefaultBehindSelect(edit, d, main, per_graph[&main]); },
                  [&](const NewInput& input) {
                    *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
                    AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor],
@@ -371,6 +402,17 @@ void PruneDropped(onnx::GraphProto& graph, const std::set<std::string>& dropped)
   }
 }
 
+/// Names the unnamed batch dimensions of data inputs that state shapes refer to.
+void NameInputDims(const Plan& plan, onnx::GraphProto& main) {
+  for (const auto& [name, axis, param] : plan.input_dim_names) {
+    for (auto& input : *main.mutable_input()) {
+      if (input.name() != name || !input.type().tensor_type().has_shape()) continue;
+      auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+      if (axis < shape->dim_size()) shape->mutable_dim(axis)->set_dim_param(param);
+    }
+  }
+}
+
 }  // namespace
 
 void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
@@ -385,6 +427,7 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   for (const auto& edit : plan.edits) edits.push_back(Resolve(model, onnx_opset, edit));
 
   for (size_t i = 0; i < renamed.size(); ++i) renamed[i]->set_name(plan.node_names[i].second);
+  NameInputDims(plan, *model.mutable_graph());
   std::map<onnx::GraphProto*, GraphEdits> per_graph;
   std::set<int> broadcasts_done;
   for (const auto& edit : edits) ApplyEdit(plan, edit, model, per_graph, broadcasts_done);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "check.h"
+#include "first_feeds.h"
 #include "dot.h"
 #include "rnnstate/error.h"
 #include "model_index.h"
@@ -138,6 +139,21 @@ FileResult CheckFile(const std::string& input) {
   });
   if (!check.details.contains("problems")) check.details["problems"] = Json::array();
   return check;
+}
+
+FileResult InitFile(const std::string& input, const InitSettings& settings) {
+  FileResult init = ProcessGuarded(input, [&](FileResult& result) {
+    OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    std::string error;
+    result.states = ReadStatePairs(opened.file.model(), &error);
+    if (!error.empty()) throw Error(ExitCode::kBadInput, error);
+    if (result.states.empty()) result.warnings.push_back("no state pairs recorded (run rnnstate rewrite first)");
+    std::vector<FirstFeed> feeds = FirstFeeds(result.states, settings.batch, settings.dims);
+    result.text = FirstFeedsText(feeds);
+    result.details["feeds"] = FirstFeedsJson(feeds);
+  });
+  if (!init.details.contains("feeds")) init.details["feeds"] = Json::array();
+  return init;
 }
 
 }  // namespace rnnstate

@@ -53,12 +53,19 @@ struct ReportArgs {
   std::string format = "text";
 };
 
+struct InitArgs {
+  FilesArgs files;
+  int64_t batch = 1;
+  std::vector<std::string> dims;  ///< NAME=VALUE
+};
+
 /// Every option of the command line; each subcommand fills its own member.
 struct Args {
   bool quiet = false;
   RewriteArgs rewrite;
   ReportArgs report;
   FilesArgs check;
+  InitArgs init;
 };
 
 const char* const kPathsHelp = "ONNX models, or directories searched recursively for *.onnx";
@@ -234,6 +241,26 @@ int RunCheck(const Args& all, const CLI::App&) {
   return RunFiles(inputs, args, printing, quiet, [&](size_t i) { return rnnstate::CheckFile(inputs[i].path); });
 }
 
+int RunInit(const Args& all, const CLI::App&) {
+  const InitArgs& args = all.init;
+  rnnstate::InitSettings settings;
+  settings.batch = args.batch;
+  for (const std::string& dim : args.dims) {
+    const size_t equals = dim.find('=');
+    int64_t value = -1;
+    try {
+      if (equals != std::string::npos && equals > 0) value = std::stoll(dim.substr(equals + 1));
+    } catch (const std::exception&) {
+    }
+    if (value < 0) throw Error(ExitCode::kUsage, "--dim '" + dim + "': expected NAME=VALUE with VALUE >= 0");
+    settings.dims[dim.substr(0, equals)] = value;
+  }
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, {});
+  Printing printing = args.files.json ? Printing::kJsonLines : Printing::kText;
+  return RunFiles(inputs, args.files, printing, all.quiet,
+                  [&](size_t i) { return rnnstate::InitFile(inputs[i].path, settings); });
+}
+
 /// The options of every command over files.
 void AddFilesOptions(CLI::App* command, FilesArgs& args) {
   command->add_option("paths", args.paths, kPathsHelp)->required();
@@ -288,6 +315,16 @@ void DeclareCheck(CLI::App& command, Args& all) {
   command.add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
 }
 
+/// `init`'s options.
+void DeclareInit(CLI::App& command, Args& all) {
+  InitArgs& init = all.init;
+  AddFilesOptions(&command, init.files);
+  command.add_option("--batch", init.batch, "Batch size of the first call (default 1)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  command.add_option("--dim", init.dims, "Value of another symbolic dimension of a state, NAME=VALUE (repeatable)");
+  command.add_flag("--json", init.files.json, "JSON Lines: one record per file (its \"feeds\"), then a summary");
+}
+
 /// One subcommand: its name and one-line help, how it declares its options, and how it runs (with its
 /// own parsed command, for options whose presence matters). Adding a subcommand is one row.
 struct Subcommand {
@@ -302,6 +339,8 @@ const Subcommand kSubcommands[] = {
     {"report", "Show the recurrent nodes and their state wiring", DeclareReport, RunReport},
     {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale", DeclareCheck,
      RunCheck},
+    {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
+     DeclareInit, RunInit},
 };
 
 }  // namespace

@@ -7,6 +7,49 @@ namespace rnnstate {
 
 namespace {
 
+/// The fields added to the contract after its first version: optional when reading, checked when present.
+void ReadContractFields(const Json& entry, StatePair& pair) {
+  auto optional_text = [&](const char* key) -> std::string {
+    auto value = entry.find(key);
+    if (value == entry.end()) return "";
+    if (!value->is_string()) throw std::runtime_error(std::string("'") + key + "' is not a string");
+    return value->get<std::string>();
+  };
+  pair.dtype = optional_text("dtype");
+  pair.init = optional_text("init");
+  if (auto axis = entry.find("batch_axis"); axis != entry.end()) {
+    if (!axis->is_number_integer()) throw std::runtime_error("'batch_axis' is not an integer");
+    pair.batch_axis = axis->get<int64_t>();
+  }
+  if (auto shape = entry.find("shape"); shape != entry.end()) {
+    if (!shape->is_array()) throw std::runtime_error("'shape' is not an array");
+    for (const auto& dim : *shape) {
+      if (dim.is_number_integer() && dim.get<int64_t>() >= 0) {
+        pair.shape.push_back(MetaDim{dim.get<int64_t>(), ""});
+      } else if (dim.is_string()) {
+        pair.shape.push_back(MetaDim{-1, dim.get<std::string>()});
+      } else {
+        throw std::runtime_error("'shape' holds something other than sizes and names");
+      }
+    }
+  }
+  if (auto path = entry.find("path"); path != entry.end()) {
+    if (!path->is_array()) throw std::runtime_error("'path' is not an array");
+    for (const auto& step : *path) {
+      if (!step.is_object() || !step.contains("node") || !step["node"].is_string() || !step.contains("attribute") ||
+          !step["attribute"].is_string()) {
+        throw std::runtime_error("a 'path' step is not {\"node\": name, \"attribute\": name}");
+      }
+      PathStep parsed{step["node"].get<std::string>(), step["attribute"].get<std::string>(), -1};
+      if (auto index = step.find("index"); index != step.end()) {
+        if (!index->is_number_integer()) throw std::runtime_error("a 'path' step's index is not an integer");
+        parsed.index = index->get<int64_t>();
+      }
+      pair.path.push_back(std::move(parsed));
+    }
+  }
+}
+
 StatePair PairFromJson(const Json& entry) {
   if (!entry.is_object()) throw std::runtime_error("a state entry is not an object");
   auto text = [&](const char* key) {
@@ -26,7 +69,7 @@ StatePair PairFromJson(const Json& entry) {
   pair.node = text("node");
   pair.graph = text("graph");
   pair.kind = text("kind");
-  if (pair.kind != "h" && pair.kind != "c") throw std::runtime_error("kind must be \"h\" or \"c\"");
+  if (pair.kind.empty()) throw std::runtime_error("kind is empty");
   pair.optional = flag("optional", false);
   pair.streamable = flag("streamable", false);
   if (auto rows = entry.find("rows"); rows != entry.end() && !rows->is_null()) {
@@ -36,10 +79,39 @@ StatePair PairFromJson(const Json& entry) {
     if (!bounded || begin < 0 || end <= begin) throw std::runtime_error("rows must be [begin, end] with 0 <= begin < end");
     pair.rows = std::make_pair(begin, end);
   }
+  ReadContractFields(entry, pair);
   return pair;
 }
 
+/// Writes the fields of the grown contract (all of them, or none for a pair that lacks them).
+void WriteContractFields(const StatePair& pair, Json& entry) {
+  if (pair.dtype.empty() && pair.init.empty()) return;
+  entry["dtype"] = pair.dtype;
+  Json shape = Json::array();
+  for (const MetaDim& dim : pair.shape) shape.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
+  entry["shape"] = std::move(shape);
+  entry["batch_axis"] = pair.batch_axis;
+  entry["init"] = pair.init;
+  Json path = Json::array();
+  for (const PathStep& step : pair.path) {
+    Json json = {{"node", step.node}, {"attribute", step.attribute}};
+    if (step.index >= 0) json["index"] = step.index;
+    path.push_back(std::move(json));
+  }
+  entry["path"] = std::move(path);
+}
+
 }  // namespace
+
+std::string ElementTypeName(int32_t elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT: return "float32";
+    case onnx::TensorProto::DOUBLE: return "float64";
+    case onnx::TensorProto::FLOAT16: return "float16";
+    case onnx::TensorProto::BFLOAT16: return "bfloat16";
+    default: return "";
+  }
+}
 
 std::string RowRangeText(const std::optional<RowRange>& rows) {
   if (!rows) return "";
@@ -80,6 +152,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
                   {"graph", pair.graph},   {"kind", pair.kind},       {"optional", pair.optional},
                   {"streamable", pair.streamable}};
     if (pair.rows) entry["rows"] = RowRangeJson(*pair.rows);
+    WriteContractFields(pair, entry);
     states.push_back(std::move(entry));
   }
   return states;

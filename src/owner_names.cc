@@ -42,6 +42,19 @@ std::string PathNamer::Name(const GraphPath& path) const {
   return out;
 }
 
+std::vector<PathStep> PathNamer::Steps(const GraphPath& path) const {
+  std::vector<PathStep> steps;
+  GraphPath prefix;
+  for (const auto& step : path) {
+    const onnx::GraphProto* graph = ResolveGraph(model_, prefix);
+    auto renamed = names_.find({prefix, step.node});
+    steps.push_back(PathStep{renamed != names_.end() ? renamed->second : NodeLabel(graph->node(step.node), step.node),
+                             step.attribute, step.list_index});
+    prefix.push_back(step);
+  }
+  return steps;
+}
+
 std::string PathNamer::OwnerName(const StateOwner& owner) const {
   auto renamed = names_.find({owner.graph, owner.node});
   return renamed != names_.end() ? renamed->second : owner.name;

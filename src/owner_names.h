@@ -8,11 +8,13 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analysis.h"
 #include "graph_path.h"
 #include "naming.h"
 #include "recurrent_state.h"
+#include "rnnstate/metadata.h"
 #include "rnnstate/options.h"
 
 namespace rnnstate {
@@ -35,6 +37,8 @@ class PathNamer {
 
   /// "main/Loop_3:body", with renamed nodes under their new names.
   std::string Name(const GraphPath& path) const;
+  /// The steps of `path` for metadata: each container by its name after renaming, and the attribute.
+  std::vector<PathStep> Steps(const GraphPath& path) const;
   /// The owner's name after renaming.
   std::string OwnerName(const StateOwner& owner) const;
 

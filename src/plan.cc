@@ -36,6 +36,10 @@ std::string StateEdit::Describe() const {
           [&](const KeepInput&) { return "input '" + input + "'" + at_rows + " (already exposed)"; },
           [&](const ReuseInput&) { return "input '" + input + "' (existing graph input)"; },
           [&](const DropDefault&) { return "input '" + input + "'" + at_rows + " (default removed: required)"; },
+          [&](const DefaultBehindSelect& d) {
+            return "input '" + input + "'" + at_rows + " (its default kept as '" + d.default_name +
+                   "', selected when the fed tensor is empty" + (d.keep_empty_default ? ")" : "; required)");
+          },
           [&](const NewInput& n) {
             return "new input '" + input + "' " + ShapeText(shape) + DescribeDefault(n.default_value, original);
           },

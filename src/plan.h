@@ -8,6 +8,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -52,11 +53,13 @@ struct InitializerDefault {
   std::vector<int64_t> dims;
 };
 
-/// An empty default; an If selects the original computation when the fed tensor is empty.
+/// An empty default (none in required mode); an If selects the original computation when the fed tensor
+/// is empty.
 ///   input (= [D,0,H]) ──Size──> .size ──Equal(0)──> .is_empty ──If(then: original, else: input)──> .selected ──> slot
 struct SelectOriginalDefault {
   std::vector<int64_t> dims;
   std::string size_value, zero_value, is_empty_value, then_value, else_value;
+  bool empty_default = true;  ///< the input gets the empty tensor as its default (false: required mode)
 };
 
 using DefaultEdit =
@@ -71,9 +74,22 @@ struct KeepInput {};
 /// The slot is already fed by a main-graph input used nowhere else: recorded as it is.
 struct ReuseInput {};
 
-/// Already exposed; required mode removes the input's default initializer.
+/// Already exposed; required mode removes the input's default initializer (zeros, or the empty tensor
+/// that selects the original default).
 ///   before: input (+ initializer input) ──> slot        after: input ──> slot
 struct DropDefault {};
+
+/// Already exposed through an input whose default is a non-zero tensor (a learned initial state): the
+/// default is kept under a new name and selected when the fed tensor is empty, so that the empty tensor
+/// means "the model's default" here too; the input's default becomes empty (required mode: none).
+///   before: input (= W0) ──> readers
+///   after:  input (= [D,0,H]) ──If(Size == 0: default_name (= W0), else: input)──> selected ──> readers
+struct DefaultBehindSelect {
+  std::string default_name;  ///< the new name of the original default initializer
+  std::string selected;      ///< what the input's readers read after the rewrite
+  SelectOriginalDefault select;  ///< the selection's names; `dims` is the empty default (defaults mode)
+  bool keep_empty_default = true;  ///< false in required mode: the input has no default at all
+};
 
 /// A new main-graph input feeds the slot, through the nodes of its default.
 ///   before: original ──> slot        after: input ──[default]──> slot_value ──> slot
@@ -86,7 +102,7 @@ struct NewInput {
   GraphPath default_graph;
 };
 
-using InputEdit = std::variant<KeepInput, ReuseInput, DropDefault, NewInput>;
+using InputEdit = std::variant<KeepInput, ReuseInput, DropDefault, DefaultBehindSelect, NewInput>;
 
 // ---------------------------------------------------------------------------------------------------
 // The output side of a state.
@@ -163,6 +179,11 @@ struct StateEdit {
   bool streamable = true;
   /// Rows of `input` and `output` that are this state's, for a state the model exposes stacked.
   std::optional<RowRange> rows;
+  /// The contract fields of the pair (see StatePair): how to make the first feed, and the shape of the
+  /// tensor fed as `input` with the batch as the data inputs name it.
+  std::string init;
+  std::vector<MetaDim> data_shape;
+  int64_t batch_axis = -1;
 
   /// True when applying this edit changes the model.
   bool Changes() const;
@@ -185,8 +206,14 @@ struct Plan {
   /// Unnamed owners (and containers on the way to them) get a stable name so that metadata can refer
   /// to them.
   std::vector<std::pair<std::pair<GraphPath, int>, std::string>> node_names;
+  /// Main-graph inputs whose batch dimension is unnamed get a name the state shapes refer to:
+  /// (input, axis, name).
+  std::vector<std::tuple<std::string, int, std::string>> input_dim_names;
   /// The metadata to record (existing pairs that are still valid, then new ones, in state order).
   std::vector<StatePair> pairs;
+  /// What a runtime must do differently, one line per state input (a first feed that is not zeros, a
+  /// model input that now feeds the state only when the new input is empty, a state that does not stream).
+  std::vector<std::string> notes;
   bool metadata_changes = false;
 
   /// True when applying the plan changes the model.

@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "data_batch.h"
+#include "input_planner.h"
 #include "naming.h"
 #include "owner_names.h"
 #include "plan.h"
@@ -12,30 +14,8 @@ namespace rnnstate {
 
 namespace {
 
-/// Opset that introduced Expand, needed to broadcast a zero default to a dynamic batch.
-constexpr int64_t kExpandOpset = 8;
-
-/// The state shape with a symbolic batch named after X's batch dimension, or "batch".
-std::vector<Dim> DeclaredShape(const RecurrentState& state) {
-  std::vector<Dim> shape = state.shape;
-  if (state.batch_axis >= 0) {
-    Dim& batch = shape[state.batch_axis];
-    if (!batch.fixed() && batch.param.empty()) batch.param = "batch";
-  }
-  return shape;
-}
-
-/// "hidden_size 64": the fixed axes of a state, for messages about its size.
-std::string FixedAxesText(const RecurrentState& state) {
-  std::string text;
-  for (size_t i = 0; i < state.shape.size(); ++i) {
-    if (static_cast<int>(i) == state.batch_axis || !state.shape[i].fixed() || state.shape[i].value <= 1) continue;
-    text += (text.empty() ? "" : ", ") + state.axis_names[i] + " " + std::to_string(state.shape[i].value);
-  }
-  return text.empty() ? "its shape" : text;
-}
-
-/// Plans the selected states, one at a time.
+/// Plans the selected states, one at a time: the input side (InputPlanner), the output side, and the
+/// pair recorded in the metadata.
 class StatePlanner {
  public:
   StatePlanner(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options, NameAllocator& names,
@@ -46,7 +26,8 @@ class StatePlanner {
         names_(names),
         dim_names_(index.used_dim_params()),
         path_namer_(path_namer),
-        plan_(plan) {}
+        plan_(plan),
+        inputs_(index, options, names, plan) {}
 
   void PlanState(const StateAnalysis& analyzed) {
     const RecurrentState& state = analyzed.state;
@@ -61,244 +42,166 @@ class StatePlanner {
     edit.original = analyzed.origin.value;
     edit.final_value = analyzed.final_state.value;
     edit.streamable = state.streamable;
+    edit.batch_axis = state.batch_axis;
     stem_ = NodeStem(edit.owner_name);
+    const Dim batch = DataBatchOf(state);
 
-    if (analyzed.exposed && analyzed.recorded >= 0)
-      return PlanRecorded(edit, analysis_.recorded_pairs[analyzed.recorded]);
-    if (analyzed.stacked && analyzed.exposed) return PlanStacked(edit, *analyzed.stacked);
+    if (analyzed.exposed && analyzed.recorded >= 0) {
+      return PlanRecorded(analyzed, edit, analysis_.recorded_pairs[analyzed.recorded], batch);
+    }
+    if (analyzed.stacked && analyzed.exposed) return PlanStacked(analyzed, edit, *analyzed.stacked, batch);
     std::string reason = analyzed.thread_problem;
     const StateSite& site = analyzed.site;
     if (reason.empty() && !planned_sites_.insert({site.graph, site.node, site.input_slot}).second) {
       reason = "its state is carried by the same variable as another state";
     }
-    if (reason.empty()) reason = PlanInput(analyzed, edit);
-    if (reason.empty()) reason = ScanStateProblem(analyzed, edit);
+    if (reason.empty()) reason = inputs_.PlanUnexposed(analyzed, batch, stem_, InputName(analyzed, edit), edit);
     if (!reason.empty()) {
       plan_.skipped.push_back({state.key(), state.owner.graph_name, edit.owner_name, edit.kind, reason});
       return;
     }
     PlanOutput(analyzed, edit);
-    Record(edit);
+    edit.data_shape = DataShape(edit.shape, state.batch_axis, batch);
+    NoteModelInput(analyzed, edit);
+    Record(edit, state);
   }
 
  private:
-  /// An already exposed, recorded state: unchanged, except that required mode drops its default.
-  void PlanRecorded(StateEdit& edit, const StatePair& pair) {
+  /// The name of a new state input, allocated only when one will be added.
+  std::string InputName(const StateAnalysis& analyzed, const StateEdit& edit) {
+    const StateOrigin& origin = analyzed.origin;
+    const bool is_input =
+        origin.kind == StateOrigin::Kind::kGraphInput || origin.kind == StateOrigin::Kind::kDefaultedInput;
+    const bool reused = is_input && analyzed.site.graph.empty() && origin.other_consumers == 0;
+    if (reused || origin.kind == StateOrigin::Kind::kUndefined) return "";
+    return NewName(options_.input_template, edit);
+  }
+
+  /// The state's batch as the data inputs name it; an unnamed batch of a main-graph input gets a name
+  /// (once per input and axis).
+  Dim DataBatchOf(const RecurrentState& state) {
+    DataBatch batch = FindDataBatch(index_, state, "");
+    if (!batch.unnamed_input_dim) return batch.dim;
+    auto [name, fresh] = input_dim_names_.try_emplace(*batch.unnamed_input_dim);
+    if (fresh) {
+      name->second = dim_names_.Allocate("batch");
+      plan_.input_dim_names.emplace_back(batch.unnamed_input_dim->first, batch.unnamed_input_dim->second, name->second);
+    }
+    return Dim{-1, name->second};
+  }
+
+  /// The shape of the tensor fed as a state input, for metadata: the declared shape with the batch as the
+  /// data inputs name it (a fixed batch stays a number although an input fed empty declares it symbolic).
+  static std::vector<MetaDim> DataShape(const std::vector<Dim>& declared, int64_t batch_axis, const Dim& batch) {
+    std::vector<MetaDim> shape;
+    for (size_t i = 0; i < declared.size(); ++i) {
+      const bool at_batch = static_cast<int64_t>(i) == batch_axis && (batch.fixed() || !batch.param.empty());
+      const Dim& d = at_batch ? batch : declared[i];
+      shape.push_back(d.fixed() ? MetaDim{d.value, ""} : MetaDim{-1, d.param});
+    }
+    return shape;
+  }
+
+  /// An already exposed, recorded state: unchanged, except for its default (see PlanExposed).
+  void PlanRecorded(const StateAnalysis& analyzed, StateEdit& edit, const StatePair& pair, const Dim& batch) {
     edit.input = pair.input;
     edit.output = pair.output;
-    edit.optional = pair.optional;
     edit.streamable = pair.streamable;
     edit.rows = pair.rows;
-    KeepExposed(edit);
+    edit.init = pair.init;
+    KeepExposed(analyzed, edit, batch);
   }
 
   /// A state the model exposes stacked: the graph stays as it is; the pair names the rows.
-  void PlanStacked(StateEdit& edit, const StackedExposure& stacked) {
+  void PlanStacked(const StateAnalysis& analyzed, StateEdit& edit, const StackedExposure& stacked, const Dim& batch) {
     edit.input = stacked.input;
     edit.output = stacked.output;
     edit.rows = stacked.rows;
-    edit.optional = index_.graph(GraphPath{}).initializers.count(stacked.input) > 0;
-    KeepExposed(edit);
+    KeepExposed(analyzed, edit, batch);
   }
 
-  /// Records an exposed state unchanged, except that required mode drops the input's default.
-  void KeepExposed(StateEdit& edit) {
-    edit.input_edit = KeepInput{};
+  void KeepExposed(const StateAnalysis& analyzed, StateEdit& edit, const Dim& batch) {
     edit.output_edit = KeepOutput{};
-    const GraphIndex& main = index_.graph(GraphPath{});
-    if (options_.mode == StateInputMode::kRequired && main.initializers.count(edit.input)) {
-      edit.input_edit = DropDefault{};
-      edit.optional = false;
-    }
-    Record(edit);
+    inputs_.PlanExposed(analyzed, edit);
+    if (edit.shape.empty()) edit.shape = InputShape(edit.input);
+    edit.data_shape = DataShape(edit.shape, analyzed.state.batch_axis, batch);
+    Record(edit, analyzed.state);
   }
 
-  void Record(StateEdit& edit) {
-    plan_.pairs.push_back(StatePair{edit.input, edit.output, edit.owner_name, edit.graph_name, edit.kind, edit.optional,
-                                    edit.streamable, edit.rows});
+  /// The declared shape of main-graph input `name`.
+  std::vector<Dim> InputShape(const std::string& name) const {
+    std::vector<Dim> shape;
+    const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, name);
+    if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return shape;
+    for (const auto& d : type->tensor_type().shape().dim()) {
+      shape.push_back(d.has_dim_value() ? Dim{d.dim_value(), ""} : Dim{-1, d.dim_param()});
+    }
+    return shape;
+  }
+
+  /// A state that came from one of the model's own inputs now comes from the new input: the old one only
+  /// serves the default, when the new input is fed empty.
+  void NoteModelInput(const StateAnalysis& analyzed, const StateEdit& edit) {
+    const auto* input = std::get_if<NewInput>(&edit.input_edit);
+    if (input == nullptr || !std::holds_alternative<SelectOriginalDefault>(input->default_value)) return;
+    std::set<std::string> read;
+    const GraphIndex& main = index_.graph(GraphPath{});
+    auto note_if_input = [&](const std::string& name) {
+      if (main.inputs.count(name) && !main.initializers.count(name)) read.insert(name);
+    };
+    if (analyzed.origin.value_graph.empty()) {
+      note_if_input(analyzed.origin.value);
+      for (int n : analyzed.origin.computed_by) {
+        for (const auto& name : index_.model().graph().node(n).input()) note_if_input(name);
+      }
+    }
+    for (const auto& name : read) {
+      plan_.notes.push_back("the model's own input '" + name + "' now gives " + edit.owner_name + "'s " + edit.kind +
+                            " state only when '" + edit.input + "' is fed empty (batch 0); feed '" + edit.input +
+                            "' back from '" + edit.output + "' to stream");
+    }
+  }
+
+  /// The lines a runtime must read: how to make the first feed when it is not zeros, and a state that
+  /// does not stream.
+  void NoteContract(const StateEdit& edit, const RecurrentState& state) {
+    const bool required = options_.mode == StateInputMode::kRequired;
+    if (required && edit.init == kInitEmpty && edit.Changes()) {
+      plan_.notes.push_back("state input '" + edit.input + "': the default is not zeros (a learned or computed " +
+                            "initial state); feed an empty tensor (batch 0) on the first call to get it");
+    }
+    if (!edit.streamable && edit.Changes()) {
+      plan_.notes.push_back("state input '" + edit.input + "' is not streamable (" + state.not_streamable_reason +
+                            "): chunked runs will not equal one full run");
+    }
+  }
+
+  void Record(StateEdit& edit, const RecurrentState& state) {
+    NoteContract(edit, state);
+    StatePair pair{edit.input,
+                   edit.output,
+                   edit.owner_name,
+                   edit.graph_name,
+                   edit.kind,
+                   edit.optional,
+                   edit.streamable,
+                   edit.rows,
+                   {},
+                   {},
+                   -1,
+                   {},
+                   {}};
+    pair.dtype = ElementTypeName(state.elem_type);
+    pair.shape = edit.data_shape;
+    pair.batch_axis = edit.batch_axis;
+    pair.init = edit.init;
+    pair.path = path_namer_.Steps(state.owner.graph);
+    plan_.pairs.push_back(std::move(pair));
     plan_.edits.push_back(std::move(edit));
   }
 
   std::string NewName(const std::string& pattern, const StateEdit& edit) {
     return names_.Allocate(ExpandNameTemplate(pattern, stem_, edit.kind, edit.op));
-  }
-
-  /// Decides the input side; returns a skip reason or "".
-  std::string PlanInput(const StateAnalysis& analyzed, StateEdit& edit) {
-    const RecurrentState& state = analyzed.state;
-    const StateOrigin& origin = analyzed.origin;
-    const bool required = options_.mode == StateInputMode::kRequired;
-    const bool main_site = analyzed.site.graph.empty();
-    edit.shape = DeclaredShape(state);
-    edit.optional = !required;
-
-    bool is_input = origin.kind == StateOrigin::Kind::kGraphInput || origin.kind == StateOrigin::Kind::kDefaultedInput;
-    if (is_input && main_site && origin.other_consumers == 0) {
-      // Already fed by its own graph input: keep the user's name and default.
-      edit.input = origin.value;
-      edit.input_edit = ReuseInput{};
-      edit.optional = origin.kind == StateOrigin::Kind::kDefaultedInput;
-      if (required && edit.optional) {
-        edit.input_edit = DropDefault{};
-        edit.optional = false;
-      }
-      // No input is declared; edit.shape (from the state) declares the output, which has its shape.
-      return "";
-    }
-    if (origin.kind == StateOrigin::Kind::kUndefined)
-      return "its initial state '" + origin.value + "' is never defined";
-
-    edit.input = NewName(options_.input_template, edit);
-    NewInput input{NoDefault{}, edit.input, GraphPath{}};
-    std::string reason;
-    if (!required) {
-      switch (origin.kind) {
-        case StateOrigin::Kind::kInitializer:
-          reason = PlanInitializerDefault(analyzed, edit, input);
-          break;
-        case StateOrigin::Kind::kAbsent:
-        case StateOrigin::Kind::kComputed:
-        case StateOrigin::Kind::kGraphInput:
-        case StateOrigin::Kind::kDefaultedInput:
-        case StateOrigin::Kind::kSubgraphInput:
-          reason = origin.zero ? PlanZeroDefault(analyzed, edit, input) : PlanSelectOriginal(state, edit, input);
-          break;
-        case StateOrigin::Kind::kUndefined:
-          reason = "unknown origin";
-          break;
-      }
-    }
-    edit.input_edit = std::move(input);
-    return reason;
-  }
-
-  /// The initializer becomes the input's default as it is: it must have the state's shape.
-  std::string PlanInitializerDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input) {
-    const StateOrigin& origin = analyzed.origin;
-    const GraphIndex& graph = index_.graph(origin.value_graph);
-    const onnx::TensorProto& tensor =
-        ResolveGraph(index_.model(), origin.value_graph)->initializer(graph.initializers.at(origin.value));
-    const std::vector<Dim>& expected = analyzed.state.shape;
-    bool fits = tensor.dims_size() == static_cast<int>(expected.size());
-    for (int i = 0; fits && i < tensor.dims_size(); ++i) {
-      fits = tensor.dims(i) >= 0 && (!expected[i].fixed() || expected[i].value == tensor.dims(i));
-    }
-    if (!fits) {
-      std::string dims;
-      for (auto d : tensor.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-      return "initializer '" + origin.value + "' has shape [" + dims + "], not the state shape " + ShapeText(expected);
-    }
-    InitializerDefault initializer;
-    initializer.move = analyzed.site.graph.empty() && origin.value_graph.empty() && origin.other_consumers == 0;
-    initializer.source = origin.value_graph;
-    edit.shape.clear();
-    for (auto d : tensor.dims()) {
-      edit.shape.push_back(Dim{d, ""});
-      initializer.dims.push_back(d);
-    }
-    input.default_value = std::move(initializer);
-    return "";
-  }
-
-  std::string PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input) {
-    const RecurrentState& state = analyzed.state;
-    std::vector<Dim> shape = state.shape;
-    const int batch_axis = state.batch_axis;
-    if (batch_axis >= 0 && state.shape[batch_axis].fixed()) {
-      std::vector<int64_t> dims;
-      for (const auto& d : shape) dims.push_back(d.value);
-      const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, dims);
-      if (bytes && *bytes <= kMaxZeroDefaultBytes) {
-        input.default_value = ZerosDefault{dims};
-        return "";
-      }
-      // Too large to store: broadcast [D,1,H] zeros to the batch of X, as for a dynamic batch. The
-      // input's batch is then declared symbolic ([D,1,H] must be a valid value of it).
-      auto [name, fresh] = batch_params_.try_emplace({state.owner.graph, state.owner.node});
-      if (fresh) name->second = dim_names_.Allocate("batch");
-      edit.shape[batch_axis] = Dim{-1, name->second};
-      shape[batch_axis] = Dim{-1, ""};
-    }
-    // A carried site has no X to take the batch from: select the original zeros instead.
-    if (analyzed.site.carried) return PlanSelectOriginal(state, edit, input);
-    if (index_.onnx_opset() < kExpandOpset) {
-      return "a zero default broadcast to the batch needs Expand (opset 8); use --state-inputs required";
-    }
-    BroadcastZerosDefault broadcast;
-    for (const auto& d : shape) broadcast.dims.push_back(d.fixed() ? d.value : 1);
-    const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, broadcast.dims);
-    if (!bytes || *bytes > kMaxZeroDefaultBytes) {
-      std::vector<Dim> dims;
-      for (int64_t d : broadcast.dims) dims.push_back(Dim{d, ""});
-      return FixedAxesText(state) + " makes even a " + ShapeText(dims) + " zero default over " +
-             std::to_string(kMaxZeroDefaultBytes >> 20) + " MiB; use --state-inputs required";
-    }
-    broadcast.broadcast = BroadcastFor(state);
-    input.default_graph = plan_.broadcasts[broadcast.broadcast].graph;
-    input.slot_value = names_.Allocate(edit.input + ".expanded");
-    input.default_value = std::move(broadcast);
-    return "";
-  }
-
-  std::string PlanSelectOriginal(const RecurrentState& state, StateEdit& edit, NewInput& input) {
-    if (edit.original.empty()) return "no original value to select";
-    SelectOriginalDefault select;
-    input.default_graph = index_.Resolve(edit.site.graph, edit.original).graph;
-    std::vector<Dim> shape = DeclaredShape(state);
-    if (state.batch_axis >= 0 && shape[state.batch_axis].fixed()) shape[state.batch_axis] = Dim{-1, "batch"};
-    edit.shape = shape;
-    for (const auto& d : state.shape) select.dims.push_back(d.fixed() ? d.value : 0);
-    if (state.batch_axis >= 0) select.dims[state.batch_axis] = 0;  // an empty tensor means "not fed"
-    select.size_value = names_.Allocate(edit.input + ".size");
-    select.zero_value = names_.Allocate(edit.input + ".zero");
-    select.is_empty_value = names_.Allocate(edit.input + ".is_empty");
-    select.then_value = names_.Allocate(edit.input + ".original");
-    select.else_value = names_.Allocate(edit.input + ".fed");
-    input.slot_value = names_.Allocate(edit.input + ".selected");
-    input.default_value = std::move(select);
-    return "";
-  }
-
-  /// The shape computation for the owner of `state`, created once and shared by its states.
-  int BroadcastFor(const RecurrentState& state) {
-    auto key = std::make_pair(state.owner.graph, state.owner.node);
-    if (auto it = broadcasts_.find(key); it != broadcasts_.end()) return it->second;
-    BroadcastShapeNames b;
-    // Where X is defined: often the main graph even for a node deep in an If or Loop.
-    b.graph = index_.Resolve(state.owner.graph, state.batch_source.value).graph;
-    b.x = state.batch_source.value;
-    b.batch_axis = state.batch_source.axis;
-    b.batch_position = state.batch_axis;
-    b.shape_of_x = names_.Allocate(stem_ + ".x_shape");
-    b.batch_index = names_.Allocate(stem_ + ".batch_axis");
-    b.batch = names_.Allocate(stem_ + ".batch");
-    for (size_t i = 0; i < state.shape.size(); ++i) {
-      if (static_cast<int>(i) == state.batch_axis) continue;
-      b.fixed_dims.emplace_back(state.shape[i].value, names_.Allocate(stem_ + "." + state.axis_names[i]));
-    }
-    b.state_shape = names_.Allocate(stem_ + ".state_shape");
-    plan_.broadcasts.push_back(std::move(b));
-    int id = static_cast<int>(plan_.broadcasts.size()) - 1;
-    broadcasts_[key] = id;
-    return id;
-  }
-
-  /// A Scan carries its state variables with one fixed shape, so the state threaded out through a Scan
-  /// must start at its full shape. A default of another shape ([D,1,H] to broadcast, or empty to select
-  /// the original) is fine where the effective state is visible; when it is computed only inside the
-  /// Scan's body, the Scan would receive the raw default and ONNX Runtime rejects the run.
-  std::string ScanStateProblem(const StateAnalysis& analyzed, const StateEdit& edit) const {
-    const NewInput* input = std::get_if<NewInput>(&edit.input_edit);
-    if (input == nullptr) return "";
-    bool partial = std::holds_alternative<BroadcastZerosDefault>(input->default_value) ||
-                   std::holds_alternative<SelectOriginalDefault>(input->default_value);
-    for (const auto& level : analyzed.levels) {
-      if (partial && level.kind == ContainerKind::kScan9 && !Encloses(input->default_graph, level.graph)) {
-        return "its default can only be computed inside the Scan body, and a Scan needs a state of fixed shape; "
-               "use --state-inputs required (feed zeros on the first call)";
-      }
-    }
-    return "";
   }
 
   void PlanOutput(const StateAnalysis& analyzed, StateEdit& edit) {
@@ -341,13 +244,13 @@ class StatePlanner {
   const Analysis& analysis_;
   const PlanOptions& options_;
   NameAllocator& names_;
-  NameAllocator dim_names_;  // dim_param names of symbolic batches this plan declares
+  NameAllocator dim_names_;  // names given to unnamed batch dimensions of data inputs
   const PathNamer& path_namer_;
-  std::map<std::pair<GraphPath, int>, std::string> batch_params_;  // per owner: its states share one
   Plan& plan_;
+  InputPlanner inputs_;
   std::string stem_;
-  std::map<std::pair<GraphPath, int>, int> broadcasts_;
   std::set<std::tuple<GraphPath, int, int>> planned_sites_;
+  std::map<std::pair<std::string, int>, std::string> input_dim_names_;
 };
 
 }  // namespace

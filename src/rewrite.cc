@@ -43,6 +43,7 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkAll(problem);
   outcome.plan = MakePlan(index, outcome.analysis, options);
   outcome.warnings = SkipWarnings(outcome.plan);
+  outcome.warnings.insert(outcome.warnings.end(), outcome.plan.notes.begin(), outcome.plan.notes.end());
   if (!outcome.analysis.metadata_error.empty()) {
     outcome.warnings.push_back(outcome.analysis.metadata_error + " (it will be rewritten)");
   }

@@ -3,6 +3,8 @@
 /// What `rewrite`, `report` and `check` do with one file, as a FileResult (see batch.h): safe to call from
 /// worker threads (nothing is printed, nothing thrown; failures are in the result).
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "rnnstate/file_result.h"
@@ -40,5 +42,15 @@ FileResult ReportFile(const std::string& input, ReportFormat format);
 /// Checks `input` (see check.h). Status failed with exit code kCheckFailed when there are problems; each
 /// is in details["problems"] ({"kind", "message"}) and, as `PATH: message`, in `text`.
 FileResult CheckFile(const std::string& input);
+
+/// What `init` needs besides the file: the batch size and values of other symbolic dimensions.
+struct InitSettings {
+  int64_t batch = 1;
+  std::map<std::string, int64_t> dims;
+};
+
+/// The first call's feed of every state input of `input` (from its `rnnstate` metadata): `text` one line
+/// per input, details["feeds"] the JSON list. A model without recorded pairs has no feeds (a warning).
+FileResult InitFile(const std::string& input, const InitSettings& settings);
 
 }  // namespace rnnstate

@@ -30,24 +30,54 @@ Json RowRangeJson(const RowRange& rows);
 /// True when the two ranges share a row.
 bool RowsOverlap(const RowRange& a, const RowRange& b);
 
+/// One dimension of a state's shape: a number, or the symbolic name of a data input's dimension.
+struct MetaDim {
+  int64_t value = -1;  ///< >= 0 when fixed
+  std::string symbol;  ///< the name when not fixed ("" only when nothing is known)
+  bool operator==(const MetaDim& o) const { return value == o.value && symbol == o.symbol; }
+};
+
+/// One step down from a graph to a subgraph: the node holding it (by name) and its attribute, with the
+/// position in a list of graphs (GRAPHS attributes; -1 otherwise).
+struct PathStep {
+  std::string node;
+  std::string attribute;
+  int64_t index = -1;
+  bool operator==(const PathStep& o) const { return node == o.node && attribute == o.attribute && index == o.index; }
+};
+
+/// How to make the first call's feed of a state input.
+inline constexpr const char* kInitZeros = "zeros";  ///< zeros of `shape`: exactly the model's default
+inline constexpr const char* kInitEmpty = "empty";  ///< an empty tensor (batch 0): the model's own default
+
 /// One state pair: feed `output` of one call as `input` of the next.
 struct StatePair {
   std::string input;
   std::string output;
-  std::string node;   ///< recurrent node name
-  std::string graph;  ///< graph path of the node, "main" for the main graph
-  std::string kind;   ///< "h" or "c"
+  std::string node;   ///< name of the node owning the state
+  std::string graph;  ///< graph path of that node, for display ("main", "main/Loop_3:body")
+  std::string kind;   ///< "h", "c", or another kind of state (readers accept unknown kinds)
   bool optional = true;     ///< the input has a default (may be left unfed)
   bool streamable = true;   ///< chunked runs equal one full run (forward recurrences)
   /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
   /// of `input` and of `output` are this state's; other pairs hold the other rows of the same tensors.
   std::optional<RowRange> rows;
+  // Written since the contract grew (version stays 1; absent in older metadata):
+  std::string dtype;           ///< element type of `input` ("float32", "float64", "float16", "bfloat16")
+  std::vector<MetaDim> shape;  ///< shape of the tensor fed as `input`, the batch named as the data's
+  int64_t batch_axis = -1;     ///< the axis of `shape` that is the batch, -1 when none
+  std::string init;            ///< kInitZeros or kInitEmpty ("" in older metadata)
+  std::vector<PathStep> path;  ///< the graph of `node`, step by step from the main graph (empty: main)
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
-           optional == o.optional && streamable == o.streamable && rows == o.rows;
+           optional == o.optional && streamable == o.streamable && rows == o.rows && dtype == o.dtype &&
+           shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path;
   }
 };
+
+/// "float32" for onnx::TensorProto::FLOAT, ...; "" for an element type a state cannot have.
+std::string ElementTypeName(int32_t elem_type);
 
 /// The pairs recorded in `model`, or an empty list when there is no `rnnstate` key.
 /// Sets `error` (and returns what could be read) when the value is not valid metadata.

@@ -154,7 +154,7 @@ check "check: the problem is one line on stdout" has out "rnn_dyn.onnx: main RNN
 perl -0777 -pe 's{"node":"/rnn/RNN"}{"node":"/rnn/RNX"}' "$work/ok.onnx" >"$work/stale.onnx"
 check "check: metadata naming a missing node fails (1)" run 1 check "$work/stale.onnx"
 check "check: names the missing node" has out "no RNN/GRU/LSTM node '/rnn/RNX'"
-perl -0777 -pe 's{"kind":"h"}{"kind":"x"}' "$work/ok.onnx" >"$work/malformed.onnx"
+perl -0777 -pe 's{"version":1}{"version":7}' "$work/ok.onnx" >"$work/malformed.onnx"
 check "check: malformed metadata fails (1)" run 1 check "$work/malformed.onnx"
 check "check: says the metadata is invalid" has out "metadata 'rnnstate' is invalid"
 check "check: failing and passing files: exit 1" run 1 check "$work/ok.onnx" "$work/stale.onnx"

@@ -175,4 +175,18 @@ else
   echo "SKIP  durability checks: strace cannot trace processes on this machine"
 fi
 
+# init: the first call's feeds, from the metadata alone.
+"$bin" -q rewrite "$models/handbuilt/lstm_init_state.onnx" -o "$work/init_req.onnx" --state-inputs required >/dev/null
+check "init: exit 0" run 0 init "$work/init_req.onnx" --batch 5
+check "init: a zero default is fed as zeros of the data's shape" grep -qx "lstm.h_in  float32  \[1,2,4\]  zeros" "$work/out"
+check "init: a learned default is fed empty (batch 0)" grep -qx "lstm.c_in  float32  \[1,0,4\]  empty" "$work/out"
+"$bin" -q rewrite "$models/torch/gru2_dyn.onnx" -o "$work/init_dyn.onnx" >/dev/null
+check "init: a dynamic batch takes --batch" run 0 init "$work/init_dyn.onnx" --batch 3
+check "init: ...for every layer" test "$(grep -c '  float32  \[1,3,6\]  zeros$' "$work/out")" -eq 2
+check "init --json: feeds in the record" run 0 init "$work/init_dyn.onnx" --json
+check "init --json: shape and init" grep -q '"feeds":\[{"input":"[^"]*","dtype":"float32","shape":\[1,1,6\],"init":"zeros"}' "$work/out"
+check "init: a model without pairs warns" run 0 init "$models/torch/gru2_dyn.onnx"
+check "init: ...saying to rewrite first" err_has "run rnnstate rewrite first"
+check "init: a bad --dim is a usage error" run 2 init "$work/init_dyn.onnx" --dim batch
+
 finish

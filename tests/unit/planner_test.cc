@@ -87,13 +87,13 @@ TEST(Planner, RequiredModeAddsNoDefault) {
   EXPECT_FALSE(edit.optional);
 }
 
-TEST(Planner, InitializerServingOneStateIsMovedOneSharedIsCopied) {
+TEST(Planner, ZeroInitializerServingOneStateIsMovedOneSharedIsCopied) {
   const char* graph = R"(g (float[seq, 2, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, 2, 3] Y) {
   Y = LSTM <hidden_size = 3> (X, W, R, , , h0, c0)
 })";
   auto own = [](onnx::GraphProto& g) {
-    testing::AddFloatInitializer(g, "h0", {1, 2, 3}, {0.5f});
-    testing::AddFloatInitializer(g, "c0", {1, 2, 3}, {0.25f});
+    testing::AddFloatInitializer(g, "h0", {1, 2, 3}, {0.0f});
+    testing::AddFloatInitializer(g, "c0", {1, 2, 3}, {0.0f});
   };
   Planned p = PlanOf(graph, {}, own);
   ASSERT_EQ(p.plan.edits.size(), 2u);
@@ -104,10 +104,31 @@ TEST(Planner, InitializerServingOneStateIsMovedOneSharedIsCopied) {
   }
   std::string shared_graph = graph;
   shared_graph.replace(shared_graph.find("h0, c0"), 6, "h0, h0");
-  Planned shared = PlanOf(shared_graph, {}, [](onnx::GraphProto& g) { testing::AddFloatInitializer(g, "h0", {1, 2, 3}, {0.5f}); });
+  Planned shared =
+      PlanOf(shared_graph, {}, [](onnx::GraphProto& g) { testing::AddFloatInitializer(g, "h0", {1, 2, 3}, {0.0f}); });
   ASSERT_EQ(shared.plan.edits.size(), 2u);
   for (const StateEdit& edit : shared.plan.edits) {
     EXPECT_FALSE(std::get<InitializerDefault>(std::get<NewInput>(edit.input_edit).default_value).move) << edit.kind;
+  }
+}
+
+TEST(Planner, LearnedInitialStateIsSelectedInBothModesOnlyDefaultsModeHasTheEmptyDefault) {
+  const char* graph = R"(g (float[seq, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, 2, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R, , , h0)
+})";
+  auto learned = [](onnx::GraphProto& g) { testing::AddFloatInitializer(g, "h0", {1, 2, 3}, {0.5f}); };
+  for (StateInputMode mode : {StateInputMode::kDefaults, StateInputMode::kRequired}) {
+    PlanOptions options;
+    options.mode = mode;
+    Planned p = PlanOf(graph, options, learned);
+    const StateEdit& edit = OnlyEdit(p.plan);
+    const auto& select = std::get<SelectOriginalDefault>(std::get<NewInput>(edit.input_edit).default_value);
+    EXPECT_EQ(select.empty_default, mode == StateInputMode::kDefaults);
+    EXPECT_THAT(select.dims, ElementsAre(1, 0, 3));
+    EXPECT_EQ(edit.init, kInitEmpty);
+    EXPECT_EQ(ShapeText(edit.shape), "[1,batch,3]");
+    ASSERT_EQ(p.plan.pairs.size(), 1u);
+    EXPECT_EQ(p.plan.pairs[0].shape, (std::vector<MetaDim>{{1, ""}, {2, ""}, {3, ""}})) << "the data's batch";
   }
 }
 
@@ -211,6 +232,34 @@ TEST(Planner, NodeFilterLeavesOtherStatesAlone) {
                      options);
   ASSERT_EQ(q.plan.edits.size(), 1u);
   EXPECT_EQ(q.plan.edits[0].key, (StateKey{{}, 1, 5}));
+}
+
+}  // namespace
+}  // namespace rnnstate
+
+namespace rnnstate {
+namespace {
+
+TEST(Planner, AnUnnamedDataBatchGetsANameTheStateShapesReferTo) {
+  // X's batch reaches the GRU through a Relu: onnx's inference names it "unk__...", which no caller sees.
+  Planned p = PlanOf(R"(g (float[seq, ?, 2] x, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, ?, 3] Y) {
+  X = Relu (x)
+  Y = GRU <hidden_size = 3> (X, W, R)
+})");
+  ASSERT_EQ(p.plan.input_dim_names.size(), 1u);
+  EXPECT_EQ(p.plan.input_dim_names[0], std::make_tuple(std::string("x"), 1, std::string("batch")));
+  const StateEdit& edit = OnlyEdit(p.plan);
+  EXPECT_EQ(ShapeText(edit.shape), "[1,batch,3]");
+  EXPECT_EQ(p.plan.pairs[0].shape, (std::vector<MetaDim>{{1, ""}, {-1, "batch"}, {3, ""}}));
+}
+
+TEST(Planner, ADataBatchNamedByTheInputKeepsItsName) {
+  Planned p = PlanOf(R"(g (float[seq, N, 2] x, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, N, 3] Y) {
+  X = Transpose <perm = [0, 1, 2]> (x)
+  Y = GRU <hidden_size = 3> (X, W, R)
+})");
+  EXPECT_TRUE(p.plan.input_dim_names.empty());
+  EXPECT_EQ(p.plan.pairs[0].shape, (std::vector<MetaDim>{{1, ""}, {-1, "N"}, {3, ""}}));
 }
 
 }  // namespace

@@ -247,11 +247,29 @@ TEST(Subgraph, ScanStateWhoseDefaultIsOnlyKnownInsideTheBodyNeedsRequiredMode) {
   EXPECT_THAT(outcome.plan.skipped[0].reason, HasSubstr("fixed shape"));
   EXPECT_FALSE(outcome.changed);
 
+  // Required mode cannot drop the original (non-zero) value either: feeding zeros would change the model.
+  outcome = Rewrite(model, StateInputMode::kRequired);
+  ASSERT_EQ(outcome.plan.skipped.size(), 1u);
+  EXPECT_THAT(outcome.plan.skipped[0].reason, HasSubstr("non-zero"));
+  EXPECT_FALSE(outcome.changed);
+}
+
+TEST(Subgraph, ScanStateWithAZeroDefaultKnownOnlyInsideTheBodyIsRewrittenInRequiredMode) {
+  const char* text = R"(g (float[seq, batch, 3] x) => (float[seq, 1, batch, 3] ys) {
+  ys = Scan (x) <num_scan_inputs = 1, body = body (float[batch, 3] x_t) => (float[1, batch, 3] y_t) {
+    zero = Constant <value = int64[1] {0}> ()
+    x1 = Unsqueeze (x_t, zero)
+    Y, y_t = GRU <hidden_size = 3> (x1, Wg3, Rg)
+  }>
+})";
+  onnx::ModelProto model = Model(text);
+  testing::AddFloatInitializer(*model.mutable_graph(), "Wg3", {1, 9, 3}, {0.1f});
   Rewrite(model, StateInputMode::kRequired);
   const onnx::NodeProto& scan = NodeOfType(model.graph(), "Scan");
   EXPECT_EQ(scan.input_size(), 2) << "a new state variable threads the final state out";
   auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].init, kInitZeros);
   EXPECT_EQ(NodeOfType(Attr(scan, "body"), "GRU").input(5), pairs[0].input);
   EXPECT_EQ(StructuralProblem(model), "");
 }

@@ -2,6 +2,7 @@
 // state and per destination of the final state, built as ONNX text.
 
 #include <gmock/gmock.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "rnnstate/error.h"
@@ -60,7 +61,9 @@ TEST(Rewrite, AbsentStateWithDynamicBatchGetsBroadcastZeroDefault) {
   EXPECT_EQ(DeclaredShape(g, "GRU_0.h_out"), "[1,batch,3]");
   auto pairs = RecordedPairs(model);
   ASSERT_EQ(pairs.size(), 1u);
-  EXPECT_EQ(pairs[0], (StatePair{"GRU_0.h_in", "GRU_0.h_out", "GRU_0", "main", "h", true, true, std::nullopt}));
+  StatePair expected{"GRU_0.h_in", "GRU_0.h_out", "GRU_0", "main", "h", true, true, std::nullopt, "float32",
+                     {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{3, ""}}, 1, kInitZeros, {}};
+  EXPECT_EQ(pairs[0], expected);
 }
 
 TEST(Rewrite, AbsentStateWithFixedBatchGetsFullZeroInitializer) {
@@ -177,28 +180,61 @@ TEST(Rewrite, SlicedZeroStatePerLayerGetsOneInputPerLayer) {
   for (const auto& node : g.node()) EXPECT_NE(node.op_type(), "Slice");
 }
 
-TEST(Rewrite, InitializerStateUsedOnceBecomesTheDefaultOfTheInput) {
+TEST(Rewrite, ZeroInitializerUsedOnceBecomesTheDefaultOfTheInput) {
   onnx::ModelProto model = Model(R"(g (float[4, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[4, 1, 2, 3] Y) {
   Y = GRU <hidden_size = 3> (X, W, R, , , h_init)
 })");
-  testing::AddFloatInitializer(*model.mutable_graph(), "h_init", {1, 2, 3}, {0.5f, -1.0f});
+  testing::AddFloatInitializer(*model.mutable_graph(), "h_init", {1, 2, 3}, {0.0f});
   Rewrite(model);
   const auto& g = model.graph();
   EXPECT_THAT(InitializerNames(g), ElementsAre("GRU_0.h_in"));
-  EXPECT_EQ(g.initializer(0).float_data(0), 0.5f) << "values are kept";
   EXPECT_THAT(InputNames(g), Contains("GRU_0.h_in"));
   EXPECT_EQ(NodeOfType(g, "GRU").input(5), "GRU_0.h_in");
+  EXPECT_EQ(RecordedPairs(model)[0].init, kInitZeros);
 }
 
-TEST(Rewrite, InitializerSharedByHAndCIsCopiedPerState) {
+TEST(Rewrite, LearnedInitialStateIsKeptAndSelectedWhenTheInputIsEmpty) {
+  for (StateInputMode mode : {StateInputMode::kDefaults, StateInputMode::kRequired}) {
+    onnx::ModelProto model = Model(R"(g (float[4, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[4, 1, 2, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R, , , h_init)
+})");
+    testing::AddFloatInitializer(*model.mutable_graph(), "h_init", {1, 2, 3}, {0.5f, -1.0f});
+    PlanOptions options;
+    options.mode = mode;
+    Rewrite(model, options);
+    const auto& g = model.graph();
+    const bool defaults = mode == StateInputMode::kDefaults;
+    const std::vector<std::string> initializers = InitializerNames(g);
+    const std::vector<std::string> expected =
+        defaults ? std::vector<std::string>{"h_init", "GRU_0.h_in"} : std::vector<std::string>{"h_init"};
+    EXPECT_EQ(initializers, expected);
+    EXPECT_EQ(g.initializer(0).float_data(0), 0.5f) << "values are kept";
+    if (defaults) {
+      EXPECT_THAT(g.initializer(1).dims(), ElementsAre(1, 0, 3)) << "the empty default";
+    }
+    EXPECT_EQ(DeclaredShape(g, "GRU_0.h_in"), "[1,batch,3]") << "an empty feed must be valid";
+    const onnx::NodeProto* select = Producer(g, NodeOfType(g, "GRU").input(5));
+    ASSERT_NE(select, nullptr);
+    EXPECT_EQ(select->op_type(), "If");
+    auto pairs = RecordedPairs(model);
+    ASSERT_EQ(pairs.size(), 1u);
+    EXPECT_EQ(pairs[0].init, kInitEmpty);
+    EXPECT_EQ(pairs[0].optional, defaults);
+  }
+}
+
+TEST(Rewrite, LearnedInitialStateSharedByHAndCIsSelectedForEach) {
   onnx::ModelProto model = Model(R"(g (float[4, 2, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[4, 1, 2, 3] Y) {
   Y = LSTM <hidden_size = 3> (X, W, R, , , s, s)
 })");
   testing::AddFloatInitializer(*model.mutable_graph(), "s", {1, 2, 3}, {0.25f});
   Rewrite(model);
   const auto& g = model.graph();
-  EXPECT_THAT(InitializerNames(g), ElementsAre("LSTM_0.h_in", "LSTM_0.c_in")) << "the shared original is pruned";
-  EXPECT_EQ(g.initializer(1).float_data(0), 0.25f);
+  EXPECT_THAT(InitializerNames(g), ElementsAre("s", "LSTM_0.h_in", "LSTM_0.c_in")) << "the learned values stay";
+  EXPECT_EQ(g.initializer(0).float_data(0), 0.25f);
+  const auto& lstm = NodeOfType(g, "LSTM");
+  EXPECT_EQ(lstm.input(5), "LSTM_0.h_in.selected");
+  EXPECT_EQ(lstm.input(6), "LSTM_0.c_in.selected");
 }
 
 TEST(Rewrite, NonZeroComputedStateIsSelectedByAnIfWhenTheInputIsEmpty) {
@@ -479,6 +515,64 @@ TEST(Rewrite, OldOpsetIsStillReported) {
   EXPECT_NE(outcome.analysis.nodes[0].problem.find("opset 6"), std::string::npos);
   EXPECT_FALSE(outcome.plan.ChangesModel());
   EXPECT_THROW(RequireSupportedOpset(outcome.analysis), Error);
+}
+
+}  // namespace
+}  // namespace rnnstate
+
+namespace rnnstate {
+namespace {
+
+TEST(Rewrite, ModelInputWithALearnedDefaultKeepsItBehindTheEmptyTensor) {
+  for (StateInputMode mode : {StateInputMode::kDefaults, StateInputMode::kRequired}) {
+    onnx::ModelProto model = Model(R"(g (float[seq, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 2, 3] h0)
+    => (float[1, 2, 3] hn) {
+  Y, hn = GRU <hidden_size = 3> (X, W, R, , , h0)
+})");
+    testing::AddFloatInitializer(*model.mutable_graph(), "h0", {1, 2, 3}, {0.5f});
+    PlanOptions options;
+    options.mode = mode;
+    RewriteOutcome outcome = Rewrite(model, options);
+    const auto& g = model.graph();
+    const bool defaults = mode == StateInputMode::kDefaults;
+    EXPECT_THAT(InputNames(g), Contains("h0")) << "the interface is the model's own";
+    const std::vector<std::string> initializers = InitializerNames(g);
+    EXPECT_THAT(initializers, Contains("h0.default"));
+    EXPECT_EQ(std::count(initializers.begin(), initializers.end(), "h0"), defaults ? 1 : 0);
+    EXPECT_EQ(DeclaredShape(g, "h0"), "[1,batch,3]");
+    const onnx::NodeProto* select = Producer(g, NodeOfType(g, "GRU").input(5));
+    ASSERT_NE(select, nullptr);
+    EXPECT_EQ(select->op_type(), "If");
+    auto pairs = RecordedPairs(model);
+    ASSERT_EQ(pairs.size(), 1u);
+    EXPECT_EQ(pairs[0].input, "h0");
+    EXPECT_EQ(pairs[0].init, kInitEmpty);
+    EXPECT_FALSE(Rewrite(model, options).changed) << "idempotent";
+  }
+}
+
+TEST(Rewrite, BothRoutesToRequiredModeGiveTheSameInterface) {
+  const char* graph = R"(g (float[4, 2, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[4, 1, 2, 3] Y) {
+  Y = LSTM <hidden_size = 3> (X, W, R, , , h_init, c_init)
+})";
+  auto make = [&] {
+    onnx::ModelProto model = Model(graph);
+    testing::AddFloatInitializer(*model.mutable_graph(), "h_init", {1, 2, 3}, {0.0f});
+    testing::AddFloatInitializer(*model.mutable_graph(), "c_init", {1, 2, 3}, {0.75f, -0.5f});
+    return model;
+  };
+  PlanOptions required;
+  required.mode = StateInputMode::kRequired;
+  onnx::ModelProto direct = make();
+  Rewrite(direct, required);
+  onnx::ModelProto two_steps = make();
+  Rewrite(two_steps);
+  Rewrite(two_steps, required);
+  EXPECT_EQ(InputNames(direct.graph()), InputNames(two_steps.graph()));
+  for (const auto& name : InputNames(direct.graph())) {
+    EXPECT_EQ(DeclaredShape(direct.graph(), name), DeclaredShape(two_steps.graph(), name)) << name;
+  }
+  EXPECT_EQ(RecordedPairs(direct), RecordedPairs(two_steps));
 }
 
 }  // namespace

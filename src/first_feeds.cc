@@ -1,0 +1,74 @@
+#include "first_feeds.h"
+
+#include "rnnstate/error.h"
+
+namespace rnnstate {
+
+namespace {
+
+std::vector<int64_t> Concrete(const StatePair& pair, int64_t batch, const std::map<std::string, int64_t>& dims) {
+  std::vector<int64_t> shape;
+  for (size_t axis = 0; axis < pair.shape.size(); ++axis) {
+    const MetaDim& dim = pair.shape[axis];
+    if (static_cast<int64_t>(axis) == pair.batch_axis) {
+      shape.push_back(pair.init == kInitEmpty ? 0 : dim.value >= 0 ? dim.value : batch);
+    } else if (dim.value >= 0) {
+      shape.push_back(dim.value);
+    } else if (auto value = dims.find(dim.symbol); value != dims.end()) {
+      shape.push_back(value->second);
+    } else {
+      throw Error(ExitCode::kUsage, "state input '" + pair.input + "': give its dimension '" + dim.symbol +
+                                        "' a value (--dim " + (dim.symbol.empty() ? "NAME" : dim.symbol) + "=N)");
+    }
+  }
+  return shape;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, int64_t batch,
+                                  const std::map<std::string, int64_t>& dims) {
+  std::vector<FirstFeed> feeds;
+  std::map<std::string, size_t> at;
+  for (const StatePair& pair : pairs) {
+    if (pair.dtype.empty() || pair.init.empty()) {
+      throw Error(ExitCode::kBadInput, "state pair '" + pair.input + "' lacks dtype/shape/init (metadata of an " +
+                                           "older rnnstate: rewrite the model again)");
+    }
+    FirstFeed feed{pair.input, pair.dtype, Concrete(pair, batch, dims), pair.init};
+    if (auto seen = at.find(pair.input); seen != at.end()) {
+      const FirstFeed& other = feeds[seen->second];
+      if (other.dtype != feed.dtype || other.shape != feed.shape || other.init != feed.init) {
+        throw Error(ExitCode::kBadInput, "state pairs of input '" + pair.input + "' disagree about its first feed");
+      }
+      continue;
+    }
+    at[pair.input] = feeds.size();
+    feeds.push_back(std::move(feed));
+  }
+  return feeds;
+}
+
+std::string FirstFeedsText(const std::vector<FirstFeed>& feeds) {
+  std::string text;
+  for (const FirstFeed& feed : feeds) {
+    text += feed.input + "  " + feed.dtype + "  " + ShapeString(feed.shape) + "  " + feed.init + "\n";
+  }
+  return text;
+}
+
+Json FirstFeedsJson(const std::vector<FirstFeed>& feeds) {
+  Json list = Json::array();
+  for (const FirstFeed& feed : feeds) {
+    list.push_back({{"input", feed.input}, {"dtype", feed.dtype}, {"shape", feed.shape}, {"init", feed.init}});
+  }
+  return list;
+}
+
+}  // namespace rnnstate
