@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "default_path.h"
 #include "wiring.h"
 
 namespace rnnstate {
@@ -16,8 +17,7 @@ using StateProducer = void (*)(const ModelIndex&, std::vector<RecurrentNode>*, s
 
 constexpr StateProducer kStateProducers[] = {FindOpStates};
 
-/// The values and nodes an initial state depends on, used to detect sharing: the slot value itself
-/// and, for computed states, the computing nodes.
+/// The tensor an initial state reads, used to detect sharing (states reading the very same tensor).
 std::set<std::string> SharingKeys(const StateAnalysis& state) {
   std::set<std::string> keys;
   std::string scope;
@@ -25,7 +25,6 @@ std::set<std::string> SharingKeys(const StateAnalysis& state) {
     scope += std::to_string(step.node) + ":" + step.attribute + ":" + std::to_string(step.list_index) + "/";
   }
   if (!state.origin.value.empty()) keys.insert(scope + "|v|" + state.origin.value);
-  for (int n : state.origin.computed_by) keys.insert(scope + "|n|" + std::to_string(n));
   return keys;
 }
 
@@ -67,32 +66,106 @@ bool RecordHolds(const ModelIndex& index, const RecurrentState& state, const Sta
 bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
   if (state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
-    return pair.rows ? RecordsStacked(pair, state.stacked) : RecordHolds(index, state.state, pair);
+    const bool region = pair.rows || !pair.region.empty();
+    return region ? RecordsExposure(pair, state.exposure) : RecordHolds(index, state.state, pair);
   }
+  if (state.exposure) return true;
   if (!state.site.graph.empty()) return false;
-  if (state.stacked) return true;
   bool direct_input = (state.origin.kind == StateOrigin::Kind::kGraphInput ||
                        state.origin.kind == StateOrigin::Kind::kDefaultedInput) &&
                       state.origin.other_consumers == 0;
   return direct_input && state.final_state.graph_output;
 }
 
-/// Drops stacked exposures that clash with another (see StackedClaimsConflict).
-void DropConflictingStacks(std::vector<StateAnalysis>& states) {
-  std::vector<StateAnalysis*> stacked;
-  for (auto& state : states) {
-    if (state.stacked) stacked.push_back(&state);
+/// When a state lands whole in several outputs, the one to feed back is the output every state read from
+/// the same input lands in (the authors' own state output, not another that happens to hold a copy).
+void ChooseOutputs(std::vector<StateAnalysis>& states) {
+  std::map<std::string, std::map<std::string, int>> votes;  // input -> output -> states landing there
+  for (const auto& state : states) {
+    for (const Exposure& candidate : state.finding.candidates) ++votes[candidate.input][candidate.output];
   }
-  std::vector<bool> clash(stacked.size(), false);
-  for (size_t a = 0; a < stacked.size(); ++a) {
-    for (size_t b = a + 1; b < stacked.size(); ++b) {
-      if (StackedClaimsConflict(ClaimOf(*stacked[a]->stacked), ClaimOf(*stacked[b]->stacked)) != ClaimConflict::kNone) {
+  for (auto& state : states) {
+    if (state.finding.candidates.size() < 2) continue;
+    const auto& counts = votes[state.finding.candidates.front().input];
+    const Exposure* best = &state.finding.candidates.front();
+    for (const Exposure& candidate : state.finding.candidates) {
+      if (counts.at(candidate.output) > counts.at(best->output)) best = &candidate;
+    }
+    state.exposure = *best;
+  }
+}
+
+/// Drops exposures that clash with another (see ClaimsConflict), except between states that never run
+/// in the same call (the branches of one If).
+void DropConflictingExposures(std::vector<StateAnalysis>& states) {
+  std::vector<StateAnalysis*> exposed;
+  for (auto& state : states) {
+    if (state.exposure) exposed.push_back(&state);
+  }
+  std::vector<bool> clash(exposed.size(), false);
+  for (size_t a = 0; a < exposed.size(); ++a) {
+    for (size_t b = a + 1; b < exposed.size(); ++b) {
+      if (Exclusive(exposed[a]->state, exposed[b]->state)) continue;
+      if (ClaimsConflict(ClaimOf(*exposed[a]->exposure), ClaimOf(*exposed[b]->exposure)) != ClaimConflict::kNone) {
         clash[a] = clash[b] = true;
       }
     }
+    // A state that is not exposed but reads the same elements would start from this state's final value.
+    for (const auto& other : states) {
+      if (other.exposure || !other.finding.read_place || &other == exposed[a] ||
+          other.finding.read_place->tensor != exposed[a]->exposure->input ||
+          Exclusive(other.state, exposed[a]->state)) {
+        continue;
+      }
+      const std::vector<RegionAxis>& region = other.finding.read_region;
+      if (region.empty() || RegionsOverlap(region, exposed[a]->exposure->region)) clash[a] = true;
+    }
   }
-  for (size_t i = 0; i < stacked.size(); ++i) {
-    if (clash[i]) stacked[i]->stacked.reset();
+  for (size_t i = 0; i < exposed.size(); ++i) {
+    if (!clash[i]) continue;
+    exposed[i]->finding.why_not = ExposureText(*exposed[i]->exposure) + ", but another state claims the same elements";
+    exposed[i]->exposure.reset();
+  }
+}
+
+/// The axis of `tensor` that holds the state's batch, or -1.
+int TensorBatchAxis(const Exposure& exposure, const RecurrentState& state) {
+  if (state.batch_axis < 0) return -1;
+  for (size_t j = 0; j < exposure.map.rank(); ++j) {
+    if (exposure.map.coef(j, static_cast<size_t>(state.batch_axis)) == 1) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+/// A state of an If branch that starts from zeros and runs only when the fed state is empty, writing
+/// its final value where an exposed state of the other branch reads and writes its own: the authors'
+/// "empty means start from zeros". Its pair is that state's.
+void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& states) {
+  std::map<std::string, size_t> state_inputs;  // the authors' state inputs and their batch axes
+  for (const auto& t : states) {
+    const int axis = t.exposure ? TensorBatchAxis(*t.exposure, t.state) : -1;
+    if (axis >= 0) state_inputs[t.exposure->input] = static_cast<size_t>(axis);
+  }
+  for (auto& z : states) {
+    if (z.exposure || !z.origin.zero || !z.state.streamable) continue;
+    for (const ElementPlace& place : z.finding.writes) {
+      for (const auto& t : states) {
+        if (!t.exposure || !t.exposure->default_path_of.empty() || t.exposure->output != place.tensor ||
+            !t.exposure->map.SamePlaces(place.map) || !Exclusive(z.state, t.state)) {
+          continue;
+        }
+        const GraphPath &x = z.state.owner.graph, &y = t.state.owner.graph;
+        size_t i = 0;
+        while (x[i] == y[i]) ++i;  // Exclusive: they part at an If's branches
+        if (!RunsOnlyWhenEmpty(index, GraphPath(x.begin(), x.begin() + i), x[i].node, x[i].attribute, state_inputs)) {
+          continue;
+        }
+        z.exposure = *t.exposure;
+        z.exposure->default_path_of = t.state.Label();
+        break;
+      }
+      if (z.exposure) break;
+    }
   }
 }
 
@@ -103,7 +176,8 @@ StateAnalysis Trace(const ModelIndex& index, const Analysis& analysis, Recurrent
   out.thread_problem = FindThreadLevels(index, out.site, &out.levels);
   out.origin = TraceInitialState(index, out.site);
   out.final_state = DescribeFinalState(index, out.site);
-  out.stacked = FindStackedExposure(index, state, out.site, out.origin, out.final_state);
+  out.finding = FindExposure(index, state, out.site);
+  out.exposure = out.finding.exposure;
   out.recorded = FindRecord(analysis.recorded_pairs, state);
   out.state = std::move(state);
   return out;
@@ -111,9 +185,12 @@ StateAnalysis Trace(const ModelIndex& index, const Analysis& analysis, Recurrent
 
 }  // namespace
 
-void Analysis::MarkAll(const std::string& problem) {
-  for (auto& node : nodes) node.problem = problem;
-  for (auto& state : states) state.state.problem = problem;
+void Analysis::MarkUnexposed(const std::string& problem) {
+  for (auto& state : states) {
+    if (state.exposed) continue;
+    state.state.problem = problem;
+    nodes[state.node].problem = problem;
+  }
 }
 
 std::vector<const StateAnalysis*> Analysis::StatesOf(size_t node) const {
@@ -140,7 +217,9 @@ Analysis Analyze(const ModelIndex& index) {
     const int node = node_of_owner.at({state.owner.graph, state.owner.node});
     analysis.states.push_back(Trace(index, analysis, std::move(state), node));
   }
-  DropConflictingStacks(analysis.states);
+  ChooseOutputs(analysis.states);
+  DropConflictingExposures(analysis.states);
+  FindDefaultPaths(index, analysis.states);
   for (auto& state : analysis.states) state.exposed = IsExposed(index, analysis, state);
   FindSharing(analysis.states);  // after `exposed` is known
   return analysis;

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "exposed_state.h"
+#include "model_index.h"
 #include "recurrent_node.h"
 #include "recurrent_state.h"
 #include "rnnstate/metadata.h"
-#include "model_index.h"
-#include "stacked_state.h"
 #include "state_origin.h"
 
 namespace rnnstate {
@@ -33,12 +33,15 @@ struct StateAnalysis {
   std::vector<std::string> shared_with;
   /// Index into Analysis::recorded_pairs of this state's pair, or -1.
   int recorded = -1;
-  /// Set when the state is exposed through rows of stacked graph input and output tensors (PyTorch's
-  /// `(h0, c0)` export of a multi-layer RNN).
-  std::optional<StackedExposure> stacked;
+  /// Set when the model's authors expose the state in their own tensors: the same region of a graph
+  /// input and a graph output (PyTorch's `(h0, c0)` rows, h and c packed in one tensor, caches, ...).
+  std::optional<Exposure> exposure;
+  /// What the exposure analysis found otherwise: where the state is read from and written to, and why
+  /// that is not an exposure ("" when there is nothing to say).
+  ExposureFinding finding;
   /// True when the state already has a main-graph input and output that the metadata pairs; or the
   /// slot is fed directly by a graph input used nowhere else and its final value is a graph output; or
-  /// it is stacked.
+  /// its authors expose it.
   bool exposed = false;
 };
 
@@ -52,8 +55,9 @@ struct Analysis {
   int64_t ir_version = 0;
   std::string inference_error;  ///< why onnx shape inference failed, if it did
 
-  /// Marks every node and state as not rewritable for `problem` (an unsupported opset).
-  void MarkAll(const std::string& problem);
+  /// Marks every state that is not exposed yet, and its node, as not rewritable for `problem` (an
+  /// unsupported opset).
+  void MarkUnexposed(const std::string& problem);
   /// The states of `nodes[node]`, in order.
   std::vector<const StateAnalysis*> StatesOf(size_t node) const;
 };

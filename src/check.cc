@@ -1,11 +1,12 @@
 #include "check.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
+#include "exposed_state.h"
 #include "rnnstate/metadata.h"
-#include "stacked_state.h"
 
 namespace rnnstate {
 
@@ -51,14 +52,17 @@ std::string OwnerLabel(const RecurrentState& state) { return state.owner.op + " 
 
 const char* Bool(bool value) { return value ? "true" : "false"; }
 
-void CheckStates(const Analysis& analysis, std::vector<CheckProblem>& problems) {
+void CheckStates(const Analysis& analysis, bool streamable_only, std::vector<CheckProblem>& problems) {
   for (const auto& analyzed : analysis.states) {
     if (analyzed.exposed || analyzed.recorded >= 0) continue;
+    if (streamable_only && !analyzed.state.streamable) continue;
     const RecurrentState& state = analyzed.state;
-    problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) +
-                                                             ": state " + state.kind_name() +
-                                                             " is not exposed (no state pair in metadata '" +
-                                                             kMetadataKey + "'; run rnnstate rewrite)"});
+    // Why the model's own inputs/outputs do not count, when it reads or writes the state through them.
+    const std::string why = analyzed.finding.why_not.empty() ? "" : analyzed.finding.why_not + "; ";
+    problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) + ": state " +
+                                                             state.kind_name() + " is not exposed (" + why +
+                                                             "no state pair in metadata '" + kMetadataKey +
+                                                             "'; run rnnstate rewrite)"});
   }
 }
 
@@ -101,20 +105,20 @@ void CheckWiring(const ModelIndex& index, const StatePair& pair, const Recurrent
                                                                 state.initial_name + " of " + OwnerLabel(state)});
   }
   if (output_ok && !wiring.output_from_final) {
-    problems.push_back({CheckProblem::Kind::kOutputNotWired, label + "output '" + pair.output +
-                                                                 "' is not computed from " + state.final_name + " of " +
-                                                                 OwnerLabel(state)});
+    problems.push_back(
+        {CheckProblem::Kind::kOutputNotWired,
+         label + "output '" + pair.output + "' is not computed from " + state.final_name + " of " + OwnerLabel(state)});
   }
 }
 
-/// Checks a pair with rows: the state must be exposed stacked at exactly those rows.
-void CheckStackedWiring(const StatePair& pair, const StateAnalysis& analyzed, std::vector<CheckProblem>& problems) {
-  if (RecordsStacked(pair, analyzed.stacked)) return;
+/// Checks a pair with a region (or rows): the authors must expose the state at exactly that region.
+void CheckRegionWiring(const StatePair& pair, const StateAnalysis& analyzed, std::vector<CheckProblem>& problems) {
+  if (RecordsExposure(pair, analyzed.exposure)) return;
   const RecurrentState& state = analyzed.state;
-  std::string found = analyzed.stacked ? "; the graph has " + StackedText(*analyzed.stacked) : "";
+  std::string found = analyzed.exposure ? "; the graph has " + ExposureText(*analyzed.exposure) : "";
   problems.push_back({CheckProblem::Kind::kInputNotWired,
-                      PairLabel(pair) + ": rows " + RowRangeText(pair.rows) + " of input '" + pair.input +
-                          "' and output '" + pair.output + "' are not " + state.initial_name +
+                      PairLabel(pair) + ": region " + RegionText(PairRegion(pair, pair.shape.size())) + " of input '" +
+                          pair.input + "' and output '" + pair.output + "' are not " + state.initial_name +
                           " and its final state of " + OwnerLabel(state) + found});
 }
 
@@ -158,8 +162,8 @@ void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePai
         {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'"});
     return;
   }
-  if (pair.rows) {
-    CheckStackedWiring(pair, *state, problems);
+  if (pair.rows || !pair.region.empty()) {
+    CheckRegionWiring(pair, *state, problems);
   } else {
     CheckWiring(index, pair, state->state, input_ok, output_ok, problems);
   }
@@ -182,10 +186,14 @@ void CheckUnique(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, K
   }
 }
 
-/// One problem per tensor that several pairs use, unless each of them takes its own rows of it (a
-/// stacked tensor: every pair has rows, no two pairs' rows overlap, and all pair it with one tensor).
+/// Whether two pairs' states never run in the same call (the branches of one If).
+using ExclusivePairs = std::function<bool(const StatePair&, const StatePair&)>;
+
+/// One problem per tensor that several pairs use, unless each of them takes its own region of it (the
+/// authors' packed tensor: every pair has a region, no two regions overlap unless their states are in
+/// different branches of one If, and all pair it with one tensor).
 void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, bool inputs,
-                        std::vector<CheckProblem>& problems) {
+                        const ExclusivePairs& exclusive, std::vector<CheckProblem>& problems) {
   std::map<std::string, std::vector<size_t>> users;  // tensor name -> the pairs using it
   std::vector<std::string> order;
   for (size_t i = 0; i < pairs.size(); ++i) {
@@ -196,20 +204,25 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
   for (const auto& name : order) {
     const std::vector<size_t>& sharing = users[name];
     if (sharing.size() < 2) continue;
-    bool all_rows = std::all_of(sharing.begin(), sharing.end(), [&](size_t i) { return pairs[i].rows.has_value(); });
+    auto has_region = [&](size_t i) { return pairs[i].rows.has_value() || !pairs[i].region.empty(); };
+    const bool all_regions = std::all_of(sharing.begin(), sharing.end(), has_region);
+    size_t rank = 1;
+    for (size_t i : sharing) rank = std::max({rank, pairs[i].region.size(), pairs[i].shape.size()});
     bool overlapping = false, crossed = false;
-    for (size_t a = 0; all_rows && a < sharing.size(); ++a) {
+    for (size_t a = 0; all_regions && a < sharing.size(); ++a) {
       for (size_t b = a + 1; b < sharing.size(); ++b) {
         const StatePair &x = pairs[sharing[a]], &y = pairs[sharing[b]];
+        if (exclusive(x, y)) continue;
+        const std::vector<RegionAxis> x_region = PairRegion(x, rank), y_region = PairRegion(y, rank);
         const ClaimConflict conflict =
-            StackedClaimsConflict(RowClaim{x.input, x.output, *x.rows}, RowClaim{y.input, y.output, *y.rows});
+            ClaimsConflict(RegionClaim{x.input, x.output, x_region}, RegionClaim{y.input, y.output, y_region});
         overlapping |= conflict == ClaimConflict::kOverlapping;
         crossed |= conflict == ClaimConflict::kCrossed;
       }
     }
-    if (all_rows && !overlapping && !crossed) continue;
-    const char* why = !all_rows     ? ""
-                      : overlapping ? " with overlapping rows"
+    if (all_regions && !overlapping && !crossed) continue;
+    const char* why = !all_regions  ? ""
+                      : overlapping ? " with overlapping regions"
                       : inputs      ? " with different outputs"
                                     : " with different inputs";
     problems.push_back({kind, std::string(inputs ? "input" : "output") + " '" + name + "' is in " +
@@ -217,9 +230,15 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
   }
 }
 
-void CheckDuplicates(const std::vector<StatePair>& pairs, std::vector<CheckProblem>& problems) {
-  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateInput, /*inputs=*/true, problems);
-  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateOutput, /*inputs=*/false, problems);
+void CheckDuplicates(const Analysis& analysis, std::vector<CheckProblem>& problems) {
+  const std::vector<StatePair>& pairs = analysis.recorded_pairs;
+  const ExclusivePairs exclusive = [&](const StatePair& x, const StatePair& y) {
+    const StateAnalysis* a = FindState(analysis, x);
+    const StateAnalysis* b = FindState(analysis, y);
+    return a != nullptr && b != nullptr && Exclusive(a->state, b->state);
+  };
+  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateInput, /*inputs=*/true, exclusive, problems);
+  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateOutput, /*inputs=*/false, exclusive, problems);
   CheckUnique(
       pairs, CheckProblem::Kind::kDuplicateState,
       [](const StatePair& p) { return p.graph + " '" + p.node + "' " + p.kind; }, "state", problems);
@@ -227,12 +246,12 @@ void CheckDuplicates(const std::vector<StatePair>& pairs, std::vector<CheckProbl
 
 }  // namespace
 
-std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis) {
+std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis, bool streamable_only) {
   std::vector<CheckProblem> problems;
   if (!analysis.metadata_error.empty()) problems.push_back({CheckProblem::Kind::kBadMetadata, analysis.metadata_error});
-  CheckStates(analysis, problems);
+  CheckStates(analysis, streamable_only, problems);
   for (const auto& pair : analysis.recorded_pairs) CheckPair(index, analysis, pair, problems);
-  CheckDuplicates(analysis.recorded_pairs, problems);
+  CheckDuplicates(analysis, problems);
   return problems;
 }
 

@@ -18,6 +18,7 @@ namespace rnnstate {
 
 /// Every problem of the analyzed model, in a stable order (malformed metadata, unexposed states in graph
 /// order, each pair in metadata order, then names used by several pairs); empty when it passes.
-std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis);
+/// With `streamable_only`, states that cannot stream are not required to be exposed.
+std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis, bool streamable_only = false);
 
 }  // namespace rnnstate

@@ -116,7 +116,7 @@ FileResult ReportFile(const std::string& input, ReportFormat format) {
   return report;
 }
 
-FileResult CheckFile(const std::string& input) {
+FileResult CheckFile(const std::string& input, bool streamable_only) {
   FileResult check = ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
@@ -124,7 +124,7 @@ FileResult CheckFile(const std::string& input) {
       ModelIndex index(model);
       Analysis analysis = Analyze(index);
       result.states = analysis.recorded_pairs;
-      return CheckModel(index, analysis);
+      return CheckModel(index, analysis, streamable_only);
     });
     Json list = Json::array();
     for (const auto& problem : problems) {

@@ -194,10 +194,10 @@ class StateDrawer {
     const std::string& in_slot = s.initial_name;
     const std::string& out_slot = s.final_name;
     Attributes edge = EdgeStyle(s, state.exposed);
-    const std::optional<RowRange> rows = pair            ? pair->rows
-                                         : state.stacked ? std::optional(state.stacked->rows)
-                                                         : std::nullopt;
-    std::string suffix = !state.exposed ? " (not exposed)" : rows ? " " + RowRangeText(rows) : "";
+    const std::string place = pair             ? PlaceSuffix(pair->rows, pair->region)
+                              : state.exposure ? PlaceSuffix(state.exposure->rows, state.exposure->region)
+                                               : "";
+    std::string suffix = !state.exposed ? " (not exposed)" : place.empty() ? "" : " " + place;
     std::string source = state.exposed ? ExposedInput(state, pair) : HiddenSource(state);
     std::string target = state.exposed ? ExposedOutput(state, pair) : HiddenTarget(state);
     Attributes in_edge = edge, out_edge = edge;
@@ -217,11 +217,11 @@ class StateDrawer {
 
   /// The main-graph input that feeds an exposed state.
   std::string ExposedInput(const StateAnalysis& state, const StatePair* pair) {
-    if ((pair && pair->rows) || (!pair && state.stacked)) {
-      // One box per stacked input, shared by the layers that take rows of it.
-      const std::string& name = pair ? pair->input : state.stacked->input;
+    if ((pair && (pair->rows || !pair->region.empty())) || (!pair && state.exposure)) {
+      // One box per packed input, shared by the states that take regions of it.
+      const std::string& name = pair ? pair->input : state.exposure->input;
       return dot_.Node("in|" + name, GraphPath{},
-                       {{"label", "input '" + name + "'\nstacked"}, {"fillcolor", kInputFill}});
+                       {{"label", "input '" + name + "'\npacked"}, {"fillcolor", kInputFill}});
     }
     std::string name = pair ? pair->input : state.origin.value;
     std::string label = "input '" + name + "'\n" + ShapeText(state.state.shape);
@@ -231,7 +231,7 @@ class StateDrawer {
 
   /// The main-graph output that carries an exposed state.
   std::string ExposedOutput(const StateAnalysis& state, const StatePair* pair) {
-    std::string name = pair ? pair->output : state.stacked ? state.stacked->output : state.final_state.value;
+    std::string name = pair ? pair->output : state.exposure ? state.exposure->output : state.final_state.value;
     return dot_.Node("out|" + name, GraphPath{}, {{"label", "output '" + name + "'"}, {"fillcolor", kOutputFill}});
   }
 

@@ -71,7 +71,7 @@ std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim
     // Already fed by its own graph input: keep the user's name; its default is handled as an exposed one.
     // No input is declared; edit.shape (from the state) declares the output, which has its shape.
     edit.input = origin.value;
-    PlanExposed(analyzed, edit);
+    PlanExposed(edit);
     if (std::holds_alternative<KeepInput>(edit.input_edit)) edit.input_edit = ReuseInput{};
     return "";
   }
@@ -105,7 +105,7 @@ std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim
   return reason;
 }
 
-void InputPlanner::PlanExposed(const StateAnalysis& analyzed, StateEdit& edit) {
+void InputPlanner::PlanExposed(StateEdit& edit) {
   const bool required = options_.mode == StateInputMode::kRequired;
   const GraphIndex& main = index_.graph(GraphPath{});
   const onnx::GraphProto& graph = index_.model().graph();
@@ -130,7 +130,7 @@ void InputPlanner::PlanExposed(const StateAnalysis& analyzed, StateEdit& edit) {
   behind.default_name = names_.Allocate(edit.input + ".default");
   behind.selected = names_.Allocate(edit.input + ".selected");
   std::vector<int64_t> empty(tensor.dims().begin(), tensor.dims().end());
-  const int batch_axis = analyzed.state.batch_axis;
+  const int batch_axis = static_cast<int>(edit.batch_axis);  // the input tensor's own batch axis
   if (batch_axis >= 0 && batch_axis < static_cast<int>(empty.size())) empty[batch_axis] = 0;
   behind.select = SelectNames(edit.input, empty);
   behind.keep_empty_default = !required;

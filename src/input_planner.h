@@ -29,8 +29,9 @@ class InputPlanner {
                             const std::string& new_input, StateEdit& edit);
 
   /// The input side of an exposed state (`edit.input` set): kept as it is, except that a non-zero
-  /// default moves behind a selection and required mode drops a default.
-  void PlanExposed(const StateAnalysis& analyzed, StateEdit& edit);
+  /// default moves behind a selection and required mode drops a default. `edit.batch_axis` is the input
+  /// tensor's own batch axis.
+  void PlanExposed(StateEdit& edit);
 
  private:
   std::string PlanInitializerDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);

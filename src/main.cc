@@ -46,6 +46,7 @@ struct RewriteArgs {
   std::string nodes;
   std::string input_names = "{node}.{kind}_in";
   std::string output_names = "{node}.{kind}_out";
+  bool streamable_only = false;
 };
 
 struct ReportArgs {
@@ -65,6 +66,7 @@ struct Args {
   RewriteArgs rewrite;
   ReportArgs report;
   FilesArgs check;
+  bool check_streamable_only = false;
   InitArgs init;
 };
 
@@ -106,6 +108,7 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   options.mode = args.mode == "required" ? rnnstate::StateInputMode::kRequired : rnnstate::StateInputMode::kDefaults;
   options.input_template = args.input_names;
   options.output_template = args.output_names;
+  options.streamable_only = args.streamable_only;
   if (!args.nodes.empty()) {
     try {
       options.node_filter = std::regex(args.nodes);
@@ -238,7 +241,8 @@ int RunCheck(const Args& all, const CLI::App&) {
   const bool quiet = all.quiet;
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.paths, {});
   Printing printing = args.json ? Printing::kJsonLines : Printing::kText;
-  return RunFiles(inputs, args, printing, quiet, [&](size_t i) { return rnnstate::CheckFile(inputs[i].path); });
+  return RunFiles(inputs, args, printing, quiet,
+                  [&](size_t i) { return rnnstate::CheckFile(inputs[i].path, all.check_streamable_only); });
 }
 
 int RunInit(const Args& all, const CLI::App&) {
@@ -289,6 +293,8 @@ void DeclareRewrite(CLI::App& command, Args& all) {
   command.add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
   command.add_option("--output-names", rewrite.output_names, "Template for new state outputs");
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
+  command.add_flag("--streamable-only", rewrite.streamable_only,
+                   "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");
   CLI::Option* fsync_flag =
       command.add_flag("--fsync", rewrite.fsync,
                        "Flush every output to disk before it is renamed into place (default: only with --in-place)");
@@ -313,6 +319,8 @@ void DeclareCheck(CLI::App& command, Args& all) {
   FilesArgs& check = all.check;
   AddFilesOptions(&command, check);
   command.add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
+  command.add_flag("--streamable-only", all.check_streamable_only,
+                   "Do not require states that cannot stream (reverse, bidirectional, sequence_lens) to be exposed");
 }
 
 /// `init`'s options.

@@ -50,11 +50,38 @@ void ReadContractFields(const Json& entry, StatePair& pair) {
   }
 }
 
+/// The region of a state exposed in its authors' own tensors (optional).
+void ReadRegion(const Json& entry, StatePair& pair) {
+  auto region = entry.find("region");
+  if (region == entry.end() || region->is_null()) return;
+  if (!region->is_array()) throw std::runtime_error("'region' is not an array");
+  for (const auto& item : *region) {
+    if (item.is_null()) {
+      pair.region.push_back(RegionAxis{});
+    } else if (item.is_number_integer() && item.get<int64_t>() >= 0) {
+      pair.region.push_back(RegionAxis{RegionAxis::Kind::kIndex, item.get<int64_t>(), 0});
+    } else if (item.is_array() && item.size() == 2 && item[0].is_number_integer() && item[1].is_number_integer() &&
+               item[0].get<int64_t>() >= 0 && item[1].get<int64_t>() > item[0].get<int64_t>()) {
+      pair.region.push_back(RegionAxis{RegionAxis::Kind::kRange, item[0].get<int64_t>(), item[1].get<int64_t>()});
+    } else {
+      throw std::runtime_error("a 'region' item is not an index, [begin, end] or null");
+    }
+  }
+  if (auto axes = entry.find("axes"); axes != entry.end()) {
+    if (!axes->is_array()) throw std::runtime_error("'axes' is not an array");
+    for (const auto& axis : *axes) {
+      if (!axis.is_string()) throw std::runtime_error("an 'axes' item is not a string");
+      pair.axes.push_back(axis.get<std::string>());
+    }
+  }
+}
+
 StatePair PairFromJson(const Json& entry) {
   if (!entry.is_object()) throw std::runtime_error("a state entry is not an object");
   auto text = [&](const char* key) {
     auto value = entry.find(key);
-    if (value == entry.end() || !value->is_string()) throw std::runtime_error(std::string("missing string '") + key + "'");
+    if (value == entry.end() || !value->is_string())
+      throw std::runtime_error(std::string("missing string '") + key + "'");
     return value->get<std::string>();
   };
   auto flag = [&](const char* key, bool fallback) {
@@ -73,13 +100,15 @@ StatePair PairFromJson(const Json& entry) {
   pair.optional = flag("optional", false);
   pair.streamable = flag("streamable", false);
   if (auto rows = entry.find("rows"); rows != entry.end() && !rows->is_null()) {
-    const bool bounded = rows->is_array() && rows->size() == 2 && (*rows)[0].is_number_integer() &&
-                         (*rows)[1].is_number_integer();
+    const bool bounded =
+        rows->is_array() && rows->size() == 2 && (*rows)[0].is_number_integer() && (*rows)[1].is_number_integer();
     const int64_t begin = bounded ? (*rows)[0].get<int64_t>() : -1, end = bounded ? (*rows)[1].get<int64_t>() : -1;
-    if (!bounded || begin < 0 || end <= begin) throw std::runtime_error("rows must be [begin, end] with 0 <= begin < end");
+    if (!bounded || begin < 0 || end <= begin)
+      throw std::runtime_error("rows must be [begin, end] with 0 <= begin < end");
     pair.rows = std::make_pair(begin, end);
   }
   ReadContractFields(entry, pair);
+  ReadRegion(entry, pair);
   return pair;
 }
 
@@ -105,11 +134,16 @@ void WriteContractFields(const StatePair& pair, Json& entry) {
 
 std::string ElementTypeName(int32_t elem_type) {
   switch (elem_type) {
-    case onnx::TensorProto::FLOAT: return "float32";
-    case onnx::TensorProto::DOUBLE: return "float64";
-    case onnx::TensorProto::FLOAT16: return "float16";
-    case onnx::TensorProto::BFLOAT16: return "bfloat16";
-    default: return "";
+    case onnx::TensorProto::FLOAT:
+      return "float32";
+    case onnx::TensorProto::DOUBLE:
+      return "float64";
+    case onnx::TensorProto::FLOAT16:
+      return "float16";
+    case onnx::TensorProto::BFLOAT16:
+      return "bfloat16";
+    default:
+      return "";
   }
 }
 
@@ -119,6 +153,60 @@ std::string RowRangeText(const std::optional<RowRange>& rows) {
 }
 
 Json RowRangeJson(const RowRange& rows) { return Json::array({rows.first, rows.second}); }
+
+std::string RegionText(const std::vector<RegionAxis>& region) {
+  std::string text = "[";
+  for (size_t i = 0; i < region.size(); ++i) {
+    const RegionAxis& axis = region[i];
+    text += i ? ", " : "";
+    switch (axis.kind) {
+      case RegionAxis::Kind::kIndex:
+        text += std::to_string(axis.begin);
+        break;
+      case RegionAxis::Kind::kRange:
+        text += std::to_string(axis.begin) + ":" + std::to_string(axis.end);
+        break;
+      case RegionAxis::Kind::kWhole:
+        text += ":";
+        break;
+    }
+  }
+  return text + "]";
+}
+
+std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<RegionAxis>& region) {
+  if (rows) return RowRangeText(rows);
+  return region.empty() ? "" : RegionText(region);
+}
+
+Json RegionJson(const std::vector<RegionAxis>& region) {
+  Json json = Json::array();
+  for (const RegionAxis& axis : region) {
+    switch (axis.kind) {
+      case RegionAxis::Kind::kIndex:
+        json.push_back(axis.begin);
+        break;
+      case RegionAxis::Kind::kRange:
+        json.push_back(Json::array({axis.begin, axis.end}));
+        break;
+      case RegionAxis::Kind::kWhole:
+        json.push_back(nullptr);
+        break;
+    }
+  }
+  return json;
+}
+
+bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAxis>& b) {
+  if (a.size() != b.size()) return true;  // two views of one tensor must agree on its rank
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].kind == RegionAxis::Kind::kWhole || b[i].kind == RegionAxis::Kind::kWhole) continue;
+    const int64_t a_end = a[i].kind == RegionAxis::Kind::kIndex ? a[i].begin + 1 : a[i].end;
+    const int64_t b_end = b[i].kind == RegionAxis::Kind::kIndex ? b[i].begin + 1 : b[i].end;
+    if (std::max(a[i].begin, b[i].begin) >= std::min(a_end, b_end)) return false;
+  }
+  return true;
+}
 
 bool RowsOverlap(const RowRange& a, const RowRange& b) {
   return std::max(a.first, b.first) < std::min(a.second, b.second);
@@ -148,10 +236,14 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
 Json StatePairsJson(const std::vector<StatePair>& pairs) {
   Json states = Json::array();
   for (const auto& pair : pairs) {
-    Json entry = {{"input", pair.input},   {"output", pair.output},   {"node", pair.node},
-                  {"graph", pair.graph},   {"kind", pair.kind},       {"optional", pair.optional},
+    Json entry = {{"input", pair.input},          {"output", pair.output}, {"node", pair.node},
+                  {"graph", pair.graph},          {"kind", pair.kind},     {"optional", pair.optional},
                   {"streamable", pair.streamable}};
     if (pair.rows) entry["rows"] = RowRangeJson(*pair.rows);
+    if (!pair.region.empty()) {
+      entry["region"] = RegionJson(pair.region);
+      entry["axes"] = pair.axes;
+    }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));
   }

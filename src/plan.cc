@@ -30,7 +30,7 @@ bool StateEdit::Changes() const {
 }
 
 std::string StateEdit::Describe() const {
-  const std::string at_rows = RowRangeText(rows);
+  const std::string at_rows = PlaceSuffix(rows, region);
   std::string in = std::visit(
       Overloaded{
           [&](const KeepInput&) { return "input '" + input + "'" + at_rows + " (already exposed)"; },

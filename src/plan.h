@@ -177,8 +177,12 @@ struct StateEdit {
 
   bool optional = true;
   bool streamable = true;
-  /// Rows of `input` and `output` that are this state's, for a state the model exposes stacked.
+  /// Rows of `input` and `output` that are this state's, for a state the model exposes in rows on axis 0.
   std::optional<RowRange> rows;
+  /// The region of `input` and `output` that is this state's, for a state the model exposes in its own
+  /// packed tensors, and the state axis each kept axis of the region is.
+  std::vector<RegionAxis> region;
+  std::vector<std::string> region_axes;
   /// The contract fields of the pair (see StatePair): how to make the first feed, and the shape of the
   /// tensor fed as `input` with the batch as the data inputs name it.
   std::string init;

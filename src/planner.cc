@@ -49,7 +49,7 @@ class StatePlanner {
     if (analyzed.exposed && analyzed.recorded >= 0) {
       return PlanRecorded(analyzed, edit, analysis_.recorded_pairs[analyzed.recorded], batch);
     }
-    if (analyzed.stacked && analyzed.exposed) return PlanStacked(analyzed, edit, *analyzed.stacked, batch);
+    if (analyzed.exposure && analyzed.exposed) return PlanAuthorsExposure(analyzed, edit, *analyzed.exposure, batch);
     std::string reason = analyzed.thread_problem;
     const StateSite& site = analyzed.site;
     if (reason.empty() && !planned_sites_.insert({site.graph, site.node, site.input_slot}).second) {
@@ -108,23 +108,44 @@ class StatePlanner {
     edit.output = pair.output;
     edit.streamable = pair.streamable;
     edit.rows = pair.rows;
+    edit.region = pair.region;
+    edit.region_axes = pair.axes;
     edit.init = pair.init;
+    if (!pair.region.empty()) edit.batch_axis = TensorBatchAxis(analyzed.state, pair.region, pair.axes);
     KeepExposed(analyzed, edit, batch);
   }
 
-  /// A state the model exposes stacked: the graph stays as it is; the pair names the rows.
-  void PlanStacked(const StateAnalysis& analyzed, StateEdit& edit, const StackedExposure& stacked, const Dim& batch) {
-    edit.input = stacked.input;
-    edit.output = stacked.output;
-    edit.rows = stacked.rows;
+  /// A state the model's authors expose in their own tensors: the graph stays as it is; the pair names the
+  /// region (and the rows, in the form older readers know).
+  void PlanAuthorsExposure(const StateAnalysis& analyzed, StateEdit& edit, const Exposure& exposure, const Dim& batch) {
+    edit.input = exposure.input;
+    edit.output = exposure.output;
+    edit.rows = exposure.rows;
+    edit.region = exposure.region;
+    edit.region_axes = exposure.axes;
+    edit.batch_axis = TensorBatchAxis(analyzed.state, exposure.region, exposure.axes);
     KeepExposed(analyzed, edit, batch);
+  }
+
+  /// The axis of the authors' tensor that holds the state's batch: the kept axis whose state axis it is.
+  static int64_t TensorBatchAxis(const RecurrentState& state, const std::vector<RegionAxis>& region,
+                                 const std::vector<std::string>& axes) {
+    if (state.batch_axis < 0 || state.batch_axis >= static_cast<int64_t>(state.axis_names.size())) return -1;
+    const std::string& batch_name = state.axis_names[state.batch_axis];
+    size_t kept = 0;
+    for (size_t j = 0; j < region.size(); ++j) {
+      if (region[j].kind == RegionAxis::Kind::kIndex) continue;
+      if (kept < axes.size() && axes[kept] == batch_name) return static_cast<int64_t>(j);
+      ++kept;
+    }
+    return -1;
   }
 
   void KeepExposed(const StateAnalysis& analyzed, StateEdit& edit, const Dim& batch) {
     edit.output_edit = KeepOutput{};
-    inputs_.PlanExposed(analyzed, edit);
+    inputs_.PlanExposed(edit);
     if (edit.shape.empty()) edit.shape = InputShape(edit.input);
-    edit.data_shape = DataShape(edit.shape, analyzed.state.batch_axis, batch);
+    edit.data_shape = DataShape(edit.shape, edit.batch_axis, batch);
     Record(edit, analyzed.state);
   }
 
@@ -178,19 +199,17 @@ class StatePlanner {
 
   void Record(StateEdit& edit, const RecurrentState& state) {
     NoteContract(edit, state);
-    StatePair pair{edit.input,
-                   edit.output,
-                   edit.owner_name,
-                   edit.graph_name,
-                   edit.kind,
-                   edit.optional,
-                   edit.streamable,
-                   edit.rows,
-                   {},
-                   {},
-                   -1,
-                   {},
-                   {}};
+    StatePair pair;
+    pair.input = edit.input;
+    pair.output = edit.output;
+    pair.node = edit.owner_name;
+    pair.graph = edit.graph_name;
+    pair.kind = edit.kind;
+    pair.optional = edit.optional;
+    pair.streamable = edit.streamable;
+    pair.rows = edit.rows;
+    pair.region = edit.region;
+    pair.axes = edit.region_axes;
     pair.dtype = ElementTypeName(state.elem_type);
     pair.shape = edit.data_shape;
     pair.batch_axis = edit.batch_axis;

@@ -51,6 +51,8 @@ Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const 
   for (const auto& other : state.shared_with) shared.push_back(other);
   initial["shared_with"] = std::move(shared);
   initial["other_consumers"] = state.origin.other_consumers;
+  initial["from_inputs"] = state.origin.from_inputs;
+  initial["from_initializers"] = state.origin.from_initializers;
 
   Json final_state = Json::object();
   final_state["value"] = state.final_state.value;
@@ -74,15 +76,28 @@ Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const 
   out["initial"] = std::move(initial);
   out["final"] = std::move(final_state);
   out["exposed"] = state.exposed;
-  if (state.stacked) {
+  if (state.exposure && state.exposure->rows) {
     Json stacked = Json::object();
-    stacked["input"] = state.stacked->input;
-    stacked["output"] = state.stacked->output;
-    stacked["rows"] = RowRangeJson(state.stacked->rows);
+    stacked["input"] = state.exposure->input;
+    stacked["output"] = state.exposure->output;
+    stacked["rows"] = RowRangeJson(*state.exposure->rows);
     out["stacked"] = std::move(stacked);
   } else {
     out["stacked"] = Json();
   }
+  if (state.exposure) {
+    const Exposure& e = *state.exposure;
+    out["exposure"] = {{"input", e.input},
+                       {"output", e.output},
+                       {"region", RegionJson(e.region)},
+                       {"axes", e.axes},
+                       {"default_path_of", e.default_path_of.empty() ? Json() : Json(e.default_path_of)}};
+  } else {
+    out["exposure"] = nullptr;
+  }
+  out["read_from"] = state.finding.read.empty() ? Json() : Json(state.finding.read);
+  out["written_to"] = state.finding.written.empty() ? Json() : Json(state.finding.written);
+  out["not_exposed_because"] = state.finding.why_not.empty() ? Json() : Json(state.finding.why_not);
   const StateEdit* edit = plan.FindEdit(state.state.key());
   out["input"] = edit ? Json(edit->input) : Json();
   out["output"] = edit ? Json(edit->output) : Json();
@@ -95,9 +110,9 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
                std::ostringstream& out) {
   if (state.exposed && state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
-    out << "  " << state.state.kind_name() << "  exposed: input '" << pair.input << "'" << RowRangeText(pair.rows)
-        << " (" << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'"
-        << RowRangeText(pair.rows) << "\n";
+    const std::string place = PlaceSuffix(pair.rows, pair.region);
+    out << "  " << state.state.kind_name() << "  exposed: input '" << pair.input << "'" << place << " ("
+        << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'" << place << "\n";
     return;
   }
   out << "  " << state.state.kind_name() << "  from: " << OriginKindName(state.origin.kind);
@@ -107,6 +122,11 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
   if (!computed.empty()) {
     out << ", computed by";
     for (size_t i = 0; i < computed.size(); ++i) out << (i ? " <- " : " ") << computed[i];
+  }
+  if (!state.origin.from_inputs.empty() || !state.origin.from_initializers.empty()) {
+    out << ", from";
+    for (const auto& input : state.origin.from_inputs) out << " input '" << input << "'";
+    for (const auto& initializer : state.origin.from_initializers) out << " initializer '" << initializer << "'";
   }
   if (!state.shared_with.empty()) {
     out << ", shared with";
@@ -126,7 +146,8 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
     out << "'" << state.final_state.value << "'" << (state.final_state.graph_output ? ", a graph output" : "") << ", "
         << state.final_state.consumers << " consumer" << (state.final_state.consumers == 1 ? "" : "s");
   out << "\n     " << (state.exposed ? "exposed" : "not exposed");
-  if (state.stacked) out << " as " << StackedText(*state.stacked);
+  if (state.exposure) out << " as " << ExposureText(*state.exposure);
+  if (!state.exposure && !state.finding.why_not.empty()) out << " (" << state.finding.why_not << ")";
   out << "; rewrite: " << Action(plan, state.state.key()) << "\n";
 }
 
@@ -193,8 +214,9 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   if (!analysis.recorded_pairs.empty()) {
     out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";
     for (const auto& pair : analysis.recorded_pairs) {
-      out << "  " << pair.input << RowRangeText(pair.rows) << " -> " << pair.output << RowRangeText(pair.rows) << "  ("
-          << pair.graph << " " << pair.node << " " << pair.kind << (pair.optional ? ", optional" : ", required")
+      const std::string place = PlaceSuffix(pair.rows, pair.region);
+      out << "  " << pair.input << place << " -> " << pair.output << place << "  (" << pair.graph << " " << pair.node
+          << " " << pair.kind << (pair.optional ? ", optional" : ", required")
           << (pair.streamable ? ", streamable" : ", not streamable") << ")\n";
     }
   }

@@ -1,5 +1,7 @@
 #include "rewrite.h"
 
+#include <algorithm>
+
 #include "apply.h"
 #include "rnnstate/error.h"
 #include "model_index.h"
@@ -9,9 +11,12 @@ namespace rnnstate {
 
 namespace {
 
-/// Why the model's opset rules out any rewrite, or "".
+/// Why the model's opset rules out adding operators, or "" (also when no state needs any: states the
+/// model already exposes are only recorded in the metadata, whatever the opset).
 std::string OpsetProblem(const Analysis& analysis) {
-  if (analysis.nodes.empty()) return "";
+  const bool adds = std::any_of(analysis.states.begin(), analysis.states.end(),
+                                [](const StateAnalysis& state) { return !state.exposed; });
+  if (!adds) return "";
   if (analysis.onnx_opset == 0) return "the model imports no ai.onnx opset";
   if (analysis.onnx_opset < kMinOpset) {
     return "ai.onnx opset " + std::to_string(analysis.onnx_opset) + " is not supported (rnnstate needs opset " +
@@ -39,8 +44,9 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   ModelIndex index(model);
   RewriteOutcome outcome;
   outcome.analysis = Analyze(index);
-  // Marked on every node rather than thrown, so that `report` still shows the model.
-  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkAll(problem);
+  // Marked on every state that would need operators rather than thrown, so that `report` still shows the
+  // model.
+  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
   outcome.plan = MakePlan(index, outcome.analysis, options);
   outcome.warnings = SkipWarnings(outcome.plan);
   outcome.warnings.insert(outcome.warnings.end(), outcome.plan.notes.begin(), outcome.plan.notes.end());

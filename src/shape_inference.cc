@@ -10,8 +10,12 @@ namespace rnnstate {
 
 namespace {
 
-/// Copies `src` into `dst` without initializer payloads, recursing into subgraph attributes, so that
-/// shape inference never costs a copy of the weights.
+/// Initializers up to this size are copied whole: shape inference reads small constants (Slice bounds,
+/// Reshape targets, Squeeze axes given as initializers); weights are never this small.
+constexpr size_t kSmallInitializerBytes = 1024;
+
+/// Copies `src` into `dst` without the payloads of large initializers, recursing into subgraph
+/// attributes, so that shape inference never costs a copy of the weights.
 void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
   dst->Clear();
   dst->set_name(src.name());
@@ -20,6 +24,10 @@ void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
   *dst->mutable_output() = src.output();
   *dst->mutable_value_info() = src.value_info();
   for (const auto& tensor : src.initializer()) {
+    if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+      *dst->add_initializer() = tensor;
+      continue;
+    }
     onnx::TensorProto* copy = dst->add_initializer();
     copy->set_name(tensor.name());
     copy->set_data_type(tensor.data_type());

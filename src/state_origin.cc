@@ -125,6 +125,31 @@ bool DerivesFromSite(const ModelIndex& index, const GraphPath& body, const std::
   return false;
 }
 
+/// The main-graph inputs and initializers `name` (seen from `path`) is computed from (see StateOrigin).
+void FindSources(const ModelIndex& index, const GraphPath& path, const std::string& name, StateOrigin& origin) {
+  std::vector<std::pair<GraphPath, std::string>> pending{{path, name}};
+  std::set<std::pair<GraphPath, std::string>> seen;
+  constexpr size_t kMaxValues = 256;
+  while (!pending.empty() && seen.size() < kMaxValues) {
+    auto [at, value] = std::move(pending.back());
+    pending.pop_back();
+    if (value.empty() || !seen.insert({at, value}).second) continue;
+    const ResolvedName resolved = index.Resolve(at, value);
+    const Producer& producer = resolved.producer;
+    if (producer.kind == Producer::Kind::kInitializer) {
+      origin.from_initializers.push_back(value);
+    } else if ((producer.kind == Producer::Kind::kGraphInput || producer.kind == Producer::Kind::kDefaultedInput) &&
+               resolved.graph.empty()) {
+      origin.from_inputs.push_back(value);
+    } else if (producer.kind == Producer::Kind::kNode) {
+      const onnx::NodeProto& node = NodeAt(index, resolved.graph, producer.index);
+      for (auto input = node.input().rbegin(); input != node.input().rend(); ++input) {
+        pending.emplace_back(resolved.graph, *input);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool IsProvablyZero(const ModelIndex& index, const GraphPath& path, const std::string& name) {
@@ -209,6 +234,7 @@ StateOrigin TraceInitialState(const ModelIndex& index, const StateSite& site) {
       origin.kind = StateOrigin::Kind::kComputed;
       origin.zero = IsProvablyZero(index, site.graph, origin.value);
       origin.computed_by = ComputingNodes(index, resolved.graph, origin.value);
+      FindSources(index, site.graph, origin.value, origin);
       break;
     case Producer::Kind::kOuterScope: origin.kind = StateOrigin::Kind::kUndefined; break;
   }

@@ -59,6 +59,9 @@ struct StateOrigin {
   std::vector<int> computed_by;
   /// Other users of `value` in the site's graph besides this slot (other states, other nodes, outputs).
   int other_consumers = 0;
+  /// The main-graph inputs and the initializers (of any graph) the value is computed from, in the order
+  /// a walk back through its producers meets them (kComputed; the value itself for inputs, initializers).
+  std::vector<std::string> from_inputs, from_initializers;
 };
 
 /// "absent", "graph_input", "defaulted_input", "initializer", "computed", "subgraph_input", "undefined".

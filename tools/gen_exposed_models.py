@@ -1,12 +1,11 @@
 #!/usr/bin/python3
 """Builds the test models of issue 9: recurrent state that a model ALREADY exposes, in its authors' own
-packed layouts (models/exposed/*.onnx), checks them, and writes their pending manifest entries.
+packed layouts (models/exposed/*.onnx), checks them, and writes their manifest entries.
 
     /usr/bin/python3 tools/gen_exposed_models.py [--ort-node DIR]
 
-Writes models/exposed/*.onnx and models/exposed/pending.manifest.json. It does NOT write a
-manifest.part.json and does not touch models/manifest.json: today's rnnstate does not recognize these
-forms (the lead merges the entries when issue 9 lands). See models/exposed/README.md for each model,
+Writes models/exposed/*.onnx and models/exposed/manifest.part.json (merge into models/manifest.json with
+`tools/gen_handbuilt_models.py --merge`). See models/exposed/README.md for each model,
 the region notation of the "exposed" field and the published models these forms were taken from.
 
 Every model is checked like the other generators' (tools/gen_handbuilt_models.py, whose helpers this
@@ -44,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_handbuilt_models as common  # noqa: E402  (shared helpers: checks, ORT runner, manifest)
 
 SUBDIR = "exposed"
-PENDING = os.path.join(common.MODELS, SUBDIR, "pending.manifest.json")
+PENDING = os.path.join(common.MODELS, SUBDIR, common.FRAGMENT)
 INT64_MAX = 9223372036854775807
 DIMS = {"batch": 2, "seq": 8}
 CHUNKS = [3, 5]

@@ -41,7 +41,8 @@ FileResult ReportFile(const std::string& input, ReportFormat format);
 
 /// Checks `input` (see check.h). Status failed with exit code kCheckFailed when there are problems; each
 /// is in details["problems"] ({"kind", "message"}) and, as `PATH: message`, in `text`.
-FileResult CheckFile(const std::string& input);
+/// With `streamable_only`, states that cannot stream are not required to be exposed.
+FileResult CheckFile(const std::string& input, bool streamable_only = false);
 
 /// What `init` needs besides the file: the batch size and values of other symbolic dimensions.
 struct InitSettings {

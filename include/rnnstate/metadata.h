@@ -30,6 +30,25 @@ Json RowRangeJson(const RowRange& rows);
 /// True when the two ranges share a row.
 bool RowsOverlap(const RowRange& a, const RowRange& b);
 
+/// One axis of a region of a tensor: one index (the axis is dropped), a range [begin, end) (the axis is
+/// kept), or the whole axis (kept).
+struct RegionAxis {
+  enum class Kind { kIndex, kRange, kWhole };
+  Kind kind = Kind::kWhole;
+  int64_t begin = 0;  ///< the index (kIndex) or the first index (kRange)
+  int64_t end = 0;    ///< one past the last index (kRange)
+  bool operator==(const RegionAxis& o) const { return kind == o.kind && begin == o.begin && end == o.end; }
+};
+
+/// "[0, :, 4:8]".
+std::string RegionText(const std::vector<RegionAxis>& region);
+/// The region as JSON: one item per axis, an index, [begin, end], or null.
+Json RegionJson(const std::vector<RegionAxis>& region);
+/// True when two regions of one tensor share an element.
+bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAxis>& b);
+/// Where in its tensor a pair's state is: "[0:1]" for rows, "[:, 0, :, 1]" for a region, "" for all of it.
+std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<RegionAxis>& region);
+
 /// One dimension of a state's shape: a number, or the symbolic name of a data input's dimension.
 struct MetaDim {
   int64_t value = -1;  ///< >= 0 when fixed
@@ -62,6 +81,12 @@ struct StatePair {
   /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
   /// of `input` and of `output` are this state's; other pairs hold the other rows of the same tensors.
   std::optional<RowRange> rows;
+  /// Set for a state the model exposes in its own packed tensors: the region of `input` its initial value
+  /// is read from, which is also the region of `output` its final value is written to, and for each kept
+  /// axis of the region which axis of the state it is ("num_directions", "batch", "hidden_size"; the
+  /// state's other axes have size 1). Pairs of other states may name the same tensors with other regions.
+  std::vector<RegionAxis> region;
+  std::vector<std::string> axes;
   // Written since the contract grew (version stays 1; absent in older metadata):
   std::string dtype;           ///< element type of `input` ("float32", "float64", "float16", "bfloat16")
   std::vector<MetaDim> shape;  ///< shape of the tensor fed as `input`, the batch named as the data's
@@ -72,7 +97,8 @@ struct StatePair {
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
            optional == o.optional && streamable == o.streamable && rows == o.rows && dtype == o.dtype &&
-           shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path;
+           shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path && region == o.region &&
+           axes == o.axes;
   }
 };
 

@@ -21,6 +21,9 @@ struct PlanOptions {
   std::string output_template = "{node}.{kind}_out";
   /// When set, only states whose owner's name or `graph/name` matches (regex search) are rewritten.
   std::optional<std::regex> node_filter;
+  /// States that cannot stream (reverse, bidirectional, sequence_lens) are left as they are: no new
+  /// input or output (many published models keep such layers per call by design).
+  bool streamable_only = false;
 };
 
 }  // namespace rnnstate

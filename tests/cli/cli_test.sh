@@ -150,7 +150,7 @@ done
 
 # A PyTorch export called with (h0, c0) already streams its state stacked: check passes without metadata.
 check "check: (h0, c0) export passes (stacked states)" run 0 check "$models/torch/lstm_h0.onnx"
-check "report names the stacked rows" grep -q "exposed as stacked input 'h0'\[1:2\] -> output 'h_n'\[1:2\]" \
+check "report names the stacked rows" grep -q "exposed as rows \[1:2\] of input 'h0', axis 0 -> rows \[1:2\] of output 'h_n'" \
   <("$bin" report "$models/torch/lstm_h0.onnx")
 
 # Durability: an output that replaces the input (--in-place) or that the user asks for (--fsync) is

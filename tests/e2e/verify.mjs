@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
 import * as checks from './lib/checks.mjs';
+import * as exposure from './lib/exposure-checks.mjs';
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
@@ -118,9 +119,14 @@ function rewriteAll(m, cli) {
   const report = cli.report(f.def);
   if (!Array.isArray(report.pairs)) return fail('report --json has no "pairs" array');
   m.pairs = report.pairs;
-  // States the original already exposes stacked (PyTorch's (h0, c0)): one feedback per tensor pair.
-  const stacked = cli.report(f.orig).nodes.flatMap((n) => n.states.map((st) => st.stacked).filter(Boolean));
-  m.stacked = [...new Map(stacked.map((st) => [`${st.input}->${st.output}`, { input: st.input, output: st.output }])).values()];
+  // States the original's authors already expose in their own tensors (PyTorch's (h0, c0) rows, h and c
+  // packed in one tensor, caches, ...): the metadata records them as pairs with a region (or rows), and
+  // feeding each such output back as its input, once per tensor pair, is the authors' own protocol.
+  m.origReport = cli.report(f.orig);
+  // The authors' own protocol streams the original only when every one of its states is theirs to feed.
+  m.allOwn = m.origReport.nodes.every((n) => n.states.every((st) => st.exposure || st.stacked));
+  const own = report.pairs.filter((p) => p.rows || p.region);
+  m.stacked = [...new Map(own.map((p) => [`${p.input}->${p.output}`, { input: p.input, output: p.output }])).values()];
 
   // The report must reflect the file's metadata (it is documented to read it from there).
   const meta = scanModel(f.def).metadata.rnnstate;
@@ -135,12 +141,13 @@ function rewriteAll(m, cli) {
     return fail(`no pairs although the model has ${recurrent.length} recurrent node(s)`);
   }
   const detail = `${m.pairs.length} pairs, ${recurrent.length} recurrent node(s)`;
-  // Pairs with "rows" take rows of one stacked tensor (PyTorch's h0 -> h_n): for feeding state back,
+  // Pairs with a region (or rows) take a region of one of the authors' tensors: for feeding state back,
   // one feedback per tensor pair. Every other name must belong to one pair only.
   const stackedKey = (p) => `${p.input}->${p.output}`;
-  const rowsKeys = new Set(m.pairs.filter((p) => p.rows).map(stackedKey));
-  if (m.pairs.some((p) => !p.rows && rowsKeys.has(stackedKey(p)))) return fail('a pair with rows shares its tensors with one without');
-  m.pairs = [...new Map(m.pairs.map((p) => [p.rows ? stackedKey(p) : `${m.pairs.indexOf(p)}`, p])).values()];
+  const regional = (p) => Boolean(p.rows || p.region);
+  const rowsKeys = new Set(m.pairs.filter(regional).map(stackedKey));
+  if (m.pairs.some((p) => !regional(p) && rowsKeys.has(stackedKey(p)))) return fail('a pair with a region shares its tensors with one without');
+  m.pairs = [...new Map(m.pairs.map((p) => [regional(p) ? stackedKey(p) : `${m.pairs.indexOf(p)}`, p])).values()];
   const names = m.pairs.flatMap((p) => [p.input, p.output]);
   if (m.pairs.some((p) => !p.input || !p.output) || new Set(names).size !== names.length) {
     return fail('pairs must have distinct, non-empty input and output names');
@@ -211,6 +218,12 @@ async function verifyModel(raw, index, labels, opts) {
     ? 'byte-identical' : 'files differ';
 
   await runCheck(label, 'interface', () => checks.checkInterface(m));
+  if (entry.exposed) {
+    await runCheck(label, 'exposed: recognized', () => exposure.checkRecognition(m, m.origReport));
+    if (entry.exposed.every((x) => x.pair || /default path/.test(x.reason ?? ''))) {
+      await runCheck(label, 'exposed: interface unchanged', () => exposure.checkInterfaceUnchanged(m));
+    }
+  }
   await runCheck(label, '(1) defaults-unfed==original', () => checks.checkDefaultsUnfed(m));
   if (entry.streaming && entry.chunkMode === 'calls') {
     await runCheck(label, '(2) calls', () => checks.checkCalls(m));
@@ -220,7 +233,7 @@ async function verifyModel(raw, index, labels, opts) {
     if (streaming.ok) await runCheck(label, '(2) self-test', () => checks.checkSelfTest(m));
     else skip(label, '(2) self-test', 'not run: (2) failed');
   }
-  if (entry.streaming && m.stacked.length && entry.chunkMode === 'seq') {
+  if (entry.streaming && m.stacked.length && m.allOwn && entry.chunkMode === 'seq') {
     const stacked = await runCheck(label, '(2) stacked, original model', () => checks.checkStackedStreaming(m));
     if (stacked.ok) await runCheck(label, '(2) stacked self-test', () => checks.checkStackedSelfTest(m));
   }

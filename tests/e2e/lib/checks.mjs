@@ -168,7 +168,12 @@ async function stackedDiff(m, feedback) {
   let offset = 0;
   for (const length of m.entry.chunks) {
     const feeds = chunkFeeds(m, offset, length);
-    if (outs.length) for (const { input, output } of feedback) feeds[input] = outs[outs.length - 1][output];
+    if (outs.length) {
+      for (const { input, output, reset } of feedback) {
+        const state = outs[outs.length - 1][output];
+        feeds[input] = reset ? zerosTensor(state.type, state.dims) : state;
+      }
+    }
     outs.push(await runExact(m.sessions.orig, feeds, `chunk ${outs.length + 1} (original model)`));
     offset += length;
   }
@@ -182,15 +187,19 @@ export async function checkStackedStreaming(m) {
   return verdict(await stackedDiff(m, m.stacked), m.tol, detail);
 }
 
-/** Self-test of the above: with each stacked input fed a wrong output (rotated), the check must fail. */
+/**
+ * Self-test of the above: with each stacked input fed a wrong output (rotated), or, for a single tensor
+ * pair, restarted from zeros every chunk, the check must fail.
+ */
 export async function checkStackedSelfTest(m) {
-  const wrong = m.stacked.length > 1
+  const rotated = m.stacked.length > 1;
+  const wrong = rotated
     ? m.stacked.map((p, i) => ({ input: p.input, output: m.stacked[(i + 1) % m.stacked.length].output }))
-    : null;
-  if (!wrong) return null;
+    : m.stacked.map((p) => ({ ...p, reset: true }));
   const cmp = await stackedDiff(m, wrong);
-  return cmp.diff > m.tol ? pass(cmp.diff, 'rotated stacked feeds: mismatch detected as expected')
-    : fail(cmp.diff, 'rotated stacked feeds: NOT detected - harness broken');
+  const what = rotated ? 'rotated stacked feeds' : 'state reset to zeros between chunks';
+  return cmp.diff > m.tol ? pass(cmp.diff, `${what}: mismatch detected as expected`)
+    : fail(cmp.diff, `${what}: NOT detected - harness broken`);
 }
 
 /** Two pairs whose state tensors have the same type and shape (so a swapped feed still runs). */

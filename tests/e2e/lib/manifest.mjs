@@ -38,6 +38,7 @@ export function normalizeEntry(raw) {
     expectExit: raw.expect_exit ?? 0,        // non-zero: only check that `rewrite` fails this way
     branchTaken: raw.branch_taken ?? null,   // calls mode: false = state must pass through unchanged
     tolerance: raw.tolerance ?? null,
+    exposed: raw.exposed ?? null,            // expected recognition of states the authors expose (models/exposed)
     ort: raw.ort ?? true,                    // false: ORT cannot run the model (e.g. layout=1): rewrite checks only
   };
   if (!CHUNK_MODES.includes(e.chunkMode)) throw new Error(`unknown chunk_mode '${e.chunkMode}'`);

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// Part of stage 4: where a state's initial value is read from and where its final value lands, element
+/// by element, through view-like operators (Identity, lossless Cast, Slice, Gather with constant indices,
+/// Squeeze, Unsqueeze, Transpose, Reshape and Expand where the mapping is provable, Concat, Split,
+/// ScatterND with constant indices) and through If branches and outer-scope references. A model whose
+/// authors stream it themselves reads each state from a region of one of its inputs and writes the final
+/// value to the same region of one of its outputs.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "element_map.h"
+#include "model_index.h"
+#include "recurrent_state.h"
+
+namespace rnnstate {
+
+/// A state's elements in a main-graph input or output.
+struct ElementPlace {
+  std::string tensor;
+  ElementMap map;
+};
+
+/// Where a state's initial value comes from, element by element.
+struct ReadTrace {
+  std::optional<ElementPlace> place;  ///< set when it is read from a main-graph input
+  std::string broken;                 ///< otherwise: what broke the proof ("Expand '/Expand' broadcasts")
+};
+
+/// Where a state's final value lands: every main-graph output that holds all of it exactly.
+struct WriteTrace {
+  std::vector<ElementPlace> places;
+  std::string broken;  ///< the first path that stopped, when there is no place
+};
+
+/// Traces the value in the owner's initial slot back to a main-graph input.
+ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state);
+
+/// Traces the value in the owner's final slot forward to main-graph outputs.
+WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state);
+
+/// The state's shape as the element maps see it.
+SymShape StateShape(const RecurrentState& state);
+
+}  // namespace rnnstate
