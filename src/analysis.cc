@@ -37,7 +37,9 @@ void FindSharing(std::vector<StateAnalysis>& states) {
   for (auto& [a, a_keys] : entries) {
     for (auto& [b, b_keys] : entries) {
       if (a == b) continue;
-      bool shared = std::any_of(a_keys.begin(), a_keys.end(), [&](const std::string& k) { return b_keys.count(k); });
+      // C++17 lambdas cannot capture a structured binding (clang refuses it; the fuzz build uses clang).
+      bool shared = std::any_of(a_keys.begin(), a_keys.end(),
+                                [&keys = b_keys](const std::string& k) { return keys.count(k) > 0; });
       if (shared) a->shared_with.push_back(b->state.Label());
     }
   }

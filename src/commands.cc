@@ -10,6 +10,7 @@
 #include "rnnstate/error.h"
 #include "model_index.h"
 #include "model_io.h"
+#include "model_rules.h"
 #include "rewrite.h"
 #include "report.h"
 
@@ -121,7 +122,7 @@ FileResult CheckFile(const std::string& input, bool streamable_only) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
     std::vector<CheckProblem> problems = Timed(&result.timings.process_ms, [&] {
-      ModelIndex index(model);
+      const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
       Analysis analysis = Analyze(index);
       result.states = analysis.recorded_pairs;
       return CheckModel(index, analysis, streamable_only);

@@ -17,6 +17,11 @@ void InsertAt(google::protobuf::RepeatedPtrField<T>* field, int position, T valu
   for (int i = field->size() - 1; i > position; --i) field->SwapElements(i, i - 1);
 }
 
+/// "1 input", "2 inputs".
+std::string Counted(int64_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
 onnx::ValueInfoProto Named(const onnx::ValueInfoProto& type, const std::string& name) {
   onnx::ValueInfoProto info = type;
   info.set_name(name);
@@ -43,27 +48,52 @@ ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset) {
   return ContainerKind::kOther;
 }
 
-std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind kind) {
+std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKind kind) {
   switch (kind) {
     case ContainerKind::kIf:
-      if (!GraphAttribute(container, "then_branch") || !GraphAttribute(container, "else_branch")) {
-        return "the If lacks a then_branch or else_branch";
+      for (const char* branch : {"then_branch", "else_branch"}) {
+        if (!GraphAttribute(container, branch)) return std::string("the If has no ") + branch;
       }
       return "";
-    case ContainerKind::kLoop:
-      if (container.input_size() < 2 || !GraphAttribute(container, "body")) {
-        return "the Loop lacks its trip count/condition inputs or its body";
+    case ContainerKind::kLoop: {
+      // Body: (iteration number, condition, carried...) -> (condition, carried..., scan outputs...);
+      // Loop: (trip count, condition, carried...), where a Loop that carries nothing may omit the first two.
+      const onnx::GraphProto* body = GraphAttribute(container, "body");
+      if (body == nullptr) return "the Loop has no body";
+      if (body->input_size() < 2) return "the Loop body lacks its iteration number and condition inputs";
+      const int carried = body->input_size() - 2;
+      if (body->output_size() < 1 + carried) {
+        return "the Loop body has " + Counted(body->output_size(), "output") + ", fewer than its condition and " +
+               Counted(carried, "carried value");
+      }
+      const bool omitted = carried == 0 && container.input_size() < 2;
+      if (!omitted && container.input_size() != 2 + carried) {
+        return "the Loop has " + Counted(container.input_size(), "input") + ", but its body carries " +
+               Counted(carried, "value") + " (trip count, condition and one input per carried value)";
       }
       return "";
+    }
     case ContainerKind::kScan8:
     case ContainerKind::kScan9: {
-      int64_t scan_inputs = IntAttribute(container, "num_scan_inputs", 0);
-      bool counted = scan_inputs >= 1 && scan_inputs <= container.input_size();
-      if (!counted || !GraphAttribute(container, "body")) return "the Scan has no valid num_scan_inputs or body";
+      const onnx::AttributeProto* count = FindAttribute(container, "num_scan_inputs");
+      if (count == nullptr) return "the Scan has no num_scan_inputs";
+      if (count->i() < 1 || count->i() > container.input_size()) {
+        return "the Scan's num_scan_inputs " + std::to_string(count->i()) + " is not between 1 and its " +
+               Counted(container.input_size(), "input");
+      }
+      if (!GraphAttribute(container, "body")) return "the Scan has no body";
       return "";
     }
     case ContainerKind::kOther:
       return "";
+  }
+  return "";
+}
+
+std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind kind) {
+  if (std::string rule = ContainerRuleViolation(container, kind); !rule.empty()) return rule;
+  if (kind == ContainerKind::kLoop && container.input_size() < 2) {
+    return "the Loop lacks its trip count/condition inputs";
   }
   return "";
 }

@@ -24,9 +24,15 @@ enum class ContainerKind { kLoop, kScan8, kScan9, kIf, kOther };
 /// The kind of `node` in a model whose ai.onnx opset is `onnx_opset` (Scan's layout changed in opset 9).
 ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset);
 
-/// Why `container` lacks what its kind requires (a Loop without its trip count/condition inputs or body,
-/// an If without a branch, a Scan without a valid num_scan_inputs or body); "" when it is well formed or
-/// not a control-flow operator.
+/// Why `container` breaks its operator's spec — an If without then_branch or else_branch, a Loop or Scan
+/// without its body, a Loop body without its iteration number and condition or whose carried values do
+/// not match the Loop's inputs, a Scan without a valid num_scan_inputs — or "" (also for kOther). A model
+/// with such a node is invalid (see model_rules.h).
+std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKind kind);
+
+/// Why rnnstate cannot read `container`'s layout: ContainerRuleViolation, or a Loop without its trip count
+/// and condition inputs (valid when nothing is carried, but a state cannot be threaded through it); ""
+/// when it is well formed or not a control-flow operator.
 std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind kind);
 
 /// The number of state variables of a Scan (its inputs before the scan inputs; for Scan-8, including

@@ -172,6 +172,10 @@ std::string InputPlanner::PlanInitializerDefault(const StateAnalysis& analyzed, 
 
 std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input) {
   const RecurrentState& state = analyzed.state;
+  // Only float types have a size here; any other would be misreported as too large below.
+  if (FloatElementSize(edit.elem_type) == 0) {
+    return "state element type " + DataTypeName(edit.elem_type) + " is not a float type (no zero default)";
+  }
   std::vector<Dim> shape = state.shape;
   const int batch_axis = state.batch_axis;
   if (batch_axis >= 0 && state.shape[batch_axis].fixed()) {

@@ -1,6 +1,7 @@
 #include "rnnstate/pipeline.h"
 
 #include "check.h"
+#include "model_rules.h"
 #include "report.h"
 #include "rewrite.h"
 
@@ -13,7 +14,7 @@ RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& op
 }
 
 std::vector<CheckProblem> CheckForStreaming(const onnx::ModelProto& model) {
-  ModelIndex index(model);
+  const ModelIndex index = IndexValidModel(model);
   return CheckModel(index, Analyze(index));
 }
 

@@ -12,6 +12,13 @@ size_t FloatElementSize(int32_t elem_type) {
   }
 }
 
+std::string DataTypeName(int32_t elem_type) {
+  if (onnx::TensorProto_DataType_IsValid(elem_type)) {
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type));
+  }
+  return "data type " + std::to_string(elem_type);
+}
+
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims) {
   uint64_t bytes = FloatElementSize(elem_type);
   if (bytes == 0) return std::nullopt;

@@ -7,12 +7,23 @@ namespace rnnstate {
 namespace {
 
 /// The ONNX operators share one signature: X, W, R, B, sequence_lens, initial_h[, initial_c, P] -> Y,
-/// Y_h[, Y_c]; W is [D, gates*H, input] and R [D, gates*H, H].
+/// Y_h[, Y_c]; W is [D, gates*H, input] and R [D, gates*H, H]. X, W, R, B, the initial states and P are
+/// of type T: float16, float or double (bfloat16 from opset 22; accepted at any opset).
 RecurrentOp OnnxOp(std::string_view op_type, int gates, bool cell) {
   RecurrentOp op;
   op.domain = "";
   op.op_type = op_type;
   op.gates = gates;
+  op.input_names = {"X", "W", "R", "B", "sequence_lens", "initial_h"};
+  op.float_slots = {0, 1, 2, 3, 5};
+  if (cell) {
+    op.input_names.insert(op.input_names.end(), {"initial_c", "P"});
+    op.float_slots.insert(op.float_slots.end(), {6, 7});
+  }
+  op.required_slots = {0, 1, 2};
+  op.float_types = {onnx::TensorProto::FLOAT, onnx::TensorProto::DOUBLE, onnx::TensorProto::FLOAT16,
+                    onnx::TensorProto::BFLOAT16};
+  op.directions = {"forward", "reverse", "bidirectional"};
   op.initial_c_slot = cell ? 6 : -1;
   op.y_c_slot = cell ? 2 : -1;
   op.hidden_from[0] = {2, 2, 1};
@@ -35,6 +46,11 @@ const RecurrentOp* FindRecurrentOp(const onnx::NodeProto& node) {
     if (same_domain && node.op_type() == op.op_type) return &op;
   }
   return nullptr;
+}
+
+std::string InputName(const RecurrentOp& op, int slot) {
+  if (slot >= 0 && slot < static_cast<int>(op.input_names.size())) return std::string(op.input_names[slot]);
+  return "input " + std::to_string(slot);
 }
 
 }  // namespace rnnstate

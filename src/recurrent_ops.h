@@ -26,7 +26,12 @@ struct RecurrentOp {
   std::string_view domain;   ///< "" for the default ONNX domain
   std::string_view op_type;  ///< "LSTM"
   int gates = 1;             ///< gate blocks per direction: 1 (RNN), 3 (GRU), 4 (LSTM)
-  int required_inputs = 3;   ///< X, W, R
+  /// The names of the input slots in order ("X", "W", ...), for messages.
+  std::vector<std::string_view> input_names;
+  /// What the operator's spec requires of a node (checked by model_rules before any analysis):
+  std::vector<int> required_slots;   ///< inputs that must be present and named (X, W, R)
+  std::vector<int> float_slots;      ///< inputs of type T: a known element type must be one of `float_types`
+  std::vector<int32_t> float_types;  ///< onnx::TensorProto_DataType values T may take
   int x_slot = 0;
   int w_slot = 1;
   int r_slot = 2;
@@ -38,7 +43,10 @@ struct RecurrentOp {
   int y_c_slot = -1;
   /// Tried in order when the attribute is absent (the recurrence weight first: its last axis is H).
   HiddenSizeSource hidden_from[2];
-  bool has_layout = false;  ///< takes the `layout` attribute (batch-major X and states)
+  bool has_layout = false;  ///< takes the `layout` attribute (batch-major X and states): 0 or 1
+  /// Allowed values of the `direction` attribute (absent means "forward"); `hidden_size`, when present,
+  /// must be positive.
+  std::vector<std::string_view> directions;
   /// Why chunked runs may still differ from one full run although the recurrence streams; "" when exact.
   std::string_view streaming_caveat;
 
@@ -50,5 +58,8 @@ const std::vector<RecurrentOp>& RecurrentOps();
 
 /// The row for `node`'s domain and op type ("" and "ai.onnx" are the same domain), or nullptr.
 const RecurrentOp* FindRecurrentOp(const onnx::NodeProto& node);
+
+/// "X" for slot 0 of `op`, or "input 9" for a slot the table does not name.
+std::string InputName(const RecurrentOp& op, int slot);
 
 }  // namespace rnnstate

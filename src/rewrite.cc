@@ -5,6 +5,7 @@
 #include "apply.h"
 #include "rnnstate/error.h"
 #include "model_index.h"
+#include "model_rules.h"
 #include "validate.h"
 
 namespace rnnstate {
@@ -41,7 +42,9 @@ void RequireSupportedOpset(const Analysis& analysis) {
 }
 
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
-  ModelIndex index(model);
+  // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
+  // be refused, not reported, planned or blamed on the rewrite: it is bad input.
+  const ModelIndex index = IndexValidModel(model);
   RewriteOutcome outcome;
   outcome.analysis = Analyze(index);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
@@ -58,11 +61,6 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
 
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                             const std::string& model_dir) {
-  // A model that is already broken (e.g. reads a name nothing defines) must not be blamed on the
-  // rewrite: it is bad input.
-  if (std::string problem = StructuralProblem(model); !problem.empty()) {
-    throw Error(ExitCode::kBadInput, "invalid model: " + problem);
-  }
   RewriteOutcome outcome = PlanRewrite(model, options);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {

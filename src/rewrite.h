@@ -24,16 +24,18 @@ struct RewriteOutcome {
   std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
 };
 
-/// Analyzes and plans without modifying `model` (report, --dry-run). An unsupported opset is marked as
-/// every node's problem (see RequireSupportedOpset).
+/// Analyzes and plans without modifying `model` (report, --dry-run). Throws Error(kBadInput) naming the
+/// first rule an invalid model breaks (see IndexValidModel). An unsupported opset is marked as every
+/// node's problem (see RequireSupportedOpset).
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options);
 
 /// Throws Error(kUnsupported) when the model has recurrent nodes but no supported ai.onnx opset: what
 /// `rewrite` (and its --dry-run) reports with exit code 4.
 void RequireSupportedOpset(const Analysis& analysis);
 
-/// Rewrites `model` in place and validates the result. With `strict`, any skipped state is an
-/// Error(kUnsupported) and `model` is left unchanged. Throws Error(kInternal) when validation fails.
+/// Rewrites `model` in place and validates the result. Throws Error(kBadInput) for an invalid model (see
+/// IndexValidModel). With `strict`, any skipped state is an Error(kUnsupported) and `model` is left
+/// unchanged. Throws Error(kInternal) when validation of the result fails.
 /// `model_dir` is where the model's external data files are ("" = current directory).
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                             const std::string& model_dir = "");

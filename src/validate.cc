@@ -3,11 +3,13 @@
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
 #include "rnnstate/error.h"
+#include "graph_path.h"
 #include "model_index.h"
 #include "shape_inference.h"
 
@@ -26,6 +28,25 @@ namespace {
 constexpr int64_t kCheckerMaxIr = 8;
 constexpr int64_t kCheckerMaxOpset = 17;
 
+/// "LSTM 'lstm'".
+std::string Described(const onnx::NodeProto& node, int index) {
+  return node.op_type() + " '" + NodeLabel(node, index) + "'";
+}
+
+/// Why node `n` of `graph` cannot read `name`: a later node defines it (the nodes are not sorted, or
+/// form a cycle), or nothing before it does.
+std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::string& name) {
+  const std::string reads = Described(graph.node(n), n) + " reads '" + name + "', which ";
+  for (int later = n + 1; later < graph.node_size(); ++later) {
+    const auto& outputs = graph.node(later).output();
+    if (std::find(outputs.begin(), outputs.end(), name) != outputs.end()) {
+      return reads + "a later node, " + Described(graph.node(later), later) +
+             ", defines (nodes must be sorted: a cycle, or nodes out of order)";
+    }
+  }
+  return reads + "nothing before it defines";
+}
+
 /// Names visible in the scope being checked: those of the enclosing graphs defined before the node
 /// that holds the subgraph, then the scope's own. Views into the model, which outlives the check.
 using NameSet = std::unordered_set<std::string_view>;
@@ -33,7 +54,7 @@ using NameSet = std::unordered_set<std::string_view>;
 std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where) {
   NameSet own;
   std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
-  auto define = [&](const std::string& name, const char* what) -> std::string {
+  auto define = [&](const std::string& name, const std::string& what) -> std::string {
     if (name.empty()) return "";
     if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what + ")";
     if (visible.insert(name).second) added.push_back(name);
@@ -43,34 +64,30 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
     NameSet input_names;
     for (const auto& input : graph.input()) {
       if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
-      if (auto p = define(input.name(), "graph input"); !p.empty()) return p;
+      if (auto p = define(input.name(), "a graph input"); !p.empty()) return p;
     }
     for (const auto& tensor : graph.initializer()) {
       if (input_names.count(tensor.name())) continue;  // an overridable default of that input
-      if (auto p = define(tensor.name(), "initializer"); !p.empty()) return p;
+      if (auto p = define(tensor.name(), "an initializer"); !p.empty()) return p;
     }
     for (int n = 0; n < graph.node_size(); ++n) {
       const auto& node = graph.node(n);
       for (const auto& input : node.input()) {
-        if (!input.empty() && !visible.count(input)) {
-          return where + ": node " + std::to_string(n) + " (" + node.op_type() + ") reads '" + input +
-                 "' before it is defined";
-        }
+        if (!input.empty() && !visible.count(input)) return where + ": " + UndefinedInput(graph, n, input);
       }
       for (const auto& attribute : node.attribute()) {
-        auto check_sub = [&](const onnx::GraphProto& sub) {
-          return CheckScope(sub, visible,
-                            where + "/" + node.op_type() + "_" + std::to_string(n) + ":" + attribute.name());
-        };
+        // Spelled as GraphPathString spells it, so that every message names a graph the same way.
+        const std::string sub_where = where + "/" + NodeLabel(node, n) + ":" + attribute.name();
         if (attribute.has_g()) {
-          if (auto p = check_sub(attribute.g()); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.g(), visible, sub_where); !p.empty()) return p;
         }
-        for (const auto& sub : attribute.graphs()) {
-          if (auto p = check_sub(sub); !p.empty()) return p;
+        for (int i = 0; i < attribute.graphs_size(); ++i) {
+          const std::string listed = sub_where + "[" + std::to_string(i) + "]";
+          if (auto p = CheckScope(attribute.graphs(i), visible, listed); !p.empty()) return p;
         }
       }
       for (const auto& output : node.output()) {
-        if (auto p = define(output, "node output"); !p.empty()) return p;
+        if (auto p = define(output, "an output of " + Described(node, n)); !p.empty()) return p;
       }
     }
     NameSet output_names;

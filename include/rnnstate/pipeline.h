@@ -2,7 +2,8 @@
 /// \file
 /// The library's façade for a program that embeds rnnstate: rewrite, check or report one model held in
 /// memory. (commands.h does the same for files, batch.h for many files.) Everything here is documented
-/// in README.md; errors are rnnstate::Error with the exit code the CLI would return.
+/// in README.md; errors are rnnstate::Error with the exit code the CLI would return. All three refuse an
+/// invalid model (README "Validation") with the same Error(kBadInput, "invalid model: ...").
 
 #include <onnx/onnx_pb.h>
 

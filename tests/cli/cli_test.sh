@@ -138,6 +138,65 @@ ln -s /dev/zero "$special"
 refused "symlink to /dev/zero as external data" "$work/bad/special_location.onnx" "resolves outside the model's directory"
 rm "$special"
 
+# Invalid models (issue 13, README "Validation"; made by tools/gen_invalid_models.py): every command
+# refuses each with exit 3 and the same one-line message naming the graph, the node and the rule, before
+# reading anything else; nothing is written and stdout stays empty.
+verdict() {  # verdict ARGS...: "EXIT MESSAGE" of `rnnstate ARGS...`, the message without "rnnstate: error: PATH: "
+  "$bin" "$@" >"$work/out" 2>"$work/err"
+  echo "$? $(sed -n 's/^rnnstate: error: [^:]*: //p' "$work/err")"
+}
+json_has() {  # json_has FILE CONDITION EXPECTED: CONDITION holds for the first JSON Lines record `r` of FILE
+  node -e 'const [file, condition, expected] = process.argv.slice(1);
+    const r = JSON.parse(require("fs").readFileSync(file, "utf8").split("\n")[0]);
+    process.exit(new Function("r", "expected", "return " + condition)(r, expected) ? 0 : 1)' "$@"
+}
+invalid() {  # invalid NAME MESSAGE: tests/data/invalid/NAME.onnx is refused with "invalid model: MESSAGE"
+  local name=$1 expected="3 invalid model: $2" dir=$work/invalid_$1
+  mkdir "$dir" && cp "$(dirname "$0")/../data/invalid/$name.onnx" "$dir/"
+  local model=$dir/$name.onnx before
+  before=$(snapshot "$dir")
+  check "$name: rewrite exits 3 naming the rule" test "$(verdict rewrite "$model" -o "$dir/out.onnx")" = "$expected"
+  check "$name: rewrite beside the input, the same" test "$(verdict rewrite "$model")" = "$expected"
+  check "$name: rewrite --dry-run, the same" test "$(verdict rewrite "$model" --dry-run)" = "$expected"
+  check "$name: report, the same" test "$(verdict report "$model")" = "$expected"
+  check "$name: report prints nothing" test ! -s "$work/out"
+  check "$name: report --format dot, the same" test "$(verdict report "$model" --format dot)" = "$expected"
+  check "$name: check, the same" test "$(verdict check "$model")" = "$expected"
+  check "$name: check prints nothing on stdout" test ! -s "$work/out"
+  "$bin" check "$model" --json >"$work/json" 2>/dev/null
+  check "$name: check --json: the record carries it" json_has "$work/json" \
+    'r.status === "error" && r.exit_code === 3 && "3 " + r.error === expected' "$expected"
+  "$bin" report "$model" "$model" --json >"$work/json" 2>/dev/null
+  check "$name: report --json (two files): the record carries it" json_has "$work/json" \
+    'r.report === null && r.exit_code === 3 && "3 " + r.error === expected' "$expected"
+  check "$name: nothing written beside the input" test "$(snapshot "$dir")" = "$before"
+}
+lstm="main: LSTM 'lstm'"
+invalid hidden_size_zero "$lstm: hidden_size 0 is not positive"
+invalid hidden_size_negative "$lstm: hidden_size -4 is not positive"
+invalid direction_unknown "$lstm: unknown direction 'sideways' (LSTM takes forward, reverse or bidirectional)"
+invalid layout_unknown "$lstm: unknown layout 2 (LSTM takes 0 or 1)"
+invalid w_empty "$lstm: required input W is empty"
+invalid too_few_inputs "$lstm: has 2 inputs, but LSTM requires X, W and R"
+invalid x_string "$lstm: input X 'X' has element type STRING; LSTM takes FLOAT, DOUBLE, FLOAT16 or BFLOAT16"
+invalid x_complex64 "$lstm: input X 'X' has element type COMPLEX64; LSTM takes FLOAT, DOUBLE, FLOAT16 or BFLOAT16"
+invalid if_without_else "main: If 'branch': the If has no else_branch"
+invalid dangling_input "$lstm reads 'X_norm', which nothing before it defines"
+invalid cycle "main: Identity 'first' reads 'b', which a later node, Identity 'second', defines (nodes must be sorted: a cycle, or nodes out of order)"
+invalid defined_twice "main: 'Y' is defined twice (an output of Identity 'again')"
+invalid loop_body_output_undefined "main/steps:body: graph output 'h_next' is never defined"
+# Valid but not (fully) supported stays a warning: an LSTM of another domain is not judged (nothing to
+# do), an opset newer than onnx 1.12 knows is rewritten without onnx's full checks.
+controls=$(dirname "$0")/../data/invalid
+check "LSTM of another domain: rewrite exits 0" run 0 rewrite "$controls/unknown_domain_lstm.onnx" -o "$work/c1.onnx"
+check "LSTM of another domain: nothing to do" grep -q "no recurrent nodes" "$work/out"
+check "LSTM of another domain: report exits 0" run 0 report "$controls/unknown_domain_lstm.onnx"
+check "LSTM of another domain: check passes" run 0 check "$controls/unknown_domain_lstm.onnx"
+check "opset 18: rewrite exits 0" run 0 rewrite "$controls/opset_18.onnx" -o "$work/c2.onnx"
+check "opset 18: a warning says full validation was skipped" err_has "full validation skipped"
+check "opset 18: report exits 0" run 0 report "$controls/opset_18.onnx"
+check "opset 18: check finds the state not exposed (1, not 3)" run 1 check "$controls/opset_18.onnx"
+
 # Malformed models found by fuzzing (tools/fuzz/run.sh): a clear error or a partial rewrite with
 # warnings, never a crash and never an internal error.
 for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
@@ -146,7 +205,19 @@ for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
     code=$?
     check "$(basename "$fuzzed") ($mode): exit 0, 3 or 4 (got $code)" test "$code" -eq 0 -o "$code" -eq 3 -o "$code" -eq 4
   done
+  # One verdict: what rewrite refuses as invalid, report and check refuse with the same message.
+  rewritten=$(verdict rewrite "$fuzzed" --dry-run)
+  if [ "${rewritten%% *}" = 3 ]; then
+    check "$(basename "$fuzzed"): report, the same verdict as rewrite" test "$(verdict report "$fuzzed")" = "$rewritten"
+    check "$(basename "$fuzzed"): check, the same verdict as rewrite" test "$(verdict check "$fuzzed")" = "$rewritten"
+  fi
 done
+# The issue makes these fuzz inputs invalid models (they were rewritten with warnings, exit 0).
+check "fuzz if_without_else: exit 3" test "$(verdict rewrite "$(dirname "$0")/../data/fuzz/if_without_else.onnx" --dry-run)" = \
+  "3 invalid model: main: If 'branch': the If has no else_branch"
+scan_verdict=$(verdict check "$(dirname "$0")/../data/fuzz/scan_without_num_scan_inputs.onnx")
+check "fuzz scan_without_num_scan_inputs: exit 3 (its first violation: a mangled operator name)" \
+  test "${scan_verdict%%:*}" = "3 invalid model"
 
 # A PyTorch export called with (h0, c0) already streams its state stacked: check passes without metadata.
 check "check: (h0, c0) export passes (stacked states)" run 0 check "$models/torch/lstm_h0.onnx"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang (ASan + UBSan) and fuzzes the external data checks and the
-# rewrite pipeline, seeded with the models in models/ and tests/data/external_bad/ (their data files go
-# to build-fuzz/fuzz_data/, where the target resolves external data locations).
+# Builds the libFuzzer target with clang (ASan + UBSan) and fuzzes the external data checks, the model
+# rules, check, report and the rewrite pipeline, seeded with the models in models/, tests/data/external_bad/
+# (their data files go to build-fuzz/fuzz_data/, where the target resolves external data locations),
+# tests/data/invalid/ and the earlier finds in tests/data/fuzz/.
 # Usage: tools/fuzz/run.sh [SECONDS] (default 60). Needs clang and libclang-rt-14-dev. Crashes are written
 # to build-fuzz/crash-*.
 set -euo pipefail
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 mkdir -p build-fuzz/corpus build-fuzz/fuzz_data
 cp models/*/*.onnx tests/data/external_bad/*.onnx build-fuzz/corpus/
+for f in tests/data/invalid/*.onnx tests/data/fuzz/*.onnx; do cp "$f" "build-fuzz/corpus/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 cp models/external/*.bin tests/data/external_bad/*.bin build-fuzz/fuzz_data/
 srcs=$(ls src/*.cc | grep -v 'src/main.cc\|src/version.cc')
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -DONNX_NAMESPACE=onnx -DONNX_ML=1 \

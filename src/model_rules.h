@@ -1,0 +1,32 @@
+#pragma once
+/// \file
+/// One verdict for every command: the rules of the ONNX spec a model must keep before rnnstate reads it.
+/// `rewrite` (also --dry-run), `report` and `check`, and the library façade, all index a model through
+/// IndexValidModel, so that they refuse the same models with the same message (exit 3). The rules and
+/// their messages are listed in README.md ("Validation"); what is valid but not supported (another
+/// domain, an opset onnx 1.12 does not know, sequence_lens, opset < 7) is not judged here.
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+#include "model_index.h"
+
+namespace rnnstate {
+
+/// The first rule `model` breaks that can be checked without indexing it, as "GRAPH: WHAT: RULE", or "":
+/// its structure (StructuralProblem: names defined before use and once, graph outputs defined), then
+/// every node of the default domain: an operator its ai.onnx opset has (when onnx 1.12 knows the opset),
+/// and for control flow what ContainerRuleViolation requires (If branches, Loop and Scan bodies, inputs).
+std::string FirstStructuralViolation(const onnx::ModelProto& model);
+
+/// The first rule a state owner of the indexed model breaks, or "": each kind of owner contributes its
+/// rules (see kOwnerRules in model_rules.cc; today the operator rules of recurrent_ops.h).
+std::string FirstOwnerViolation(const ModelIndex& index);
+
+/// Indexes `model` once it is known to be valid. Throws Error(kBadInput, "invalid model: " + the first
+/// violation): structure and containers are checked before the index is built (so onnx shape inference
+/// never runs on a broken graph), the rules of every state owner after (they read inferred types).
+ModelIndex IndexValidModel(const onnx::ModelProto& model);
+
+}  // namespace rnnstate

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Builds the invalid models of tests/data/invalid/ (README "Validation"): each breaks one rule of the
+ONNX spec that `rewrite`, `report` and `check` all refuse with exit 3 and the same message. Also the
+valid-but-unsupported controls that must stay warnings (exit 0).
+
+    /usr/bin/python3 tools/gen_invalid_models.py [OUT_DIR]   (default tests/data/invalid)
+
+One small LSTM (or GRU) per file, built with onnx.helper; onnx's checker is not run on them (most are
+invalid on purpose). Needs Debian's python3-onnx (1.12).
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPSET = 14
+IR_VERSION = 7
+INPUT, HIDDEN, BATCH, SEQ = 2, 4, 1, 3
+
+
+def weights(prefix, gates):
+    """W [1, gates*H, input] and R [1, gates*H, H] initializers with small deterministic values."""
+    w = np.linspace(-0.5, 0.5, gates * HIDDEN * INPUT, dtype=np.float32).reshape(1, gates * HIDDEN, INPUT)
+    r = np.linspace(0.3, -0.3, gates * HIDDEN * HIDDEN, dtype=np.float32).reshape(1, gates * HIDDEN, HIDDEN)
+    return [numpy_helper.from_array(w, prefix + "W"), numpy_helper.from_array(r, prefix + "R")]
+
+
+def lstm_model(inputs=("X", "W", "R"), attributes=None, x_type=TensorProto.FLOAT, opset=OPSET, domain=""):
+    """Y, Y_h, Y_c = LSTM(inputs) on X [SEQ, BATCH, INPUT]: the base that each case breaks in one place."""
+    attributes = {"hidden_size": HIDDEN} if attributes is None else attributes
+    node = helper.make_node("LSTM", list(inputs), ["Y", "Y_h", "Y_c"], name="lstm", domain=domain, **attributes)
+    x = helper.make_tensor_value_info("X", x_type, [SEQ, BATCH, INPUT])
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [SEQ, 1, BATCH, HIDDEN])]
+    graph = helper.make_graph([node], "g", [x], outputs, initializer=weights("", 4))
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=imports)
+
+
+def gru_node(name, x, prefix):
+    """`name`_y = GRU(x) with weights `prefix`W, `prefix`R (read from the main graph inside a subgraph)."""
+    return helper.make_node("GRU", [x, prefix + "W", prefix + "R"], [name + "_y"], name="gru", hidden_size=HIDDEN)
+
+
+def if_without_else():
+    """An If whose then_branch runs a GRU; the else_branch is missing (ONNX requires both)."""
+    then_branch = helper.make_graph(
+        [gru_node("a", "X", "g_")], "then", [], [helper.make_tensor_value_info("a_y", TensorProto.FLOAT, None)])
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, BATCH, INPUT])
+    node = helper.make_node("If", ["cond"], ["out"], name="branch", then_branch=then_branch)
+    graph = helper.make_graph([node], "g", [cond, x], [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+                              initializer=weights("g_", 3))
+    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def edit(model, change):
+    change(model.graph)
+    return model
+
+
+def dangling_input():
+    """The LSTM reads 'X_norm', which nothing defines."""
+    return lstm_model(inputs=("X_norm", "W", "R"))
+
+
+def cycle():
+    """Two Identity nodes read each other's output: a cycle (ONNX graphs are acyclic and sorted)."""
+    def add(graph):
+        graph.node.insert(0, helper.make_node("Identity", ["b"], ["a"], name="first"))
+        graph.node.insert(1, helper.make_node("Identity", ["a"], ["b"], name="second"))
+        graph.output.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, None))
+    return edit(lstm_model(), add)
+
+
+def defined_twice():
+    """A node writes 'Y', which the LSTM also writes."""
+    def add(graph):
+        graph.node.append(helper.make_node("Identity", ["X"], ["Y"], name="again"))
+    return edit(lstm_model(), add)
+
+
+def loop_body_output_undefined():
+    """A Loop carrying h through a GRU step; its body declares an output 'h_next' nothing defines."""
+    x1 = helper.make_tensor_value_info("x_t", TensorProto.FLOAT, [1, BATCH, INPUT])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+         helper.make_node("GRU", ["x_t", "g_W", "g_R", "", "", "h_prev"], ["y", "h_step"], name="gru",
+                          hidden_size=HIDDEN)],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_prev", TensorProto.FLOAT, [1, BATCH, HIDDEN])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_next", TensorProto.FLOAT, [1, BATCH, HIDDEN])])
+    h0 = numpy_helper.from_array(np.zeros((1, BATCH, HIDDEN), np.float32), "h0")
+    trip = numpy_helper.from_array(np.array(2, np.int64), "trip")
+    node = helper.make_node("Loop", ["trip", "", "h0"], ["h_final"], name="steps", body=body)
+    graph = helper.make_graph([node], "g", [x1], [helper.make_tensor_value_info("h_final", TensorProto.FLOAT, None)],
+                              initializer=weights("g_", 3) + [h0, trip])
+    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+# name -> (model, what it breaks). The CLI test (tests/cli/cli_test.sh) expects each message.
+INVALID = {
+    "hidden_size_zero": lambda: lstm_model(attributes={"hidden_size": 0}),
+    "hidden_size_negative": lambda: lstm_model(attributes={"hidden_size": -4}),
+    "direction_unknown": lambda: lstm_model(attributes={"hidden_size": HIDDEN, "direction": "sideways"}),
+    "layout_unknown": lambda: lstm_model(attributes={"hidden_size": HIDDEN, "layout": 2}),
+    "w_empty": lambda: lstm_model(inputs=("X", "", "R")),
+    "too_few_inputs": lambda: lstm_model(inputs=("X", "W")),
+    "x_string": lambda: lstm_model(x_type=TensorProto.STRING),
+    "x_complex64": lambda: lstm_model(x_type=TensorProto.COMPLEX64),
+    "if_without_else": if_without_else,
+    "dangling_input": dangling_input,
+    "cycle": cycle,
+    "defined_twice": defined_twice,
+    "loop_body_output_undefined": loop_body_output_undefined,
+}
+
+# Valid, but not (fully) supported: warnings, exit 0.
+CONTROLS = {
+    # An LSTM of another domain is not rnnstate's to judge: ignored, whatever its attributes say.
+    "unknown_domain_lstm": lambda: lstm_model(attributes={"hidden_size": -4, "direction": "sideways"},
+                                              domain="com.example"),
+    # ai.onnx opset 18 is newer than onnx 1.12 knows: rewritten, with "full validation skipped".
+    "opset_18": lambda: lstm_model(opset=18),
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests", "data", "invalid")
+    os.makedirs(out, exist_ok=True)
+    for name, build in {**INVALID, **CONTROLS}.items():
+        onnx.save(build(), os.path.join(out, name + ".onnx"))
+    print(f"wrote {len(INVALID)} invalid models and {len(CONTROLS)} controls to {out}")
+
+
+if __name__ == "__main__":
+    main()
