@@ -293,7 +293,14 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
   std::visit(Overloaded{
                  [](const KeepInput&) {},
                  [](const ReuseInput&) {},
-                 [&](const DropDefault&) { RemoveInitializer(main, edit.input); },
+                 [&](const DropDefault& drop) {
+                   RemoveInitializer(main, edit.input);
+                   for (auto& declared : *main.mutable_input()) {
+                     if (drop.redeclare && declared.name() == edit.input) {
+                       declared = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+                     }
+                   }
+                 },
                  [&](const DefaultBehindSelect& d) { PutDefaultBehindSelect(edit, d, main, per_graph[&main]); },
                  [&](const NewInput& input) {
                    *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);

@@ -122,10 +122,15 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
     if (axis >= gather_axis + indices_rank) return std::make_pair(0, axis - indices_rank + 1);
     return std::nullopt;
   }
-  if (op == "Slice" || op == "Concat" || op == "Split") {
+  if (op == "Slice") {
+    // Slice keeps the rank, and the batch is not an axis it cuts (that would change it): same axis. Its
+    // ranks need not be known (inside a Loop body, onnx's inference keeps no shapes).
+    return std::make_pair(0, axis);
+  }
+  if (op == "Concat" || op == "Split") {
     // The batch is not the axis these cut or join (that would change it): same axis.
     if (in_rank >= 0 && in_rank == out_rank) {
-      if (op != "Slice" && Normalized(IntAttribute(node, "axis", 0), in_rank) == axis) return std::nullopt;
+      if (Normalized(IntAttribute(node, "axis", 0), in_rank) == axis) return std::nullopt;
       return std::make_pair(0, axis);
     }
     return std::nullopt;

@@ -42,6 +42,17 @@ bool SelectedWhenEmpty(const GraphIndex& main, const onnx::GraphProto& graph, co
   return false;
 }
 
+/// The dims of a zero default small enough to store as an initializer of the state's full shape (a fixed
+/// batch), or nullopt: then the default is broadcast to the batch of X, or selected by an If.
+std::optional<std::vector<int64_t>> StorableZeros(const RecurrentState& state, int32_t elem_type) {
+  if (state.batch_axis < 0 || !state.shape[state.batch_axis].fixed()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : state.shape) dims.push_back(d.value);
+  const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
+  if (!bytes || *bytes > kMaxZeroDefaultBytes) return std::nullopt;
+  return dims;
+}
+
 }  // namespace
 
 std::vector<Dim> DeclaredShape(const RecurrentState& state, const Dim& batch) {
@@ -94,6 +105,10 @@ std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim
         reason = PlanSelectOriginal(state, edit, input);
       } else if (!required) {
         reason = PlanZeroDefault(analyzed, edit, input);
+      } else if (analyzed.site.carried && !edit.original.empty() && !StorableZeros(state, edit.elem_type)) {
+        // Defaults mode selects the original zeros here (a carried site has no X to broadcast zeros to);
+        // so does required mode, so that both routes give one interface and one first feed ("empty").
+        reason = PlanSelectOriginal(state, edit, input);
       }
       break;
     case StateOrigin::Kind::kUndefined:
@@ -179,11 +194,8 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
   std::vector<Dim> shape = state.shape;
   const int batch_axis = state.batch_axis;
   if (batch_axis >= 0 && state.shape[batch_axis].fixed()) {
-    std::vector<int64_t> dims;
-    for (const auto& d : shape) dims.push_back(d.value);
-    const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, dims);
-    if (bytes && *bytes <= kMaxZeroDefaultBytes) {
-      input.default_value = ZerosDefault{dims};
+    if (std::optional<std::vector<int64_t>> dims = StorableZeros(state, edit.elem_type)) {
+      input.default_value = ZerosDefault{*dims};
       return "";
     }
     // Too large to store: broadcast [D,1,H] zeros to the batch of X, as for a dynamic batch. The

@@ -77,7 +77,11 @@ struct ReuseInput {};
 /// Already exposed; required mode removes the input's default initializer (zeros, or the empty tensor
 /// that selects the original default).
 ///   before: input (+ initializer input) ──> slot        after: input ──> slot
-struct DropDefault {};
+struct DropDefault {
+  /// Declare the input anew with the edit's shape: a fixed batch that only a broadcast default had
+  /// declared symbolic.
+  bool redeclare = false;
+};
 
 /// Already exposed through an input whose default is a non-zero tensor (a learned initial state): the
 /// default is kept under a new name and selected when the fed tensor is empty, so that the empty tensor

@@ -145,6 +145,14 @@ class StatePlanner {
     edit.output_edit = KeepOutput{};
     inputs_.PlanExposed(edit);
     if (edit.shape.empty()) edit.shape = InputShape(edit.input);
+    const int axis = static_cast<int>(edit.batch_axis);
+    if (std::holds_alternative<DropDefault>(edit.input_edit) && edit.init == kInitZeros && batch.fixed() &&
+        axis >= 0 && axis < static_cast<int>(edit.shape.size()) && !edit.shape[axis].fixed()) {
+      // A fixed batch that a broadcast default ([D,1,H] zeros) had declared symbolic: without the default,
+      // declare the batch itself, as a direct required-mode rewrite does.
+      edit.shape[axis] = batch;
+      edit.input_edit = DropDefault{true};
+    }
     edit.data_shape = DataShape(edit.shape, edit.batch_axis, batch);
     Record(edit, analyzed.state);
   }

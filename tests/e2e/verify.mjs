@@ -6,7 +6,8 @@
 //
 // For every manifest entry: rewrite with the binary (defaults mode, then required mode from the
 // rewritten model and directly from the original), check idempotence, then run the checks of the
-// contract in ONNX Runtime. One line per model per check, then "N passed, M failed"; exit 1 on any
+// contract in ONNX Runtime: the defaults model and streaming (1)-(3), then the state contract as a
+// runner that knows only the required models' metadata (routes, init feeds, shape feedable, (4), (5)). One line per model per check, then "N passed, M failed"; exit 1 on any
 // failure. See README.md for the manifest format and what each check means.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -216,6 +217,12 @@ async function verifyModel(raw, index, labels, opts) {
   }
   m.requiredBytesNote = (await sha256(m.files.req)) === (await sha256(m.files.reqDirect))
     ? 'byte-identical' : 'files differ';
+  // The contract as a runner sees it: the required models' own metadata.
+  const metaOf = (file) => JSON.parse(scanModel(file).metadata.rnnstate ?? '{"version":1,"states":[]}');
+  m.required = [
+    { name: 'required.onnx', file: m.files.req, session: m.sessions.req, meta: metaOf(m.files.req) },
+    { name: 'required-direct.onnx', file: m.files.reqDirect, session: m.sessions.reqDirect, meta: metaOf(m.files.reqDirect) },
+  ];
 
   await runCheck(label, 'interface', () => checks.checkInterface(m));
   if (entry.exposed) {
@@ -239,7 +246,23 @@ async function verifyModel(raw, index, labels, opts) {
   }
   if (entry.zeroDefault) await runCheck(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
   if (m.pairs.length) await runCheck(label, 'required-direct', () => checks.checkRequiredDirect(m));
+  if (m.pairs.length) await contractChecks(m, label, opts.cli);
   await releaseAll(m);
+}
+
+/** The state contract in required mode, following only the required model's metadata (issue 11). */
+async function contractChecks(m, label, cli) {
+  const { entry } = m;
+  await runCheck(label, 'routes', () => checks.checkRoutes(m));
+  await runCheck(label, 'init feeds', () => checks.checkInitFeeds(m, cli));
+  await runCheck(label, 'shape feedable', () => checks.checkShapeFeedable(m));
+  const first = await runCheck(label, '(4) required-first-call==original', () => checks.checkRequiredFirstCall(m));
+  const empty = m.required.some((r) => r.meta.states.some((st) => st.init === 'empty'));
+  if (first.ok && empty) await runCheck(label, '(4) self-test', () => checks.checkRequiredFirstCallSelfTest(m));
+  if (entry.streaming) {
+    if (first.ok) await runCheck(label, '(5) required streaming', () => checks.checkRequiredStreaming(m));
+    else skip(label, '(5) required streaming', 'not run: (4) failed');
+  }
 }
 
 async function releaseAll(m) {

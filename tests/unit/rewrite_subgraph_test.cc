@@ -120,6 +120,70 @@ TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
   EXPECT_EQ(pairs[0].graph, "main/Loop_7:body");
 }
 
+/// The decoder above, with a dynamic batch: defaults mode can only select the original zeros when the
+/// fed state is empty (a carried site has no X to broadcast zeros to). Required mode does the same, so
+/// that `rewrite ORIG --state-inputs required` and `rewrite DEFAULTS --state-inputs required` give one
+/// model: the same inputs, the same metadata, the same first feed ("empty").
+TEST(Subgraph, CarriedZeroStateGivesTheSameRequiredModelOnBothRoutes) {
+  const char* text = R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
+  shape = Shape (context)
+  zero = Constant <value = int64[1] {0}> ()
+  b = Gather <axis = 0> (shape, zero)
+  one = Constant <value = int64[1] {1}> ()
+  three = Constant <value = int64[1] {3}> ()
+  dims = Concat <axis = 0> (one, b, three)
+  h0 = ConstantOfShape (dims)
+  h_n, c_n = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
+      => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next) {
+    xs = Unsqueeze (context, zero)
+    Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)
+    cond_out = Identity (cond)
+  }>
+})";
+  onnx::ModelProto direct = Model(text);
+  Rewrite(direct, StateInputMode::kRequired);
+  onnx::ModelProto via_defaults = Model(text);
+  Rewrite(via_defaults);
+  Rewrite(via_defaults, StateInputMode::kRequired);
+  EXPECT_TRUE(Bytes(direct) == Bytes(via_defaults)) << "the two routes give different models";
+  auto pairs = RecordedPairs(direct);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].init, kInitEmpty) << "the original zeros, selected when the fed state is empty";
+  EXPECT_EQ(Producer(direct.graph(), NodeOfType(direct.graph(), "Loop").input(2))->op_type(), "If");
+  EXPECT_EQ(StructuralProblem(direct), "");
+}
+
+/// TorchScript's loop over time: X is a Slice of the outer x in the body, where onnx's inference keeps no
+/// shapes. The batch is still traced to x's own dimension, so the state's shape names it ("batch"), not
+/// a name onnx made up for the carried variable.
+TEST(Subgraph, BatchIsTracedThroughASliceInALoopBody) {
+  onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] x) => (float[1, batch, 3] h_n) {
+  shape = Shape (x)
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  trip = Gather <axis = 0> (shape, zero)
+  trips = Squeeze (trip)
+  b = Gather <axis = 0> (shape, one)
+  three = Constant <value = int64[1] {3}> ()
+  dims = Concat <axis = 0> (one, b, three)
+  h0 = ConstantOfShape (dims)
+  h_n, c_n = Loop (trips, , h0, h0) <body = body (int64 t, bool cond, float[1, h_dim, 3] h_prev, float[1, h_dim, 3] c_prev)
+      => (bool cond_out, float[1, h_dim, 3] h_next, float[1, h_dim, 3] c_next) {
+    start = Unsqueeze (t, zero)
+    end = Add (start, one)
+    xt = Slice (x, start, end, zero)
+    Y, h_next, c_next = LSTM <hidden_size = 3> (xt, W, R, , , h_prev, c_prev)
+    cond_out = Identity (cond)
+  }>
+})");
+  Rewrite(model, StateInputMode::kRequired);
+  auto pairs = RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 2u);
+  ASSERT_EQ(pairs[0].shape.size(), 3u);
+  EXPECT_EQ(pairs[0].shape[1].symbol, "batch");
+  EXPECT_EQ(StructuralProblem(model), "");
+}
+
 TEST(Subgraph, FreshStatePerIterationIsThreadedOutAsANewCarriedVariable) {
   // Each iteration runs the GRU over one window from a zero state; windows' final states are scanned out.
   onnx::ModelProto model = Model(R"(g (float[windows, len, batch, 2] x) => (float[windows, 1, batch, 3] finals) {

@@ -103,6 +103,27 @@ TEST(Rewrite, LargeFixedBatchGetsBroadcastZerosNotAMegabyteInitializer) {
   }
 }
 
+TEST(Rewrite, LargeFixedBatchIsDeclaredFixedAgainWhenRequiredModeDropsTheBroadcastDefault) {
+  // Defaults mode declared the fixed batch symbolic for its [1,1,H] broadcast default; without the
+  // default, required mode declares the batch itself, as a direct required-mode rewrite does.
+  const char* text = R"(g (float[5, 100000, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[5, 1, 100000, 3] Y) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+})";
+  PlanOptions required;
+  required.mode = StateInputMode::kRequired;
+  onnx::ModelProto via_defaults = Model(text);
+  Rewrite(via_defaults);
+  Rewrite(via_defaults, required);
+  onnx::ModelProto direct = Model(text);
+  Rewrite(direct, required);
+  for (const auto* model : {&via_defaults, &direct}) {
+    EXPECT_EQ(DeclaredShape(model->graph(), "LSTM_0.h_in"), "[1,100000,3]");
+    EXPECT_EQ(DeclaredShape(model->graph(), "LSTM_0.c_in"), "[1,100000,3]");
+  }
+  EXPECT_EQ(RecordedPairs(via_defaults), RecordedPairs(direct));
+  EXPECT_EQ(StructuralProblem(via_defaults), "");
+}
+
 TEST(Rewrite, ImplausibleHiddenSizeIsSkippedWithAReasonNotAllocated) {
   // A malformed model (found by fuzzing): hidden_size 2^40 would make even [1,1,H] zeros 4 TiB.
   for (const char* batch : {"batch", "4"}) {

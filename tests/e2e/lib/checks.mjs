@@ -5,11 +5,14 @@
 //   def        `rnnstate rewrite` default mode: state inputs have initializer defaults
 //   req        `rnnstate rewrite def --state-inputs required`: same model, defaults removed
 //   reqDirect  `rnnstate rewrite orig --state-inputs required`
+// The checks of the state contract (routes, init feeds, shape feedable, (4), (5)) treat req and
+// reqDirect alike, each fed only from its own metadata (see contract.mjs).
 // Why `req` exists at all: onnxruntime-node hides an input that has an initializer default
 // (it is not in session.inputNames) and silently IGNORES a feed for it. The fed path can only
 // be exercised on a copy without the defaults, so every call that feeds state uses `req`.
 import { Tensor } from 'onnxruntime-node';
 import { concatAxis, maxAbsDiff, randomTensor, sliceAxis, tensorFromValues, zerosTensor } from './tensors.mjs';
+import * as contract from './contract.mjs';
 
 export const sameSet = (a, b) => a.length === b.length && a.every((x) => b.includes(x));
 
@@ -97,7 +100,7 @@ export async function checkDefaultsUnfed(m) {
 // the Loop trip-count input to the chunk length (and slices seq_axes inputs, if any, so a body
 // that reads x[iteration] sees the right elements).
 
-function chunkFeeds(m, offset, length) {
+export function chunkFeeds(m, offset, length) {
   const feeds = { ...m.fullFeeds };
   for (const [name, axis] of Object.entries(m.entry.seqAxes)) feeds[name] = sliceAxis(m.fullFeeds[name], axis, offset, length);
   if (m.entry.chunkMode === 'trip_count') {
@@ -132,7 +135,7 @@ async function runChunks(m, feedback) {
 }
 
 /** Streamed result per compared output: concatenated if it has a sequence axis, else the last call's. */
-function assembleChunks(m, outs, names) {
+export function assembleChunks(m, outs, names) {
   const result = {};
   for (const name of names) {
     const axis = m.entry.outputSeqAxes[name];
@@ -307,4 +310,229 @@ export async function checkRequiredDirect(m) {
   const a = await runExact(m.sessions.req, feeds, 'required model');
   const b = await runExact(m.sessions.reqDirect, feeds, 'direct required model');
   return verdict(compareOutputs(m.sessions.req.outputNames, b, a), m.tol, m.requiredBytesNote);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state contract in required mode (issue 11): a runner that knows only the metadata. Every feed
+// of a state input below is derived from the model's own `rnnstate` metadata (init, shape, dtype,
+// batch_axis) and the data feeds - never from a run of the defaults model. Each check runs on both
+// required models (m.required: [required.onnx, required-direct.onnx], each with its own metadata;
+// `routes` checks that they agree). See contract.mjs.
+
+/** Runs `one(model)` on each required model; the worst result wins, details are joined by model. */
+async function onEachRequired(m, one) {
+  const results = [];
+  for (const model of m.required) results.push({ model, r: await one(model) });
+  const applicable = results.filter((x) => x.r !== null);
+  if (!applicable.length) return null;
+  const bad = applicable.filter((x) => !x.r.ok);
+  const diffs = applicable.map((x) => x.r.diff).filter((d) => typeof d === 'number' && !Number.isNaN(d));
+  const diff = diffs.length ? Math.max(...diffs) : NaN;
+  const shown = bad.length ? bad : applicable.slice(0, 1);
+  const detail = shown.map((x) => (bad.length || applicable.length < results.length ? `${x.model.name}: ` : '') + x.r.detail)
+    .filter((d) => d.trim()).join(' | ');
+  return { ok: bad.length === 0, diff, detail };
+}
+
+const bare = ({ input, dtype, shape, init }) => ({ input, dtype, shape, init });
+
+/** `rnnstate init --json`, the harness's own derivation and the JavaScript helper's agree on the first feeds. */
+export async function checkInitFeeds(m, cli) {
+  return onEachRequired(m, async (model) => {
+    const plan = contract.firstFeedPlan(m, model, m.fullFeeds);
+    const problems = [];
+    const args = ['init', model.file, '--json', '--batch', String(plan.batch ?? 1)];
+    for (const [name, value] of Object.entries(plan.dims)) args.push('--dim', `${name}=${value}`);
+    const r = cli.run(args);
+    if (r.status !== 0) return fail(NaN, `'${r.command}' exited ${r.status}: ${r.stderr.trim().split('\n').pop()}`);
+    const cliFeeds = JSON.parse(r.stdout.split('\n')[0]).feeds ?? [];
+    const mine = plan.specs.map(bare);
+    if (JSON.stringify(cliFeeds) !== JSON.stringify(mine)) {
+      problems.push(`rnnstate init ${JSON.stringify(cliFeeds)} != harness ${JSON.stringify(mine)}`);
+    }
+    // The helper: its own metadata reader (on the file) and its own dims (the session's inputMetadata).
+    try {
+      const helper = await contract.helperSession(model);
+      const theirs = helper.firstFeedSpecs(contract.dataFeeds(model, m.fullFeeds)).map(bare);
+      if (JSON.stringify(theirs) !== JSON.stringify(mine)) problems.push(`helper ${JSON.stringify(theirs)} != harness ${JSON.stringify(mine)}`);
+    } catch (err) {
+      problems.push(`helper: ${err.message}`);
+    }
+    return problems.length ? fail(NaN, problems.join('; '))
+      : pass(NaN, plan.specs.map((f) => `${f.input} [${f.shape}] ${f.init}`).join(', ') + (plan.note ? `; ${plan.note}` : ''));
+  });
+}
+
+/**
+ * Both routes to a required-mode model (rewritten -> required, original -> required) give one
+ * interface: input names, their declared types and shapes, output names, types and shapes, and the
+ * same `rnnstate` metadata document.
+ */
+export function checkRoutes(m) {
+  const [a, b] = m.required;
+  const problems = [];
+  const describe = (metas) => metas.map((v) => `${v.name}:${v.isTensor ? `${v.type}[${v.shape.map((d) => (d === '' ? '?' : d))}]` : 'non-tensor'}`);
+  for (const what of ['inputMetadata', 'outputMetadata']) {
+    const da = describe(a.session[what]), db = describe(b.session[what]);
+    if (da.join() !== db.join()) {
+      const only = (x, y) => x.filter((v) => !y.includes(v));
+      problems.push(`${what === 'inputMetadata' ? 'inputs' : 'outputs'} differ: ${a.name} [${only(da, db)}], ${b.name} [${only(db, da)}]` +
+        (only(da, db).length === 0 ? ' (order differs)' : ''));
+    }
+  }
+  if (contract.canonicalJson(a.meta) !== contract.canonicalJson(b.meta)) {
+    problems.push(`rnnstate metadata differs (${a.name} vs ${b.name}): ${contract.stateDifferences(a.meta, b.meta).join('; ')}`);
+  }
+  return problems.length ? fail(NaN, problems.join('; '))
+    : pass(NaN, `${a.session.inputNames.length} inputs, ${a.session.outputNames.length} outputs, metadata identical; ${m.requiredBytesNote}`);
+}
+
+/**
+ * Every state input's declared shape accepts the metadata shape resolved with the data batch (and the
+ * empty feed, for init "empty"); every symbolic name in a metadata shape is a data input's dimension;
+ * dtype equals the declared type; and fed zeros of that shape, the state outputs come back with exactly
+ * the metadata shape and dtype.
+ */
+export async function checkShapeFeedable(m) {
+  return onEachRequired(m, async (model) => {
+    const plan = contract.firstFeedPlan(m, model, m.fullFeeds);
+    const problems = plan.unresolved.map((u) => `state input '${u.input}': dimension '${u.name}' (axis ${u.axis}) ` +
+      'is no dimension of a data input');
+    const declared = new Map(model.session.inputMetadata.map((v) => [v.name, v]));
+    const feeds = contract.dataFeeds(model, m.fullFeeds);
+    for (const spec of plan.specs) {
+      const decl = declared.get(spec.input);
+      if (!decl) { problems.push(`'${spec.input}' is not an input`); continue; }
+      if (decl.type !== spec.dtype) problems.push(`'${spec.input}' declared ${decl.type}, metadata dtype ${spec.dtype}`);
+      const accepts = (shape) => decl.shape.length === shape.length &&
+        decl.shape.every((d, i) => typeof d === 'string' || d < 0 || d === shape[i]);
+      if (!accepts(spec.fullShape)) problems.push(`'${spec.input}' declared [${decl.shape}] does not accept [${spec.fullShape}]`);
+      if (spec.init === 'empty' && !accepts(spec.shape)) {
+        problems.push(`'${spec.input}' declared [${decl.shape}] does not accept the empty feed [${spec.shape}]`);
+      }
+      feeds[spec.input] = zerosTensor(spec.dtype, spec.fullShape);
+    }
+    let out = null;
+    try {
+      out = await runExact(model.session, feeds, 'fed zeros of the metadata shapes');
+    } catch (err) {
+      problems.push(err.message);
+    }
+    for (const spec of out ? plan.specs : []) {
+      const got = out[spec.output];
+      if (!got) problems.push(`no state output '${spec.output}'`);
+      else if (got.type !== spec.dtype || got.dims.join() !== spec.fullShape.join()) {
+        problems.push(`state output '${spec.output}' is ${got.type} [${got.dims}], metadata says ${spec.dtype} [${spec.fullShape}]`);
+      }
+    }
+    return problems.length ? fail(NaN, problems.join('; '))
+      : pass(NaN, plan.specs.map((f) => `${f.input} [${f.fullShape}]`).join(', ') + (plan.note ? `; ${plan.note}` : ''));
+  });
+}
+
+/**
+ * The original's outputs for a first call: the full feeds, except that the original's own inputs that
+ * are state inputs get the metadata's first feed too (PyTorch's h0/c0: the caller's first feed).
+ */
+async function referenceRun(m, model) {
+  m.refOut ??= new Map();
+  if (m.refOut.has(model)) return m.refOut.get(model);
+  const own = contract.firstFeedPlan(m, model, m.fullFeeds).specs.filter((f) => m.sessions.orig.inputNames.includes(f.input));
+  const feeds = { ...m.fullFeeds };
+  for (const f of own) feeds[f.input] = contract.firstFeedTensor(f);
+  const out = own.length || !m.origOut ? await runExact(m.sessions.orig, feeds, 'original model') : m.origOut;
+  const ref = { out, note: own.length ? `the original's own state inputs ${own.map((f) => f.input).join(', ')} fed the first feed` : '' };
+  m.refOut.set(model, ref);
+  return ref;
+}
+
+/** Data feeds plus the metadata's first feeds (`overrides` by input name). */
+function firstCallFeeds(m, model, dataFull, overrides = {}) {
+  const feeds = contract.dataFeeds(model, dataFull);
+  for (const spec of contract.firstFeedPlan(m, model, dataFull).specs) {
+    feeds[spec.input] = overrides[spec.input] ?? contract.firstFeedTensor(spec);
+  }
+  return feeds;
+}
+
+/**
+ * (4) required model, first call fed only as its metadata says (zeros of `shape`, or the empty tensor):
+ * every original output equals the original model's.
+ */
+export async function checkRequiredFirstCall(m) {
+  return onEachRequired(m, async (model) => {
+    const ref = await referenceRun(m, model);
+    const out = await runExact(model.session, firstCallFeeds(m, model, m.fullFeeds), 'first call');
+    model.firstOut = out;
+    const inits = contract.firstFeedPlan(m, model, m.fullFeeds).specs.map((f) => f.init);
+    const count = (what) => inits.filter((i) => i === what).length;
+    return verdict(compareOutputs(m.sessions.orig.outputNames, out, ref.out), m.tol,
+      [`${count('zeros')} zeros, ${count('empty')} empty`, ref.note].filter(Boolean).join('; '));
+  });
+}
+
+/**
+ * Self-test of (4): where the metadata says "empty", feeding zeros instead (what a runner did before
+ * the contract) must change the outputs when the model's own default is not zero. SKIP when no input is
+ * "empty" or when the selected default is zero anyway.
+ */
+export async function checkRequiredFirstCallSelfTest(m) {
+  return onEachRequired(m, async (model) => {
+    const empties = contract.firstFeedPlan(m, model, m.fullFeeds).specs.filter((f) => f.init === 'empty');
+    if (!empties.length) return null;
+    const overrides = Object.fromEntries(empties.map((f) => [f.input, zerosTensor(f.dtype, f.fullShape)]));
+    const out = await runExact(model.session, firstCallFeeds(m, model, m.fullFeeds, overrides), 'zeros fed for "empty"');
+    const cmp = compareOutputs(m.sessions.orig.outputNames, out, (await referenceRun(m, model)).out);
+    if (cmp.diff > m.tol) {
+      return pass(cmp.diff, `zeros instead of empty for ${empties.map((f) => f.input).join(', ')}: mismatch detected as expected`);
+    }
+    return null; // the model's default is zeros here: nothing to detect
+  });
+}
+
+/**
+ * (5) streaming entirely on a required model: the first chunk fed per `init`, later chunks fed back per
+ * the metadata's pairs. Original outputs equal one full run of the original (the reference of (4));
+ * state outputs equal the model's own full first call (whose original outputs (4) checked).
+ */
+export async function checkRequiredStreaming(m) {
+  return onEachRequired(m, async (model) => {
+    const ref = await referenceRun(m, model);
+    if (!model.firstOut) throw new Error('not run: the first call did not run (see (4))');
+    const pairs = contract.feedback(model);
+    const skipped = (n) => m.entry.streamingSkipOutputs.includes(n);
+    const origNames = m.sessions.orig.outputNames.filter((n) => !skipped(n));
+    const stateNames = [...new Set(pairs.map((p) => p.output))].filter((n) => !origNames.includes(n) && !skipped(n));
+    const names = [...origNames, ...stateNames];
+    const want = { ...model.firstOut, ...Object.fromEntries(origNames.map((n) => [n, ref.out[n]])) };
+    const outs = [];
+    const call = async (dataFull) => {
+      const feeds = outs.length === 0 ? firstCallFeeds(m, model, dataFull) : contract.dataFeeds(model, dataFull);
+      if (outs.length) for (const p of pairs) feeds[p.input] = outs[outs.length - 1][p.output];
+      outs.push(await runExact(model.session, feeds, `call ${outs.length + 1}`));
+    };
+    if (m.entry.chunkMode === 'calls') {
+      for (let k = 0; k < m.entry.chunks; k++) await call(m.fullFeeds);
+      if (m.entry.branchTaken !== false) {
+        for (let k = 1; k < outs.length; k++) {
+          const changed = pairs.find((p) => outs[k - 1][p.output].dims.join() !== outs[k][p.output].dims.join());
+          if (changed) return fail(Infinity, `call ${k + 1}: state '${changed.output}' came back as [${outs[k][changed.output].dims}]`);
+        }
+        return pass(NaN, `${m.entry.chunks} calls accepted (branch taken: values not compared)`);
+      }
+      let worst = { diff: 0, worst: '', why: '' };
+      for (const o of outs) {
+        const cmp = compareOutputs(names, o, want);
+        if (!(cmp.diff <= worst.diff)) worst = cmp;
+      }
+      return verdict(worst, m.tol, `${m.entry.chunks} calls, the first fed per init; branch not taken`);
+    }
+    let offset = 0;
+    for (const length of m.entry.chunks) {
+      await call(chunkFeeds(m, offset, length));
+      offset += length;
+    }
+    return verdict(compareOutputs(names, assembleChunks(m, outs, names), want), m.tol,
+      `${m.entry.chunkMode} chunks [${m.entry.chunks}], the first fed per init`);
+  });
 }

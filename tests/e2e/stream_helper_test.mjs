@@ -1,0 +1,319 @@
+#!/usr/bin/env node
+// The JavaScript streaming helper (tools/js/rnnstate-stream) against ONNX Runtime (onnxruntime-node).
+//
+//   node stream_helper_test.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--workdir DIR]
+//
+// For every streaming entry of the manifest where ORT runs the model: `rnnstate rewrite ORIG
+// --state-inputs required`, then the helper streams the entry's chunks (the caller passes only data
+// inputs) and must match one full run of the original (every original output, within the tolerance);
+// after reset() a second pass must match again (a restart from the model's defaults); and a negative
+// control - the same stream through a session whose state hand-over is broken (carried state halved) -
+// must NOT match, proving the comparison can fail. Then the helper's contract on its edges: its metadata
+// reader equals protobufjs on every rewritten model, and it refuses (with a clear message) a model
+// without metadata, a defaults-mode model, a non-streamable one unless told to reset it, state inputs
+// in the feeds and a batch change without reset(); {nonStreamable: "reset"} runs each call like the
+// original. Output like verify.mjs: PASS/FAIL/SKIP lines, then "N passed, M failed"; exit 1 on failure.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as ort from 'onnxruntime-node';
+
+import { readRnnstateMetadata, StreamingSession } from '../../tools/js/rnnstate-stream/index.mjs';
+import { assembleChunks, chunkFeeds, compareOutputs, runExact } from './lib/checks.mjs';
+import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
+import { scanModel } from './lib/onnx-proto.mjs';
+import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { tensorFromValues } from './lib/tensors.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
+    filter: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
+    seed: { type: 'string', default: 'rnnstate-e2e' },
+  },
+});
+for (const k of ['rnnstate', 'models', 'manifest']) {
+  if (!args[k]) {
+    console.error(`missing --${k}\nusage: node stream_helper_test.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--workdir DIR]`);
+    process.exit(2);
+  }
+}
+const cli = new RnnstateCli(resolve(args.rnnstate));
+const modelsDir = resolve(args.models);
+const tolDefault = Number(args.tol);
+const workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-stream-'));
+mkdirSync(workdir, { recursive: true });
+const sessionOptions = { logSeverityLevel: 3 };
+
+const tally = { passed: 0, failed: 0 };
+function line(ok, label, check, diff, detail = '') {
+  if (ok === null) { console.log(`SKIP  ${label}  ${check}  ${detail}`); return; }
+  if (ok) tally.passed++; else tally.failed++;
+  const d = typeof diff === 'number' && !Number.isNaN(diff) ? diff.toExponential(3) : '-';
+  console.log(`${ok ? 'PASS' : 'FAIL'}  ${label}  ${check}  max_abs_diff=${d}${detail ? `  ${detail}` : ''}`);
+}
+async function check(label, name, fn) {
+  try {
+    const r = await fn();
+    line(r.ok, label, name, r.diff, r.detail);
+  } catch (err) {
+    line(false, label, name, NaN, `error: ${err.message}`);
+  }
+}
+/** Expects `fn` to throw with a message matching `pattern`. */
+async function expectError(label, name, pattern, fn) {
+  await check(label, name, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      return { ok: pattern.test(err.message), diff: NaN, detail: pattern.test(err.message) ? `refused: ${err.message.slice(0, 120)}` : `wrong message: ${err.message}` };
+    }
+    return { ok: false, diff: NaN, detail: 'not refused' };
+  });
+}
+
+/** `rnnstate rewrite IN -o OUT --state-inputs MODE`; returns OUT. */
+function rewrite(input, output, mode) {
+  const r = cli.rewrite(input, output, mode);
+  if (r.status !== 0 || !r.written) throw new Error(`'${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`);
+  return output;
+}
+
+/** A session whose run() halves every float state input fed after the first call: a broken hand-over. */
+function brokenHandOver(session, stateInputs) {
+  let calls = 0;
+  return {
+    inputNames: session.inputNames, outputNames: session.outputNames, inputMetadata: session.inputMetadata,
+    async run(feeds) {
+      calls++;
+      const mutated = { ...feeds };
+      for (const name of stateInputs) {
+        const t = feeds[name];
+        if (calls > 1 && t && (t.type === 'float32' || t.type === 'float64')) {
+          mutated[name] = new ort.Tensor(t.type, t.data.map((v) => v * 0.5), t.dims);
+        }
+      }
+      return session.run(mutated);
+    },
+  };
+}
+
+/**
+ * Streams the entry's chunks (or calls) through `stream`, the caller passing only data inputs; returns
+ * the assembled original outputs (state outputs that are original outputs, e.g. PyTorch's h_n, from
+ * stream.state) and every call's result.
+ */
+async function streamEntry(m, stream, dataInputs) {
+  const onlyData = (feeds) => Object.fromEntries(dataInputs.map((n) => [n, feeds[n]]));
+  const calls = [];
+  const plan = m.entry.chunkMode === 'calls' ? Array.from({ length: m.entry.chunks }, () => null) : m.entry.chunks;
+  let offset = 0;
+  for (const length of plan) {
+    const feeds = length === null ? m.fullFeeds : chunkFeeds(m, offset, length);
+    const out = await stream.run(onlyData(feeds));
+    const names = Object.keys(out).sort().join();
+    if (names !== [...stream.outputNames].sort().join()) throw new Error(`run() returned [${names}], expected [${stream.outputNames}]`);
+    // The state outputs: what the helper carries (input name -> the tensor of its pair's output).
+    const state = stream.state;
+    for (const st of stream.states) out[st.output] = state[st.input];
+    calls.push(out);
+    offset += length ?? 0;
+  }
+  return calls;
+}
+
+/** Compares a streamed run with the reference: seq mode as verify's (2), calls mode: each call. */
+function compareStream(m, calls, ref, names) {
+  if (m.entry.chunkMode === 'calls') {
+    let worst = { diff: 0, worst: '', why: '' };
+    for (const out of calls) {
+      const cmp = compareOutputs(names, out, ref);
+      if (!(cmp.diff <= worst.diff)) worst = cmp;
+    }
+    return worst;
+  }
+  return compareOutputs(names, assembleChunks(m, calls, names), ref);
+}
+
+const verdictOf = (cmp, tol, detail) => ({
+  ok: cmp.diff <= tol, diff: cmp.diff,
+  detail: [detail, cmp.diff <= tol ? '' : `worst '${cmp.worst}'${cmp.why ? ` (${cmp.why})` : ''}`].filter(Boolean).join('; '),
+});
+
+async function streamable(m, label, file) {
+  const orig = await ort.InferenceSession.create(m.origPath, sessionOptions);
+  let stream = null;
+  try {
+    m.fullFeeds = buildFeeds(orig, m.entry, m.seedBase);
+    stream = await StreamingSession.create(file, { ort, sessionOptions });
+    const dataInputs = stream.dataInputNames;
+    // The reference: one full run of the original; its own inputs that are state inputs (PyTorch's
+    // h0/c0) get the helper's first feed, as the helper gives the stream.
+    const refFeeds = { ...m.fullFeeds };
+    const first = stream.firstFeedSpecs(Object.fromEntries(dataInputs.map((n) => [n, m.fullFeeds[n]])));
+    for (const spec of first) {
+      if (orig.inputNames.includes(spec.input)) refFeeds[spec.input] = tensorFromValues(spec.dtype, spec.shape, 0);
+    }
+    const ref = await runExact(orig, refFeeds, 'original model, full run');
+    const names = orig.outputNames.filter((n) => !m.entry.streamingSkipOutputs.includes(n));
+    const plan = m.entry.chunkMode === 'calls' ? `${m.entry.chunks} calls` : `chunks [${m.entry.chunks}]`;
+
+    const calls = await streamEntry(m, stream, dataInputs);
+    const cmp = compareStream(m, calls, ref, names);
+    line(cmp.diff <= m.tol, label, 'helper stream==full run', cmp.diff, verdictOf(cmp, m.tol, `${plan}; data inputs only: ${dataInputs.join(', ')}`).detail);
+
+    await check(label, 'helper reset()', async () => {
+      await stream.reset();
+      if (stream.state !== null) throw new Error('state kept after reset()');
+      const again = compareStream(m, await streamEntry(m, stream, dataInputs), ref, names);
+      return verdictOf(again, m.tol, 'second pass after reset() == full run');
+    });
+
+    await check(label, 'helper negative control', async () => {
+      const session = (await ort.InferenceSession.create(file, sessionOptions));
+      try {
+        const broken = await StreamingSession.create(brokenHandOver(session, stream.states.map((s) => s.input)), { ort, model: file });
+        const bad = compareStream(m, await streamEntry(m, broken, dataInputs), ref, names);
+        if (bad.diff > m.tol) return { ok: true, diff: bad.diff, detail: 'carried state halved: mismatch detected as expected' };
+        // Nothing to detect when every carried state is zero or empty (a branch never taken).
+        const carried = calls.slice(0, -1).some((out) => stream.states.some((st) => {
+          const t = out[st.output];
+          return t && t.type.startsWith('float') && t.data.some((v) => v !== 0);
+        }));
+        return carried ? { ok: false, diff: bad.diff, detail: 'carried state halved: NOT detected - the test cannot fail' }
+          : { ok: null, diff: bad.diff, detail: 'no non-zero state is carried between calls (nothing to break)' };
+      } finally {
+        await session.release();
+      }
+    });
+  } finally {
+    await stream?.release();
+    await orig.release();
+  }
+}
+
+/** The helper's own metadata reader equals protobufjs's decoding of the same file. */
+async function readerAgrees(label, file) {
+  await check(label, 'helper metadata reader', async () => {
+    const theirs = scanModel(file).metadata.rnnstate;
+    const mine = await readRnnstateMetadata(file);
+    const same = JSON.stringify(mine) === JSON.stringify(theirs === undefined ? null : JSON.parse(theirs));
+    return { ok: same, diff: NaN, detail: same ? `${mine?.states.length ?? 0} states, as protobufjs reads them` : 'differs from protobufjs' };
+  });
+}
+
+/** Refusals and the non-streamable policy, on a few models of the manifest. */
+async function edges(entries) {
+  const label = '(helper API)';
+  const byFile = (f) => entries.find((e) => e.entry.file === f);
+  const path = (f) => resolve(modelsDir, f);
+  const dir = join(workdir, 'edges');
+  mkdirSync(dir, { recursive: true });
+
+  await expectError(label, 'no metadata refused', /no "rnnstate" metadata/, () =>
+    StreamingSession.create(path('torch/rnn_dyn.onnx'), { ort, sessionOptions }));
+  const defaults = rewrite(path('torch/rnn_dyn.onnx'), join(dir, 'rnn_dyn.defaults.onnx'), null);
+  await expectError(label, 'defaults mode refused', /defaults mode.*--state-inputs required/s, () =>
+    StreamingSession.create(defaults, { ort, sessionOptions }));
+  await expectError(label, 'session without metadata source refused', /pass \{metadata\} or \{model\}/, async () => {
+    const s = await ort.InferenceSession.create(path('torch/rnn_dyn.onnx'), sessionOptions);
+    try { await StreamingSession.create(s, { ort }); } finally { await s.release(); }
+  });
+
+  const required = rewrite(path('torch/rnn_dyn.onnx'), join(dir, 'rnn_dyn.required.onnx'), 'required');
+  const rnn = byFile('torch/rnn_dyn.onnx');
+  if (rnn) {
+    const orig = await ort.InferenceSession.create(rnn.origPath, sessionOptions);
+    rnn.fullFeeds = buildFeeds(orig, rnn.entry, rnn.seedBase);
+    await orig.release();
+    const stream = await StreamingSession.create(required, { ort, sessionOptions });
+    await expectError(label, 'state input in the feeds refused', /fed by the helper/, () =>
+      stream.run({ x: rnn.fullFeeds.x, 'rnn.RNN.h_in': rnn.fullFeeds.x }));
+    await expectError(label, 'missing data input refused', /missing data input/, () => stream.run({}));
+    await stream.run({ x: rnn.fullFeeds.x });
+    const x = rnn.fullFeeds.x;
+    const other = new ort.Tensor(x.type, new Float32Array(x.dims[0] * 1 * x.dims[2]), [x.dims[0], 1, x.dims[2]]);
+    await expectError(label, 'batch change without reset() refused', /reset\(\)/, () => stream.run({ x: other }));
+    await check(label, 'batch change after reset()', async () => {
+      await stream.reset();
+      const out = await stream.run({ x: other });
+      return { ok: out.y.dims[1] === 1, diff: NaN, detail: `y [${out.y.dims}]` };
+    });
+    await stream.release();
+  }
+
+  // Not streamable: refused by default; with {nonStreamable: "reset"} each call equals the original on its chunk.
+  const reverse = byFile('handbuilt/gru_reverse.onnx');
+  if (reverse) {
+    const file = rewrite(reverse.origPath, join(dir, 'gru_reverse.required.onnx'), 'required');
+    await expectError(label, 'not streamable refused', /do not stream.*nonStreamable/s, () =>
+      StreamingSession.create(file, { ort, sessionOptions }));
+    await check(label, 'nonStreamable "reset"', async () => {
+      const orig = await ort.InferenceSession.create(reverse.origPath, sessionOptions);
+      const stream = await StreamingSession.create(file, { ort, sessionOptions, nonStreamable: 'reset' });
+      try {
+        const m = { ...reverse, fullFeeds: buildFeeds(orig, reverse.entry, reverse.seedBase) };
+        m.entry = { ...reverse.entry, chunkMode: 'seq', chunks: [2, 4] };
+        let worst = { diff: 0, worst: '', why: '' };
+        for (const [offset, length] of [[0, 2], [2, 4]]) {
+          const feeds = chunkFeeds(m, offset, length);
+          const got = await stream.run(Object.fromEntries(stream.dataInputNames.map((n) => [n, feeds[n]])));
+          const want = await runExact(orig, feeds, 'original on the chunk');
+          const cmp = compareOutputs(stream.outputNames, got, want);
+          if (!(cmp.diff <= worst.diff)) worst = cmp;
+        }
+        return verdictOf(worst, m.tol, 'each call == the original on that chunk');
+      } finally {
+        await stream.release();
+        await orig.release();
+      }
+    });
+  }
+}
+
+async function main() {
+  const filter = args.filter ? new RegExp(args.filter) : null;
+  const raw = loadManifest(args.manifest);
+  const count = {};
+  for (const e of raw) count[e.file] = (count[e.file] ?? 0) + 1;
+  const entries = raw.map((r, i) => {
+    const entry = normalizeEntry(r);
+    return {
+      entry, index: i, label: count[entry.file] > 1 ? `${entry.file}#${i}` : entry.file,
+      tol: entry.tolerance ?? tolDefault, seedBase: `${args.seed}|${entry.file}`,
+      origPath: resolve(modelsDir, entry.file), dir: join(workdir, `${i}_${basename(entry.file, '.onnx')}`),
+    };
+  }).filter((m) => !filter || filter.test(m.entry.file));
+  if (!entries.length) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
+
+  for (const m of entries) {
+    if (m.entry.expectExit !== 0) continue;
+    mkdirSync(m.dir, { recursive: true });
+    let file;
+    try {
+      file = rewrite(m.origPath, join(m.dir, 'required.onnx'), 'required');
+    } catch (err) {
+      line(false, m.label, 'rewrite --state-inputs required', NaN, `error: ${err.message}`);
+      continue;
+    }
+    if (m.entry.streaming && m.entry.ort) {
+      try {
+        await streamable(m, m.label, file);
+      } catch (err) {
+        line(false, m.label, 'helper stream==full run', NaN, `error: ${err.message}`);
+      }
+    }
+    await readerAgrees(m.label, file);
+  }
+  if (!filter) await edges(entries);
+  if (!args.workdir) rmSync(workdir, { recursive: true, force: true });
+  console.log(`${tally.passed} passed, ${tally.failed} failed`);
+  process.exitCode = tally.failed ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error(err.stack || String(err));
+  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
+  process.exitCode = 1;
+});

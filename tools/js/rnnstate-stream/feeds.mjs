@@ -1,0 +1,92 @@
+// The first-call protocol of rnnstate's state contract, as data: which tensor to feed each state input
+// on the first call (and after a reset), from the metadata alone. The same feeds `rnnstate init MODEL
+// --batch N --json` prints.
+
+/**
+ * One state input's first feed (as `rnnstate init --json` prints it).
+ * @typedef {object} FirstFeedSpec
+ * @property {string} input   the state input
+ * @property {string} dtype   its element type
+ * @property {number[]} shape concrete shape; the batch axis is 0 when `init` is "empty"
+ * @property {"zeros"|"empty"} init
+ * @property {number} batchAxis
+ */
+
+/**
+ * The state pairs grouped by state input, in metadata order: several pairs share one input when the
+ * model exposes states in its own packed tensors (`region`, `rows`); such an input is fed once and its
+ * output fed back once.
+ * Throws when pairs of one input disagree (output, dtype, shape, batch axis or init).
+ * @param {import('./metadata.mjs').StatePair[]} states
+ * @returns {Array<{input: string, output: string, pairs: import('./metadata.mjs').StatePair[]}>}
+ */
+export function groupByInput(states) {
+  const groups = new Map();
+  for (const st of states) {
+    const group = groups.get(st.input);
+    if (!group) {
+      groups.set(st.input, { input: st.input, output: st.output, pairs: [st] });
+      continue;
+    }
+    const first = group.pairs[0];
+    const same = st.output === first.output && st.dtype === first.dtype && st.init === first.init &&
+      st.batch_axis === first.batch_axis && JSON.stringify(st.shape) === JSON.stringify(first.shape);
+    if (!same) throw new Error(`rnnstate metadata: the pairs of state input '${st.input}' disagree (output, dtype, shape or init)`);
+    group.pairs.push(st);
+  }
+  const outputs = new Map();
+  for (const g of groups.values()) {
+    if (outputs.has(g.output)) throw new Error(`rnnstate metadata: state output '${g.output}' feeds two inputs ('${outputs.get(g.output)}', '${g.input}')`);
+    outputs.set(g.output, g.input);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Concrete first feeds, one per state input.
+ *
+ * `dims` gives symbolic dimensions their values (usually read off the data feeds: the metadata names
+ * a state's symbolic dimensions after the data inputs' own). `batch`, when given, is the batch size
+ * whatever the batch axis is named (as `rnnstate init --batch`). A dimension without a value throws,
+ * naming it.
+ *
+ * @param {import('./metadata.mjs').StatePair[]} states
+ * @param {{dims?: Record<string, number>, batch?: number}} [values]
+ * @returns {FirstFeedSpec[]}
+ */
+export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
+  return groupByInput(states).map(({ pairs: [st] }) => {
+    const shape = st.shape.map((d, axis) => {
+      if (axis === st.batch_axis && st.init === 'empty') return 0;
+      if (typeof d === 'number') return d;
+      if (axis === st.batch_axis && batch !== undefined) return batch;
+      if (Object.hasOwn(dims, d)) return dims[d];
+      const what = axis === st.batch_axis ? 'its batch dimension' : 'dimension';
+      throw new Error(`state input '${st.input}': ${what} '${d}' (axis ${axis}) has no value: it is not a ` +
+        `dimension of the data inputs fed; pass it as ${axis === st.batch_axis ? '{batch: N}' : `{dims: {'${d}': N}}`}`);
+    });
+    return { input: st.input, dtype: st.dtype, shape, init: st.init, batchAxis: st.batch_axis };
+  });
+}
+
+// Element type -> TypedArray constructor for the tensors the helper makes. float16 tensors of
+// onnxruntime's JavaScript API take their raw bits as a Uint16Array (zero bits are 0.0).
+const ARRAYS = {
+  float32: Float32Array, float64: Float64Array, float16: Uint16Array,
+  int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array, int32: Int32Array,
+  uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array, bool: Uint8Array,
+};
+
+/**
+ * The tensor of one first feed: zeros of its shape, or the empty tensor.
+ * @param {FirstFeedSpec} spec
+ * @param {new (type: string, data: ArrayLike<unknown>, dims: readonly number[]) => unknown} Tensor
+ *   the `Tensor` class of the onnxruntime package in use
+ */
+export function firstFeedTensor(spec, Tensor) {
+  const Array = ARRAYS[spec.dtype];
+  if (!Array) {
+    throw new Error(`state input '${spec.input}' is ${spec.dtype}, which onnxruntime's JavaScript API has no tensors of`);
+  }
+  return new Tensor(spec.dtype, new Array(spec.shape.reduce((a, b) => a * b, 1)), spec.shape);
+}
