@@ -6,12 +6,16 @@ namespace rnnstate {
 
 namespace {
 
-std::vector<int64_t> Concrete(const StatePair& pair, int64_t batch, const std::map<std::string, int64_t>& dims) {
+std::vector<int64_t> Concrete(const StatePair& pair, std::optional<int64_t> batch,
+                              const std::map<std::string, int64_t>& dims) {
   std::vector<int64_t> shape;
   for (size_t axis = 0; axis < pair.shape.size(); ++axis) {
     const MetaDim& dim = pair.shape[axis];
     if (static_cast<int64_t>(axis) == pair.batch_axis) {
-      shape.push_back(pair.init == kInitEmpty ? 0 : dim.value >= 0 ? dim.value : batch);
+      // The batch: --batch, else the value given to its name (--dim batch=3), else 1.
+      auto named = dims.find(dim.symbol);
+      const int64_t size = batch ? *batch : named != dims.end() ? named->second : 1;
+      shape.push_back(pair.init == kInitEmpty ? 0 : dim.value >= 0 ? dim.value : size);
     } else if (dim.value >= 0) {
       shape.push_back(dim.value);
     } else if (auto value = dims.find(dim.symbol); value != dims.end()) {
@@ -32,7 +36,7 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, int64_t batch,
+std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, std::optional<int64_t> batch,
                                   const std::map<std::string, int64_t>& dims) {
   std::vector<FirstFeed> feeds;
   std::map<std::string, size_t> at;

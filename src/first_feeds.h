@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,11 @@ struct FirstFeed {
 };
 
 /// One feed per distinct input of `pairs` (several pairs may take regions of one input), in order.
-/// `batch` is the batch size; `dims` gives other symbolic dimensions a value. Throws Error(kUsage) for a
+/// `batch` is the batch size (unset: the value `dims` gives the batch dimension's name, else 1); `dims`
+/// gives other symbolic dimensions a value. Throws Error(kUsage) for a
 /// symbolic dimension without a value, Error(kBadInput) when a pair lacks the contract fields (metadata
 /// written by an older rnnstate: rewrite the model again) or pairs of one input disagree.
-std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, int64_t batch,
+std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, std::optional<int64_t> batch,
                                   const std::map<std::string, int64_t>& dims);
 
 /// "lstm.h_in  float32  [1,2,64]  zeros" lines.

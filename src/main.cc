@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -56,7 +57,7 @@ struct ReportArgs {
 
 struct InitArgs {
   FilesArgs files;
-  int64_t batch = 1;
+  std::optional<int64_t> batch;
   std::vector<std::string> dims;  ///< NAME=VALUE
 };
 
@@ -327,7 +328,9 @@ void DeclareCheck(CLI::App& command, Args& all) {
 void DeclareInit(CLI::App& command, Args& all) {
   InitArgs& init = all.init;
   AddFilesOptions(&command, init.files);
-  command.add_option("--batch", init.batch, "Batch size of the first call (default 1)")
+  command
+      .add_option("--batch", init.batch,
+                  "Batch size of the first call (default: the value --dim gives the batch dimension, else 1)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   command.add_option("--dim", init.dims, "Value of another symbolic dimension of a state, NAME=VALUE (repeatable)");
   command.add_flag("--json", init.files.json, "JSON Lines: one record per file (its \"feeds\"), then a summary");

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "rnnstate/file_result.h"
@@ -46,7 +47,7 @@ FileResult CheckFile(const std::string& input, bool streamable_only = false);
 
 /// What `init` needs besides the file: the batch size and values of other symbolic dimensions.
 struct InitSettings {
-  int64_t batch = 1;
+  std::optional<int64_t> batch;  ///< unset: the batch dimension's value from `dims`, else 1
   std::map<std::string, int64_t> dims;
 };
 

@@ -254,6 +254,10 @@ check "init: a learned default is fed empty (batch 0)" grep -qx "lstm.c_in  floa
 "$bin" -q rewrite "$models/torch/gru2_dyn.onnx" -o "$work/init_dyn.onnx" >/dev/null
 check "init: a dynamic batch takes --batch" run 0 init "$work/init_dyn.onnx" --batch 3
 check "init: ...for every layer" test "$(grep -c '  float32  \[1,3,6\]  zeros$' "$work/out")" -eq 2
+check "init: without --batch, --dim gives the batch by its name" run 0 init "$work/init_dyn.onnx" --dim batch=4
+check "init: ...for every layer" test "$(grep -c '  float32  \[1,4,6\]  zeros$' "$work/out")" -eq 2
+check "init: --batch wins over --dim" run 0 init "$work/init_dyn.onnx" --dim batch=4 --batch 2
+check "init: ...for every layer" test "$(grep -c '  float32  \[1,2,6\]  zeros$' "$work/out")" -eq 2
 check "init --json: feeds in the record" run 0 init "$work/init_dyn.onnx" --json
 check "init --json: shape and init" grep -q '"feeds":\[{"input":"[^"]*","dtype":"float32","shape":\[1,1,6\],"init":"zeros"}' "$work/out"
 check "init: a model without pairs warns" run 0 init "$models/torch/gru2_dyn.onnx"
