@@ -171,18 +171,12 @@ class WriteWalk {
     if (op == "Unsqueeze") {
       std::optional<std::vector<int64_t>> axes = AxesOperand(index_, path, node);
       if (!axes) return -1;
-      const int64_t rank = static_cast<int64_t>(map.rank() + axes->size());
-      for (int64_t a : Normalized(*axes, rank)) map.InsertUnit(static_cast<size_t>(a));
+      InsertUnitAxes(map, *axes);
       return 0;
     }
     if (op == "Squeeze") {
       std::optional<std::vector<int64_t>> axes = AxesOperand(index_, path, node);
-      if (!axes) return -1;
-      std::vector<int64_t> sorted = Normalized(*axes, static_cast<int64_t>(map.rank()));
-      for (auto a = sorted.rbegin(); a != sorted.rend(); ++a) {
-        if (!map.RemoveUnit(static_cast<size_t>(*a))) return -1;
-      }
-      return 0;
+      return axes && RemoveUnitAxes(map, *axes) ? 0 : -1;
     }
     if (op == "Transpose") {
       const onnx::AttributeProto* perm = FindAttribute(node, "perm");

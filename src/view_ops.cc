@@ -49,6 +49,20 @@ std::vector<int64_t> Normalized(std::vector<int64_t> axes, int64_t rank) {
   return axes;
 }
 
+void InsertUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(map.rank() + axes.size());
+  for (int64_t a : Normalized(axes, rank)) map.InsertUnit(static_cast<size_t>(a));
+}
+
+bool RemoveUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> sorted = Normalized(axes, static_cast<int64_t>(map.rank()));
+  // From the last: removing an axis moves those after it.
+  for (auto a = sorted.rbegin(); a != sorted.rend(); ++a) {
+    if (!map.RemoveUnit(static_cast<size_t>(*a))) return false;
+  }
+  return true;
+}
+
 std::optional<SliceSpec> SliceOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
                                  size_t rank) {
   auto operand = [&](int slot, const char* attribute) -> std::optional<std::vector<int64_t>> {

@@ -35,6 +35,12 @@ std::optional<std::vector<int64_t>> AxesOperand(const ModelIndex& index, const G
 /// `axes` made non-negative for `rank`, sorted.
 std::vector<int64_t> Normalized(std::vector<int64_t> axes, int64_t rank);
 
+/// Unit axes inserted at `axes` (positions in the result, as Unsqueeze's).
+void InsertUnitAxes(ElementMap& map, const std::vector<int64_t>& axes);
+
+/// Unit axes `axes` removed (positions in `map`, as Squeeze's); false when one is not a unit axis.
+bool RemoveUnitAxes(ElementMap& map, const std::vector<int64_t>& axes);
+
 /// Slice's starts, ends, axes, steps (attributes before opset 10, inputs after), axes non-negative.
 struct SliceSpec {
   std::vector<int64_t> starts, ends, axes, steps;
