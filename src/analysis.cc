@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "packed_state.h"
 #include "wiring.h"
 
 namespace rnnstate {
@@ -67,6 +68,9 @@ bool RecordHolds(const ModelIndex& index, const RecurrentState& state, const Sta
 bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
   if (state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
+    if (analysis.packed && analysis.packed->MemberOf(state.recorded).first >= 0) {
+      return PackedRecordHolds(index, *analysis.packed, state.recorded, state.state, pair);
+    }
     return pair.rows ? RecordsStacked(pair, state.stacked) : RecordHolds(index, state.state, pair);
   }
   if (!state.site.graph.empty()) return false;
@@ -130,6 +134,9 @@ Analysis Analyze(const ModelIndex& index) {
   analysis.ir_version = index.model().ir_version();
   analysis.inference_error = index.inference_error();
   analysis.recorded_pairs = ReadStatePairs(index.model(), &analysis.metadata_error);
+  if (analysis.metadata_error.empty()) {
+    analysis.packed = ReadPackedStates(index.model(), analysis.recorded_pairs.size(), &analysis.metadata_error);
+  }
   std::vector<RecurrentState> found;
   for (StateProducer produce : kStateProducers) produce(index, &analysis.nodes, &found);
   std::map<std::pair<GraphPath, int>, int> node_of_owner;

@@ -11,6 +11,7 @@
 #include "recurrent_node.h"
 #include "recurrent_state.h"
 #include "rnnstate/metadata.h"
+#include "rnnstate/packed_metadata.h"
 #include "model_index.h"
 #include "stacked_state.h"
 #include "state_origin.h"
@@ -36,9 +37,9 @@ struct StateAnalysis {
   /// Set when the state is exposed through rows of stacked graph input and output tensors (PyTorch's
   /// `(h0, c0)` export of a multi-layer RNN).
   std::optional<StackedExposure> stacked;
-  /// True when the state already has a main-graph input and output that the metadata pairs; or the
-  /// slot is fed directly by a graph input used nowhere else and its final value is a graph output; or
-  /// it is stacked.
+  /// True when the state already has a main-graph input and output that the metadata pairs (directly, or
+  /// as a member of a packed value); or the slot is fed directly by a graph input used nowhere else and
+  /// its final value is a graph output; or it is stacked.
   bool exposed = false;
 };
 
@@ -48,6 +49,7 @@ struct Analysis {
   std::vector<StateAnalysis> states;      ///< every state, grouped by owner in node order
   std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
   std::string metadata_error;             ///< non-empty when that metadata is malformed
+  std::optional<PackedStates> packed;     ///< the metadata's "packed" object (a packed model)
   int64_t onnx_opset = 0;
   int64_t ir_version = 0;
   std::string inference_error;  ///< why onnx shape inference failed, if it did

@@ -10,6 +10,7 @@
 #include "rnnstate/error.h"
 #include "model_index.h"
 #include "model_io.h"
+#include "packed_first_feeds.h"
 #include "rewrite.h"
 #include "report.h"
 
@@ -32,6 +33,15 @@ void DryRun(const std::string& input, const std::string& output, const RewriteSe
                    edit.Describe() + "\n";
   }
   bool changes = outcome.plan.ChangesModel();
+  if (settings.plan.Transforms()) {
+    // Layout and packing are planned from the rewritten model: run the whole rewrite on a copy.
+    onnx::ModelProto copy = model;
+    RewriteOutcome whole = RewriteModel(copy, settings.plan, settings.strict, std::filesystem::path(input).parent_path());
+    for (const auto& line : whole.transform_lines) result.text += prefix + line + "\n";
+    result.warnings = whole.warnings;
+    result.states = whole.plan.pairs;
+    changes = whole.changed;
+  }
   result.status = changes ? kStatusOk : kStatusUnchanged;
   result.changed = changes;
   if (changes || !settings.in_place) result.output = output;
@@ -148,7 +158,8 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
     result.states = ReadStatePairs(opened.file.model(), &error);
     if (!error.empty()) throw Error(ExitCode::kBadInput, error);
     if (result.states.empty()) result.warnings.push_back("no state pairs recorded (run rnnstate rewrite first)");
-    std::vector<FirstFeed> feeds = FirstFeeds(result.states, settings.batch, settings.dims);
+    // A packed model is fed its packed values (and the pairs packing left out).
+    std::vector<FirstFeed> feeds = FirstFeedsOf(opened.file.model(), result.states, settings.batch, settings.dims);
     result.text = FirstFeedsText(feeds);
     result.details["feeds"] = FirstFeedsJson(feeds);
   });
@@ -157,3 +168,4 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
 }
 
 }  // namespace rnnstate
+

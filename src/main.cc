@@ -46,6 +46,10 @@ struct RewriteArgs {
   std::string nodes;
   std::string input_names = "{node}.{kind}_in";
   std::string output_names = "{node}.{kind}_out";
+  std::string pack = "none";
+  std::string layout = "node";
+  std::string packed_input = "state_in";
+  std::string packed_output = "state_out";
 };
 
 struct ReportArgs {
@@ -80,6 +84,8 @@ constexpr const char* kExamples = R"(Examples:
                                               state inputs without defaults (onnxruntime-node/web)
   rnnstate rewrite model.onnx --dry-run       print what would change, write nothing
   rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
+  rnnstate rewrite model.onnx --pack tensor --state-inputs required -o packed.onnx
+                                              all states in one [batch, N] input and output
   rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
 
 Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable input, 4 unsupported model, 5 cannot write,
@@ -106,6 +112,15 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   options.mode = args.mode == "required" ? rnnstate::StateInputMode::kRequired : rnnstate::StateInputMode::kDefaults;
   options.input_template = args.input_names;
   options.output_template = args.output_names;
+  options.pack = args.pack == "tensor"     ? rnnstate::PackKind::kTensor
+                 : args.pack == "sequence" ? rnnstate::PackKind::kSequence
+                                           : rnnstate::PackKind::kNone;
+  options.layout = args.layout == "batch-first" ? rnnstate::StateLayout::kBatchFirst : rnnstate::StateLayout::kAsNode;
+  options.packed_input = args.packed_input;
+  options.packed_output = args.packed_output;
+  if (options.packed_input.empty() || options.packed_output.empty() || options.packed_input == options.packed_output) {
+    throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
+  }
   if (!args.nodes.empty()) {
     try {
       options.node_filter = std::regex(args.nodes);
@@ -288,6 +303,17 @@ void DeclareRewrite(CLI::App& command, Args& all) {
   command.add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
   command.add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
   command.add_option("--output-names", rewrite.output_names, "Template for new state outputs");
+  command
+      .add_option("--pack", rewrite.pack,
+                  "none; tensor: all states in one [batch, N] tensor input and output per element type; sequence: "
+                  "in one Sequence input and output (first call: feed it empty)")
+      ->check(CLI::IsMember({"none", "tensor", "sequence"}));
+  command
+      .add_option("--state-layout", rewrite.layout,
+                  "node: states as the node takes them ([D,B,H]); batch-first: [B,D,H] (Triton's implicit state)")
+      ->check(CLI::IsMember({"node", "batch-first"}));
+  command.add_option("--packed-input", rewrite.packed_input, "Name of the packed state input (default state_in)");
+  command.add_option("--packed-output", rewrite.packed_output, "Name of the packed state output (default state_out)");
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   CLI::Option* fsync_flag =
       command.add_flag("--fsync", rewrite.fsync,
