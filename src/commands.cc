@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "check.h"
+#include "export_openvino.h"
+#include "export_triton.h"
 #include "first_feeds.h"
 #include "dot.h"
 #include "rnnstate/error.h"
@@ -169,3 +171,24 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
 
 }  // namespace rnnstate
 
+namespace rnnstate {
+
+FileResult ExportFile(const std::string& input, ExportTarget target, bool json) {
+  return ProcessGuarded(input, [&](FileResult& result) {
+    OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    const onnx::ModelProto& model = opened.file.model();
+    result.states = ReadStatePairs(model, nullptr);
+    Timed(&result.timings.process_ms, [&] {
+      if (target == ExportTarget::kTriton) {
+        result.text = TritonStateConfig(model, std::filesystem::path(input).filename().string());
+        return;
+      }
+      OpenVinoPairs pairs = OpenVinoStatePairs(model);
+      result.warnings = std::move(pairs.warnings);
+      result.text = json ? DumpJson(pairs.json) + "\n" : pairs.text;
+      result.details["openvino"] = std::move(pairs.json);
+    });
+  });
+}
+
+}  // namespace rnnstate

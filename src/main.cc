@@ -63,6 +63,12 @@ struct InitArgs {
   std::vector<std::string> dims;  ///< NAME=VALUE
 };
 
+struct ExportArgs {
+  std::string target;
+  std::string model;
+  bool json = false;
+};
+
 /// Every option of the command line; each subcommand fills its own member.
 struct Args {
   bool quiet = false;
@@ -70,6 +76,7 @@ struct Args {
   ReportArgs report;
   FilesArgs check;
   InitArgs init;
+  ExportArgs exports;
 };
 
 const char* const kPathsHelp = "ONNX models, or directories searched recursively for *.onnx";
@@ -86,6 +93,7 @@ constexpr const char* kExamples = R"(Examples:
   rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
   rnnstate rewrite model.onnx --pack tensor --state-inputs required -o packed.onnx
                                               all states in one [batch, N] input and output
+  rnnstate export triton packed.onnx          Triton config.pbtxt: sequence_batching state
   rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
 
 Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable input, 4 unsupported model, 5 cannot write,
@@ -276,6 +284,19 @@ int RunInit(const Args& all, const CLI::App&) {
                   [&](size_t i) { return rnnstate::InitFile(inputs[i].path, settings); });
 }
 
+int RunExport(const Args& all, const CLI::App&) {
+  const ExportArgs& args = all.exports;
+  if (IsDirectory(args.model)) throw Error(ExitCode::kUsage, "export takes one model file, not a directory");
+  if (args.json && args.target != "openvino") throw Error(ExitCode::kUsage, "--json is for export openvino");
+  const rnnstate::ExportTarget target =
+      args.target == "triton" ? rnnstate::ExportTarget::kTriton : rnnstate::ExportTarget::kOpenVino;
+  FilesArgs files;
+  files.paths = {args.model};
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(files.paths, {});
+  return RunFiles(inputs, files, Printing::kText, all.quiet,
+                  [&](size_t i) { return rnnstate::ExportFile(inputs[i].path, target, args.json); });
+}
+
 /// The options of every command over files.
 void AddFilesOptions(CLI::App* command, FilesArgs& args) {
   command->add_option("paths", args.paths, kPathsHelp)->required();
@@ -351,6 +372,18 @@ void DeclareInit(CLI::App& command, Args& all) {
   command.add_flag("--json", init.files.json, "JSON Lines: one record per file (its \"feeds\"), then a summary");
 }
 
+/// `export`'s arguments.
+void DeclareExport(CLI::App& command, Args& all) {
+  ExportArgs& exports = all.exports;
+  command
+      .add_option("target", exports.target,
+                  "triton: the sequence_batching state section of config.pbtxt; openvino: MakeStateful's pairs")
+      ->required()
+      ->check(CLI::IsMember({"triton", "openvino"}));
+  command.add_option("model", exports.model, "A rewritten ONNX model (its rnnstate metadata)")->required();
+  command.add_flag("--json", exports.json, "openvino: {\"param_res_names\": {...}, \"states\": [...]}");
+}
+
 /// One subcommand: its name and one-line help, how it declares its options, and how it runs (with its
 /// own parsed command, for options whose presence matters). Adding a subcommand is one row.
 struct Subcommand {
@@ -367,6 +400,8 @@ const Subcommand kSubcommands[] = {
      RunCheck},
     {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
      DeclareInit, RunInit},
+    {"export", "Print the state wiring for a serving runtime: Triton's implicit state, OpenVINO's MakeStateful",
+     DeclareExport, RunExport},
 };
 
 }  // namespace
