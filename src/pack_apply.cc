@@ -19,6 +19,14 @@ bool OnlyLeadingOnes(const std::vector<int64_t>& dims, int64_t axis) {
   return true;
 }
 
+/// The permutation swapping axes 0 and 1 of a rank-`rank` tensor.
+std::vector<int64_t> SwapFirstTwo(size_t rank) {
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[0], perm[1]);
+  return perm;
+}
+
 std::vector<int64_t> Range(int64_t count) {
   std::vector<int64_t> out(static_cast<size_t>(count));
   std::iota(out.begin(), out.end(), 0);
@@ -127,63 +135,118 @@ class Applier {
                       Branch(value.else_out, else_nodes.Take(), {RankOnlyInfo(value.else_out, value.elem_type, 2)}));
   }
 
-  /// Split of `source` into every member's columns; members not taken from it get unused names.
-  void SplitColumns(const PackValuePlan& value, const std::string& source, bool zero_members) {
+  /// The input of each block of `value` taking its columns from `source` (zero or not): the source
+  /// itself when there is one block, else a Split of it (blocks not taken from it get unused names).
+  void SplitBlocks(const PackValuePlan& value, const std::string& source, bool zero_blocks,
+                   std::vector<std::string>& inputs) {
+    if (value.blocks.size() == 1) {
+      inputs[0] = source;
+      return;
+    }
     std::vector<int64_t> sizes;
     std::vector<std::string> outputs;
-    for (const auto& member : value.members) {
-      sizes.push_back(member.meta.length);
-      outputs.push_back(member.zero_default == zero_members ? member.part : before_.Name(member.part + ".unused"));
+    for (size_t b = 0; b < value.blocks.size(); ++b) {
+      const PackBlock& block = value.blocks[b];
+      sizes.push_back(block.length);
+      const bool mine = block.zero_default == zero_blocks;
+      outputs.push_back(mine ? block.part : before_.Name(source + ".unused"));
+      if (mine) inputs[b] = block.part;
     }
     before_.Split(source, 1, sizes, outputs);
+  }
+
+  /// A run of members of one shape: [B, n*d*rest] -> [B, n*d, rest] (-> [n*d, B, rest]) -> n members.
+  void UnpackGroup(const PackValuePlan& value, const PackBlock& block, const std::string& in) {
+    const PackMemberPlan& first = value.members[block.first];
+    const int64_t axis = first.meta.batch_axis, d = first.dims[axis == 0 ? 1 : 0];
+    std::vector<int64_t> shape{0, d * static_cast<int64_t>(block.count)};
+    shape.insert(shape.end(), first.dims.begin() + 2, first.dims.end());
+    before_.Reshape(in, shape, block.rows);
+    std::string stacked = block.rows;
+    if (axis == 1) {
+      before_.Transpose(block.rows, SwapFirstTwo(first.dims.size()), block.stacked);
+      stacked = block.stacked;
+    }
+    std::vector<std::string> outputs;
+    for (size_t k = block.first; k < block.first + block.count; ++k) outputs.push_back(value.members[k].meta.input);
+    before_.Split(stacked, axis == 1 ? 0 : 1, std::vector<int64_t>(block.count, d), outputs);
+  }
+
+  /// One member from its columns `in` [B, length].
+  void UnpackMember(const PackMemberPlan& member, const std::string& in) {
+    if (in == member.meta.input) return;
+    const int64_t axis = member.meta.batch_axis;
+    if (axis == 0 && member.dims.size() == 2) {
+      before_.Add("Identity", {in}, {member.meta.input});
+    } else if (OnlyLeadingOnes(member.dims, axis)) {
+      before_.Unsqueeze(in, Range(axis), member.meta.input);
+    } else {
+      std::vector<int64_t> shape{0};
+      shape.insert(shape.end(), member.meta.row_shape.begin(), member.meta.row_shape.end());
+      if (axis == 0) {
+        before_.Reshape(in, shape, member.meta.input);
+        return;
+      }
+      const std::string rows = before_.Name(member.part + ".rows");
+      before_.Reshape(in, shape, rows);
+      before_.Transpose(rows, InversePermutation(BatchFirstPermutation(member.dims.size(), axis)), member.meta.input);
+    }
   }
 
   void UnpackTensor(const PackValuePlan& value) {
     bool any_zero = false, any_empty = false;
     for (const auto& member : value.members) (member.zero_default ? any_zero : any_empty) = true;
+    std::vector<std::string> inputs(value.blocks.size());
     if (any_zero) {
       EmptyTest(value);
       SelectZeros(value);
-      SplitColumns(value, value.selected, true);
+      SplitBlocks(value, value.selected, true, inputs);
     }
-    if (any_empty) SplitColumns(value, value.meta.input, false);
-    for (const auto& member : value.members) {
-      if (member.part == member.meta.input) continue;
-      const int64_t axis = member.meta.batch_axis;
-      if (OnlyLeadingOnes(member.dims, axis)) {
-        before_.Unsqueeze(member.part, Range(axis), member.meta.input);
-        continue;
+    if (any_empty) SplitBlocks(value, value.meta.input, false, inputs);
+    for (size_t b = 0; b < value.blocks.size(); ++b) {
+      const PackBlock& block = value.blocks[b];
+      if (block.group) UnpackGroup(value, block, inputs[b]);
+      else UnpackMember(value.members[block.first], inputs[b]);
+    }
+  }
+
+  /// The final states of one member as [B, length] named `flat`.
+  void PackMember(const PackMemberPlan& member, const std::string& flat) {
+    const int64_t axis = member.meta.batch_axis;
+    if (axis == 0 && member.dims.size() == 2) {
+      if (flat != member.meta.output) after_.Add("Identity", {member.meta.output}, {flat});
+    } else if (OnlyLeadingOnes(member.dims, axis)) {
+      after_.Squeeze(member.meta.output, Range(axis), flat);
+    } else {
+      std::string source = member.meta.output;
+      if (axis != 0) {
+        source = after_.Name(flat + ".batch_first");
+        after_.Transpose(member.meta.output, BatchFirstPermutation(member.dims.size(), axis), source);
       }
-      std::vector<int64_t> shape{0};
-      shape.insert(shape.end(), member.meta.row_shape.begin(), member.meta.row_shape.end());
-      if (axis == 0) {
-        before_.Reshape(member.part, shape, member.meta.input);
-        continue;
-      }
-      const std::string rows = before_.Name(member.part + ".rows");
-      before_.Reshape(member.part, shape, rows);
-      before_.Transpose(rows, InversePermutation(BatchFirstPermutation(member.dims.size(), axis)), member.meta.input);
+      after_.Reshape(source, {0, member.meta.length}, flat);
     }
   }
 
   void PackTensor(const PackValuePlan& value) {
     std::vector<std::string> flats;
-    for (const auto& member : value.members) {
-      flats.push_back(member.flat);
-      if (member.flat == member.meta.output) continue;
-      const int64_t axis = member.meta.batch_axis;
-      if (OnlyLeadingOnes(member.dims, axis)) {
-        after_.Squeeze(member.meta.output, Range(axis), member.flat);
+    for (const PackBlock& block : value.blocks) {
+      flats.push_back(block.flat);
+      if (!block.group) {
+        PackMember(value.members[block.first], block.flat);
         continue;
       }
-      std::string source = member.meta.output;
-      if (axis != 0) {
-        source = after_.Name(member.flat + ".batch_first");
-        after_.Transpose(member.meta.output, BatchFirstPermutation(member.dims.size(), axis), source);
+      const PackMemberPlan& first = value.members[block.first];
+      std::vector<std::string> outputs;
+      for (size_t k = block.first; k < block.first + block.count; ++k) outputs.push_back(value.members[k].meta.output);
+      after_.Concat(outputs, first.meta.batch_axis == 1 ? 0 : 1, block.stacked_out);
+      std::string rows = block.stacked_out;
+      if (first.meta.batch_axis == 1) {
+        after_.Transpose(block.stacked_out, SwapFirstTwo(first.dims.size()), block.rows_out);
+        rows = block.rows_out;
       }
-      after_.Reshape(source, {0, member.meta.length}, member.flat);
+      after_.Reshape(rows, {0, block.length}, block.flat);
     }
-    after_.Concat(flats, 1, value.meta.output);
+    if (value.blocks.size() > 1) after_.Concat(flats, 1, value.meta.output);
   }
 
   /// If(SequenceLength == 0, then: every member's default, else: SequenceAt(position) each).

@@ -187,6 +187,7 @@ class Planner {
     NameHelpers(value, members, tensor, pairs);
     for (const auto& member : members) value.meta.members.push_back(member.meta);
     value.members = std::move(members);
+    if (tensor) PlanBlocks(value);
     return value;
   }
 
@@ -261,6 +262,43 @@ class Planner {
           }
         }
       }
+    }
+  }
+
+  /// Tensor packing: runs of members that one Reshape/Transpose/Split can unpack (see PackBlock).
+  void PlanBlocks(PackValuePlan& value) {
+    const auto& members = value.members;
+    auto joins = [&](const PackMemberPlan& a, const PackMemberPlan& b) {
+      return a.zero_default == b.zero_default && a.meta.batch_axis == b.meta.batch_axis && a.dims == b.dims &&
+             (a.meta.batch_axis == 0 || a.meta.batch_axis == 1) && a.dims.size() >= 2 &&
+             !(a.meta.batch_axis == 0 && a.dims.size() == 2);
+    };
+    for (size_t i = 0; i < members.size();) {
+      PackBlock block;
+      block.first = i;
+      while (i + block.count < members.size() && joins(members[i], members[i + block.count])) ++block.count;
+      block.group = block.count > 1;
+      block.zero_default = members[i].zero_default;
+      block.offset = members[i].meta.offset;
+      for (size_t k = i; k < i + block.count; ++k) block.length += members[k].meta.length;
+      i += block.count;
+      value.blocks.push_back(std::move(block));
+    }
+    const bool alone = value.blocks.size() == 1;
+    for (PackBlock& block : value.blocks) {
+      const PackMemberPlan& first = members[block.first];
+      if (!block.group) {
+        block.part = first.part;
+        block.flat = alone ? value.meta.output : first.flat;
+        continue;
+      }
+      const std::string stem = first.meta.input + ".group";
+      block.part = alone ? "" : Helper(stem, "packed");  // "" : the source itself
+      block.rows = Helper(stem, "rows");
+      block.stacked = first.meta.batch_axis == 1 ? Helper(stem, "stacked") : "";
+      block.stacked_out = Helper(first.meta.output + ".group", "stacked");
+      block.rows_out = first.meta.batch_axis == 1 ? Helper(first.meta.output + ".group", "rows") : "";
+      block.flat = alone ? value.meta.output : Helper(first.meta.output + ".group", "packed");
     }
   }
 

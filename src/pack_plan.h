@@ -12,6 +12,11 @@
 ///
 /// Members whose default is zeros are split from Z; members whose default the model selects itself when
 /// fed empty (`init` "empty") are split from state_in, so that an empty state_in reaches them empty.
+/// Consecutive members of one shape (the layers of a stack: [1,B,H] each) form a block handled by three
+/// nodes whatever their number, so that the per-call cost does not grow with the number of states:
+///
+///   block [B,n*H] ──Reshape──> [B,n,H] ──Transpose──> [n,B,H] ──Split(axis 0)──> n x [1,B,H]
+///   n x [1,B,H] ──Concat(axis 0)──> [n,B,H] ──Transpose──> [B,n,H] ──Reshape──> [B,n*H]
 /// Sequence packing: `If(SequenceLength == 0, then: each member's default, else: SequenceAt(i) each)`
 /// unpacks, `SequenceConstruct` of the final states packs.
 
@@ -50,6 +55,21 @@ struct PackMemberPlan {
   ZeroBatch zero_batch;       ///< sequence: how its zeros are sized (zero_default only)
 };
 
+/// Columns of a packed tensor handled together: one member, or a run of members of one shape whose batch
+/// is on axis 0 or 1 (a "group": unpacked by one Reshape, Transpose and Split, packed by the reverse).
+struct PackBlock {
+  size_t first = 0;   ///< index of its first member
+  size_t count = 1;   ///< number of members
+  bool group = false;
+  bool zero_default = true;
+  int64_t offset = 0;  ///< its columns
+  int64_t length = 0;
+  std::string part;    ///< its columns [B, length] (the source itself when it is the only block)
+  std::string flat;    ///< its final states as [B, length] (the packed output when it is the only block)
+  // A group's helper values: [B, n*d, rest] and [n*d, B, rest] (batch axis 1) in, and out.
+  std::string rows, stacked, stacked_out, rows_out;
+};
+
 /// One packed value (one element type).
 struct PackValuePlan {
   PackedValue meta;              ///< as recorded in the metadata
@@ -59,6 +79,7 @@ struct PackValuePlan {
   int64_t width = 0;             ///< N, elements per batch row (tensor)
   ZeroBatch zero_batch;          ///< how the zeros of an empty value are sized (when some member takes zeros)
   std::vector<PackMemberPlan> members;
+  std::vector<PackBlock> blocks;  ///< tensor: the members' columns, in order
   // Helper values.
   std::string size, zero, is_empty, then_out, else_out;
   std::string shape_of_data, batch_index, batch_dim, one, zero_row, repeats;
