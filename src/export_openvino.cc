@@ -23,8 +23,11 @@ OpenVinoPairs OpenVinoStatePairs(const onnx::ModelProto& model) {
     names[tensor.input] = tensor.output;
     Json shape = Json::array();
     for (const MetaDim& dim : tensor.shape) shape.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
-    states.push_back({{"parameter", tensor.input}, {"result", tensor.output}, {"dtype", tensor.dtype},
-                      {"shape", std::move(shape)}, {"batch_axis", tensor.batch_axis},
+    states.push_back({{"parameter", tensor.input},
+                      {"result", tensor.output},
+                      {"dtype", tensor.dtype},
+                      {"shape", std::move(shape)},
+                      {"batch_axis", tensor.batch_axis},
                       {"init", tensor.empty_init.empty() ? kInitZeros : kInitEmpty}});
     text += (text.empty() ? "" : ",") + ("'" + tensor.input + "':'" + tensor.output + "'");
     for (const std::string& state : tensor.empty_init) {

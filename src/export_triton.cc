@@ -52,7 +52,8 @@ std::vector<int64_t> RowDims(const StateTensor& tensor) {
 /// Refuses states that do not start from zeros: Triton gives every new sequence one fixed tensor.
 void RequireZeroDefaults(const std::vector<StateTensor>& tensors) {
   std::vector<std::string> not_zero;
-  for (const StateTensor& tensor : tensors) not_zero.insert(not_zero.end(), tensor.empty_init.begin(), tensor.empty_init.end());
+  for (const StateTensor& tensor : tensors)
+    not_zero.insert(not_zero.end(), tensor.empty_init.begin(), tensor.empty_init.end());
   if (not_zero.empty()) return;
   std::string names;
   for (const std::string& name : not_zero) names += (names.empty() ? "'" : ", '") + name + "'";
@@ -73,7 +74,8 @@ void RequireSortedPairing(const std::vector<StateTensor>& tensors) {
   std::sort(inputs.begin(), inputs.end());
   std::sort(outputs.begin(), outputs.end());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const auto tensor = std::find_if(tensors.begin(), tensors.end(), [&](const StateTensor& t) { return t.input == inputs[i]; });
+    const auto tensor =
+        std::find_if(tensors.begin(), tensors.end(), [&](const StateTensor& t) { return t.input == inputs[i]; });
     if (tensor->output == outputs[i]) continue;
     throw Error(ExitCode::kUnsupported,
                 "Triton pairs state inputs with outputs by sorted name, and here input '" + inputs[i] +

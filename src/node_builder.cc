@@ -81,8 +81,10 @@ onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, cons
   auto* proto_shape = tensor->mutable_shape();
   for (const MetaDim& d : shape) {
     auto* dim = proto_shape->add_dim();
-    if (d.value >= 0) dim->set_dim_value(d.value);
-    else if (!d.symbol.empty()) dim->set_dim_param(d.symbol);
+    if (d.value >= 0)
+      dim->set_dim_value(d.value);
+    else if (!d.symbol.empty())
+      dim->set_dim_param(d.symbol);
   }
   return info;
 }
@@ -100,8 +102,9 @@ onnx::ValueInfoProto RankOnlyInfo(const std::string& name, int32_t elem_type, si
 
 onnx::TensorProto ZeroTensorOf(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
   const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
-  if (!bytes) throw Error(ExitCode::kUnsupported, "'" + name + "': a state of element type " +
-                                                       std::to_string(elem_type) + " cannot be packed");
+  if (!bytes)
+    throw Error(ExitCode::kUnsupported,
+                "'" + name + "': a state of element type " + std::to_string(elem_type) + " cannot be packed");
   onnx::TensorProto tensor;
   tensor.set_name(name);
   tensor.set_data_type(elem_type);
@@ -168,8 +171,10 @@ void NodeBuilder::Split(const std::string& input, int64_t axis, const std::vecto
   }
   onnx::NodeProto& node = Add("Split", {input}, outputs);
   SetIntAttribute(node, "axis", axis);
-  if (opset_ >= 13) node.add_input(sizes_name);
-  else SetIntsAttribute(node, "split", sizes);
+  if (opset_ >= 13)
+    node.add_input(sizes_name);
+  else
+    SetIntsAttribute(node, "split", sizes);
 }
 
 void NodeBuilder::Reshape(const std::string& input, const std::vector<int64_t>& shape, const std::string& output) {

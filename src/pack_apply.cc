@@ -205,8 +205,10 @@ class Applier {
     if (any_empty) SplitBlocks(value, value.meta.input, false, inputs);
     for (size_t b = 0; b < value.blocks.size(); ++b) {
       const PackBlock& block = value.blocks[b];
-      if (block.group) UnpackGroup(value, block, inputs[b]);
-      else UnpackMember(value.members[block.first], inputs[b]);
+      if (block.group)
+        UnpackGroup(value, block, inputs[b]);
+      else
+        UnpackMember(value.members[block.first], inputs[b]);
     }
   }
 
@@ -289,7 +291,8 @@ class Applier {
       *main_.add_output() = SequenceInfo(value.meta.output, value.elem_type);
       return;
     }
-    *main_.add_input() = TensorInfo(value.meta.input, value.elem_type, {MetaDim{-1, value.declared_batch}, MetaDim{value.width, ""}});
+    *main_.add_input() =
+        TensorInfo(value.meta.input, value.elem_type, {MetaDim{-1, value.declared_batch}, MetaDim{value.width, ""}});
     if (plan_.defaults) *main_.add_initializer() = ZeroTensorOf(value.meta.input, value.elem_type, {0, value.width});
     *main_.add_output() = TensorInfo(value.meta.output, value.elem_type, value.meta.shape);
   }

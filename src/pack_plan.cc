@@ -12,8 +12,8 @@ namespace {
 
 /// onnx::TensorProto::FLOAT for "float32", ...; 0 when unknown.
 int32_t ElementTypeOf(const std::string& dtype) {
-  for (int32_t type : {onnx::TensorProto::FLOAT, onnx::TensorProto::DOUBLE, onnx::TensorProto::FLOAT16,
-                       onnx::TensorProto::BFLOAT16}) {
+  for (int32_t type :
+       {onnx::TensorProto::FLOAT, onnx::TensorProto::DOUBLE, onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16}) {
     if (ElementTypeName(type) == dtype) return type;
   }
   return 0;
@@ -202,7 +202,8 @@ class Planner {
       if (&member == &members.front()) value.batch = batch;
       if (!(batch == value.batch)) {
         throw Error(ExitCode::kUnsupported, label + ": its batch '" + DimText(batch) + "' is not the batch '" +
-                                                DimText(value.batch) + "' of the other " + value.meta.dtype + " states");
+                                                DimText(value.batch) + "' of the other " + value.meta.dtype +
+                                                " states");
       }
       member.meta.length = 1;
       for (size_t axis = 0; axis < member.dims.size(); ++axis) {

@@ -41,15 +41,15 @@ struct ZeroBatch {
 
 /// One member of a packed value: one state tensor (the states of one pair, or all rows of a stacked one).
 struct PackMemberPlan {
-  PackedMember meta;            ///< as recorded in the metadata
+  PackedMember meta;  ///< as recorded in the metadata
   int32_t elem_type = 0;
-  std::vector<int64_t> dims;    ///< the member's shape, -1 at the batch axis
-  bool zero_default = true;     ///< an empty packed value gives zeros (else: the member fed empty)
+  std::vector<int64_t> dims;        ///< the member's shape, -1 at the batch axis
+  bool zero_default = true;         ///< an empty packed value gives zeros (else: the member fed empty)
   std::string default_initializer;  ///< the input's default initializer, removed ("" when none)
   // Helper values (named by the plan).
-  std::string part;       ///< tensor: the member's columns [B, length]
-  std::string flat;       ///< tensor: the final state as [B, length]
-  std::string position;   ///< sequence: the Constant index
+  std::string part;           ///< tensor: the member's columns [B, length]
+  std::string flat;           ///< tensor: the final state as [B, length]
+  std::string position;       ///< sequence: the Constant index
   std::string default_value;  ///< sequence: the member's default in the then-branch
   std::string given;          ///< sequence: the member as taken from the sequence in the else-branch
   ZeroBatch zero_batch;       ///< sequence: how its zeros are sized (zero_default only)
@@ -58,43 +58,43 @@ struct PackMemberPlan {
 /// Columns of a packed tensor handled together: one member, or a run of members of one shape whose batch
 /// is on axis 0 or 1 (a "group": unpacked by one Reshape, Transpose and Split, packed by the reverse).
 struct PackBlock {
-  size_t first = 0;   ///< index of its first member
-  size_t count = 1;   ///< number of members
+  size_t first = 0;  ///< index of its first member
+  size_t count = 1;  ///< number of members
   bool group = false;
   bool zero_default = true;
   int64_t offset = 0;  ///< its columns
   int64_t length = 0;
-  std::string part;    ///< its columns [B, length] (the source itself when it is the only block)
-  std::string flat;    ///< its final states as [B, length] (the packed output when it is the only block)
+  std::string part;  ///< its columns [B, length] (the source itself when it is the only block)
+  std::string flat;  ///< its final states as [B, length] (the packed output when it is the only block)
   // A group's helper values: [B, n*d, rest] and [n*d, B, rest] (batch axis 1) in, and out.
   std::string rows, stacked, stacked_out, rows_out;
 };
 
 /// One packed value (one element type).
 struct PackValuePlan {
-  PackedValue meta;              ///< as recorded in the metadata
+  PackedValue meta;  ///< as recorded in the metadata
   int32_t elem_type = 0;
-  MetaDim batch;                 ///< the members' batch (a number or the data's name)
-  std::string declared_batch;    ///< the dim_param the tensor input declares for it (its own: it may be 0)
-  int64_t width = 0;             ///< N, elements per batch row (tensor)
-  ZeroBatch zero_batch;          ///< how the zeros of an empty value are sized (when some member takes zeros)
+  MetaDim batch;               ///< the members' batch (a number or the data's name)
+  std::string declared_batch;  ///< the dim_param the tensor input declares for it (its own: it may be 0)
+  int64_t width = 0;           ///< N, elements per batch row (tensor)
+  ZeroBatch zero_batch;        ///< how the zeros of an empty value are sized (when some member takes zeros)
   std::vector<PackMemberPlan> members;
   std::vector<PackBlock> blocks;  ///< tensor: the members' columns, in order
   // Helper values.
   std::string size, zero, is_empty, then_out, else_out;
   std::string shape_of_data, batch_index, batch_dim, one, zero_row, repeats;
-  std::string selected;      ///< tensor: Z, the packed value with zeros when it was empty
+  std::string selected;  ///< tensor: Z, the packed value with zeros when it was empty
 };
 
 /// The packing of a model, as data.
 struct PackPlan {
   PackKind kind = PackKind::kNone;
   int64_t opset = 0;
-  bool defaults = false;              ///< the tensor inputs get the empty tensor as their default
+  bool defaults = false;  ///< the tensor inputs get the empty tensor as their default
   std::vector<PackValuePlan> values;
-  std::vector<StatePair> pairs;       ///< the "states" recorded afterwards
-  PackedStates packed;                ///< the "packed" object recorded afterwards
-  std::vector<std::string> notes;     ///< what a runtime must know (first feed, streamability)
+  std::vector<StatePair> pairs;    ///< the "states" recorded afterwards
+  PackedStates packed;             ///< the "packed" object recorded afterwards
+  std::vector<std::string> notes;  ///< what a runtime must know (first feed, streamability)
 
   /// One line per packed value, for --dry-run and rewrite's text.
   std::vector<std::string> Describe() const;

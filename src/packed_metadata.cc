@@ -137,10 +137,12 @@ std::optional<PackedStates> ReadPackedStates(const onnx::ModelProto& model, size
     if (!packed->is_object()) throw runtime_error("not an object");
     PackedStates out;
     out.kind = Text(*packed, "kind");
-    if (out.kind != kPackedTensor && out.kind != kPackedSequence) throw runtime_error("unknown kind '" + out.kind + "'");
+    if (out.kind != kPackedTensor && out.kind != kPackedSequence)
+      throw runtime_error("unknown kind '" + out.kind + "'");
     auto values = packed->find("values");
     if (values == packed->end() || !values->is_array() || values->empty()) throw runtime_error("no \"values\"");
-    for (const auto& value : *values) out.values.push_back(ValueFromJson(value, out.kind == kPackedTensor, state_count));
+    for (const auto& value : *values)
+      out.values.push_back(ValueFromJson(value, out.kind == kPackedTensor, state_count));
     return out;
   } catch (const std::exception& e) {
     if (error) *error = std::string("metadata '") + kMetadataKey + "': \"packed\" is invalid: " + e.what();
@@ -154,8 +156,11 @@ Json PackedStatesJson(const PackedStates& packed) {
   for (const PackedValue& value : packed.values) {
     Json members = Json::array();
     for (const PackedMember& member : value.members) {
-      Json entry = {{"states", member.states}, {"input", member.input}, {"output", member.output},
-                    {"shape", ShapeJson(member.shape)}, {"batch_axis", member.batch_axis}};
+      Json entry = {{"states", member.states},
+                    {"input", member.input},
+                    {"output", member.output},
+                    {"shape", ShapeJson(member.shape)},
+                    {"batch_axis", member.batch_axis}};
       if (tensor) {
         entry["offset"] = member.offset;
         entry["length"] = member.length;

@@ -99,8 +99,8 @@ class PackedChecker {
     }
     if (input && value.optional != (main_.initializers.count(value.input) > 0)) {
       Add(CheckProblem::Kind::kFlagMismatch, label + std::string("optional is ") + (value.optional ? "true" : "false") +
-                                                 " but '" + value.input + "' " +
-                                                 (value.optional ? "has no" : "has a") + " default");
+                                                 " but '" + value.input + "' " + (value.optional ? "has no" : "has a") +
+                                                 " default");
     }
     if (tensor && (value.shape.size() != 2 || value.shape[1].value != width || value.batch_axis != 0)) {
       Add(CheckProblem::Kind::kPackedMismatch, label + "its shape is not [batch, " + std::to_string(width) + "]");
@@ -130,15 +130,15 @@ class PackedChecker {
         Add(CheckProblem::Kind::kInputNotWired, where + "is not unpacked from '" + value.input + "'");
       }
       if (output && !ComputedFrom(index_, ValueRef{{}, value.output}, ValueRef{{}, member.output})) {
-        Add(CheckProblem::Kind::kOutputNotWired, where + "'" + member.output + "' is not packed into '" +
-                                                     value.output + "'");
+        Add(CheckProblem::Kind::kOutputNotWired,
+            where + "'" + member.output + "' is not packed into '" + value.output + "'");
       }
     }
     std::sort(positions.begin(), positions.end());
     for (size_t i = 0; i < positions.size(); ++i) {
       if (positions[i] != static_cast<int64_t>(i)) {
-        Add(CheckProblem::Kind::kPackedMismatch, label + "member positions are not 0.." +
-                                                     std::to_string(positions.size() - 1) + ", each once");
+        Add(CheckProblem::Kind::kPackedMismatch,
+            label + "member positions are not 0.." + std::to_string(positions.size() - 1) + ", each once");
         break;
       }
     }

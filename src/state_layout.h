@@ -22,10 +22,10 @@ namespace rnnstate {
 
 /// One graph input or output made batch-first.
 struct LayoutChange {
-  std::string name;             ///< the graph input or output (keeps its name)
-  std::string internal;         ///< the value the node side reads (input) or the producer writes (output)
-  std::string node;             ///< the Transpose's node name
-  std::vector<int64_t> perm;    ///< the Transpose: batch-first -> node layout (input), node -> batch-first (output)
+  std::string name;           ///< the graph input or output (keeps its name)
+  std::string internal;       ///< the value the node side reads (input) or the producer writes (output)
+  std::string node;           ///< the Transpose's node name
+  std::vector<int64_t> perm;  ///< the Transpose: batch-first -> node layout (input), node -> batch-first (output)
   std::vector<int64_t> to_batch_first;  ///< the permutation giving the new declared shape
   /// Input fed empty on the first call (`init` "empty"): the dim_param its batch declares, its own, as
   /// ONNX Runtime plans buffer reuse assuming that one dim_param is one size ("" otherwise).

@@ -31,13 +31,15 @@ std::vector<StateTensor> StateTensorsOf(const onnx::ModelProto& model) {
   std::vector<bool> packed_pair(pairs.size(), false);
   if (packed) {
     for (const PackedValue& value : packed->values) {
-      StateTensor tensor{value.input,      value.output, value.dtype,      value.shape,   value.batch_axis,
-                         packed->kind == kPackedSequence, {}, value.streamable, value.optional};
+      StateTensor tensor{value.input, value.output,     value.dtype,
+                         value.shape, value.batch_axis, packed->kind == kPackedSequence,
+                         {},          value.streamable, value.optional};
       for (const PackedMember& member : value.members) {
         for (int64_t state : member.states) {
           packed_pair[static_cast<size_t>(state)] = true;
           const bool listed = !tensor.empty_init.empty() && tensor.empty_init.back() == member.input;
-          if (pairs[static_cast<size_t>(state)].init != kInitZeros && !listed) tensor.empty_init.push_back(member.input);
+          if (pairs[static_cast<size_t>(state)].init != kInitZeros && !listed)
+            tensor.empty_init.push_back(member.input);
         }
       }
       tensors.push_back(std::move(tensor));
@@ -49,7 +51,8 @@ std::vector<StateTensor> StateTensorsOf(const onnx::ModelProto& model) {
     const StatePair& pair = pairs[i];
     auto [at, fresh] = by_input.try_emplace(pair.input, tensors.size());
     if (fresh) {
-      tensors.push_back({pair.input, pair.output, pair.dtype, pair.shape, pair.batch_axis, false, {}, true, pair.optional});
+      tensors.push_back(
+          {pair.input, pair.output, pair.dtype, pair.shape, pair.batch_axis, false, {}, true, pair.optional});
     }
     StateTensor& tensor = tensors[at->second];
     if (pair.init != kInitZeros && tensor.empty_init.empty()) tensor.empty_init.push_back(pair.input);

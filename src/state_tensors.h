@@ -24,7 +24,7 @@ struct StateTensor {
   bool sequence = false;                ///< a packed Sequence<Tensor>, not a tensor
   std::vector<std::string> empty_init;  ///< the state inputs (members) whose default is not zeros
   bool streamable = true;
-  bool optional = false;                ///< the input has a default (an initializer of its name)
+  bool optional = false;  ///< the input has a default (an initializer of its name)
 };
 
 /// The state tensors of `model`. Throws Error(kBadInput) for invalid metadata or pairs without the

@@ -23,8 +23,9 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
   if (HasPackedStates(model)) {
     if (options.pack != PackKind::kNone) {
-      throw Error(ExitCode::kUnsupported, "the model's states are packed already; pack the model they came from "
-                                          "(or rewrite this one without --pack)");
+      throw Error(ExitCode::kUnsupported,
+                  "the model's states are packed already; pack the model they came from "
+                  "(or rewrite this one without --pack)");
     }
     outcome.warnings.push_back("the model's states are packed: --state-layout leaves it as it is");
     return outcome;

@@ -13,8 +13,8 @@
 namespace rnnstate {
 namespace {
 
-using testing::ParseModel;
 using ::testing::HasSubstr;
+using testing::ParseModel;
 
 const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
@@ -86,10 +86,13 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2
   // Rename one output so that the sorted orders differ: GRU_0's output now sorts after GRU_2's.
   Json document = *ReadStateDocument(crossed);
   for (auto& node : *crossed.mutable_graph()->mutable_node()) {
-    for (auto& output : *node.mutable_output()) if (output == "GRU_0.out") output = "zz.out";
-    for (auto& input : *node.mutable_input()) if (input == "GRU_0.out") input = "zz.out";
+    for (auto& output : *node.mutable_output())
+      if (output == "GRU_0.out") output = "zz.out";
+    for (auto& input : *node.mutable_input())
+      if (input == "GRU_0.out") input = "zz.out";
   }
-  for (auto& output : *crossed.mutable_graph()->mutable_output()) if (output.name() == "GRU_0.out") output.set_name("zz.out");
+  for (auto& output : *crossed.mutable_graph()->mutable_output())
+    if (output.name() == "GRU_0.out") output.set_name("zz.out");
   document["states"][0]["output"] = "zz.out";
   WriteStateDocument(crossed, document);
   EXPECT_THAT(ErrorOf([&] { TritonStateConfig(crossed, "m"); }),

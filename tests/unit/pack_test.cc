@@ -22,14 +22,14 @@ namespace rnnstate {
 namespace {
 
 using testing::DeclaredShape;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using testing::InitializerNames;
 using testing::InputNames;
 using testing::NodeOfType;
 using testing::OutputNames;
 using testing::ParseModel;
 using testing::RecordedPairs;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 /// Two stacked LSTMs (h and c each) and a GRU, no initial states, dynamic batch: five zero states.
 std::string TwoLstmsAndGru(int opset) {
@@ -298,7 +298,7 @@ TEST(StateLayout, PlannedAsData) {
   onnx::ModelProto model = ParseModel(TwoLstmsAndGru13(14));
   Rewrite(model, PackKind::kNone);
   std::vector<StatePair> pairs = RecordedPairs(model);
-  pairs[1].batch_axis = 0;  // already batch-first: left as it is
+  pairs[1].batch_axis = 0;         // already batch-first: left as it is
   pairs[2].rows = RowRange{0, 1};  // rows of a stacked tensor: left as it is, with a warning
   NameAllocator names(ModelNames(model)), nodes(ModelNodeNames(model)), dims(ModelDimParams(model));
   LayoutPlan plan = PlanBatchFirst(model, pairs, names, nodes, dims);
