@@ -5,6 +5,7 @@
 #include <set>
 
 #include "default_path.h"
+#include "packed_state.h"
 #include "wiring.h"
 
 namespace rnnstate {
@@ -65,9 +66,33 @@ bool RecordHolds(const ModelIndex& index, const RecurrentState& state, const Sta
   return wiring.input_reaches_slot && wiring.output_from_final;
 }
 
+/// A packed member's pair on the authors' default path (see FindDefaultPaths): its If branch reads no
+/// input, its final value leaves through the pair's output, and a state of the If's other branch has a
+/// pair of the same region that holds.
+bool PackedDefaultPath(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
+  const StatePair& pair = analysis.recorded_pairs[state.recorded];
+  if (pair.region.empty() || !TracePairWiring(index, state.state, pair.input, pair.output).output_from_final) {
+    return false;
+  }
+  for (const StateAnalysis& other : analysis.states) {
+    if (other.recorded < 0 || other.recorded == state.recorded) continue;
+    const StatePair& o = analysis.recorded_pairs[other.recorded];
+    if (o.input == pair.input && o.output == pair.output && o.region == pair.region &&
+        Exclusive(state.state, other.state) &&
+        PackedRecordHolds(index, *analysis.packed, other.recorded, other.state, o)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
   if (state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
+    if (analysis.packed && analysis.packed->MemberOf(state.recorded).first >= 0) {
+      return PackedRecordHolds(index, *analysis.packed, state.recorded, state.state, pair) ||
+             PackedDefaultPath(index, analysis, state);
+    }
     const bool region = pair.rows || !pair.region.empty();
     return region ? RecordsExposure(pair, state.exposure) : RecordHolds(index, state.state, pair);
   }
@@ -209,6 +234,9 @@ Analysis Analyze(const ModelIndex& index) {
   analysis.ir_version = index.model().ir_version();
   analysis.inference_error = index.inference_error();
   analysis.recorded_pairs = ReadStatePairs(index.model(), &analysis.metadata_error);
+  if (analysis.metadata_error.empty()) {
+    analysis.packed = ReadPackedStates(index.model(), analysis.recorded_pairs.size(), &analysis.metadata_error);
+  }
   std::vector<RecurrentState> found;
   for (StateProducer produce : kStateProducers) produce(index, &analysis.nodes, &found);
   std::map<std::pair<GraphPath, int>, int> node_of_owner;

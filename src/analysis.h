@@ -13,6 +13,7 @@
 #include "recurrent_node.h"
 #include "recurrent_state.h"
 #include "rnnstate/metadata.h"
+#include "rnnstate/packed_metadata.h"
 #include "state_origin.h"
 
 namespace rnnstate {
@@ -41,7 +42,7 @@ struct StateAnalysis {
   ExposureFinding finding;
   /// True when the state already has a main-graph input and output that the metadata pairs; or the
   /// slot is fed directly by a graph input used nowhere else and its final value is a graph output; or
-  /// its authors expose it.
+  /// its authors expose it; or it is a member of a packed value the metadata records.
   bool exposed = false;
 };
 
@@ -51,6 +52,7 @@ struct Analysis {
   std::vector<StateAnalysis> states;      ///< every state, grouped by owner in node order
   std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
   std::string metadata_error;             ///< non-empty when that metadata is malformed
+  std::optional<PackedStates> packed;     ///< the metadata's "packed" object (a packed model)
   int64_t onnx_opset = 0;
   int64_t ir_version = 0;
   std::string inference_error;  ///< why onnx shape inference failed, if it did

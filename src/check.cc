@@ -6,6 +6,7 @@
 #include <set>
 
 #include "exposed_state.h"
+#include "packed_state.h"
 #include "rnnstate/metadata.h"
 
 namespace rnnstate {
@@ -37,6 +38,8 @@ const char* CheckProblemKindName(CheckProblem::Kind kind) {
       return "duplicate_output";
     case Kind::kDuplicateState:
       return "duplicate_state";
+    case Kind::kPackedMismatch:
+      return "packed_mismatch";
   }
   return "?";
 }
@@ -138,18 +141,25 @@ void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentSt
   }
 }
 
-void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePair& pair,
+void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePair& pair, bool packed_member,
                std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
   const GraphIndex& main = index.graph(GraphPath{});
-  bool input_ok = main.inputs.count(pair.input) > 0;
-  bool output_ok = main.outputs.count(pair.output) > 0;
-  if (!input_ok) {
-    problems.push_back({CheckProblem::Kind::kNotGraphInput, label + "'" + pair.input + "' is not a main-graph input"});
-  }
-  if (!output_ok) {
-    problems.push_back(
-        {CheckProblem::Kind::kNotGraphOutput, label + "'" + pair.output + "' is not a main-graph output"});
+  // A member of a packed value names values inside the main graph (see CheckPackedValues).
+  bool input_ok = packed_member ? main.producers.count(pair.input) > 0 : main.inputs.count(pair.input) > 0;
+  bool output_ok = packed_member ? main.producers.count(pair.output) > 0 : main.outputs.count(pair.output) > 0;
+  if (packed_member && (!input_ok || !output_ok)) {
+    problems.push_back({CheckProblem::Kind::kPackedMismatch,
+                        label + "'" + (input_ok ? pair.output : pair.input) + "' is not a value of the main graph"});
+  } else if (!packed_member) {
+    if (!input_ok) {
+      problems.push_back(
+          {CheckProblem::Kind::kNotGraphInput, label + "'" + pair.input + "' is not a main-graph input"});
+    }
+    if (!output_ok) {
+      problems.push_back(
+          {CheckProblem::Kind::kNotGraphOutput, label + "'" + pair.output + "' is not a main-graph output"});
+    }
   }
   if (!OwnerExists(analysis, pair)) {
     problems.push_back({CheckProblem::Kind::kNoSuchNode,
@@ -162,9 +172,11 @@ void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePai
         {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'"});
     return;
   }
-  if (pair.rows || !pair.region.empty()) {
+  if ((pair.rows || !pair.region.empty()) && !packed_member) {
     CheckRegionWiring(pair, *state, problems);
-  } else {
+  } else if (!(packed_member && state->exposed)) {
+    // An exposed packed member holds (the analysis also knows the authors' default paths, which read no
+    // input).
     CheckWiring(index, pair, state->state, input_ok, output_ok, problems);
   }
   CheckFlags(main, pair, state->state, input_ok, problems);
@@ -250,7 +262,11 @@ std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& an
   std::vector<CheckProblem> problems;
   if (!analysis.metadata_error.empty()) problems.push_back({CheckProblem::Kind::kBadMetadata, analysis.metadata_error});
   CheckStates(analysis, streamable_only, problems);
-  for (const auto& pair : analysis.recorded_pairs) CheckPair(index, analysis, pair, problems);
+  for (size_t i = 0; i < analysis.recorded_pairs.size(); ++i) {
+    const bool member = analysis.packed && analysis.packed->MemberOf(static_cast<int64_t>(i)).first >= 0;
+    CheckPair(index, analysis, analysis.recorded_pairs[i], member, problems);
+  }
+  if (analysis.packed) CheckPackedValues(index, *analysis.packed, analysis.recorded_pairs, problems);
   CheckDuplicates(analysis, problems);
   return problems;
 }

@@ -5,14 +5,17 @@
 #include <filesystem>
 
 #include "check.h"
-#include "first_feeds.h"
 #include "dot.h"
-#include "rnnstate/error.h"
+#include "export_openvino.h"
+#include "export_triton.h"
+#include "first_feeds.h"
 #include "model_index.h"
 #include "model_io.h"
 #include "model_rules.h"
-#include "rewrite.h"
+#include "packed_first_feeds.h"
 #include "report.h"
+#include "rewrite.h"
+#include "rnnstate/error.h"
 
 namespace rnnstate {
 
@@ -29,10 +32,19 @@ void DryRun(const std::string& input, const std::string& output, const RewriteSe
   result.states = outcome.plan.pairs;
   std::string prefix = settings.label_lines ? input + ": " : "";
   for (const auto& edit : outcome.plan.edits) {
-    result.text += prefix + edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " +
-                   edit.Describe() + "\n";
+    result.text += prefix + edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe() + "\n";
   }
   bool changes = outcome.plan.ChangesModel();
+  if (settings.plan.Transforms()) {
+    // Layout and packing are planned from the rewritten model: run the whole rewrite on a copy.
+    onnx::ModelProto copy = model;
+    RewriteOutcome whole =
+        RewriteModel(copy, settings.plan, settings.strict, std::filesystem::path(input).parent_path());
+    for (const auto& line : whole.transform_lines) result.text += prefix + line + "\n";
+    result.warnings = whole.warnings;
+    result.states = whole.plan.pairs;
+    changes = whole.changed;
+  }
   result.status = changes ? kStatusOk : kStatusUnchanged;
   result.changed = changes;
   if (changes || !settings.in_place) result.output = output;
@@ -47,8 +59,7 @@ void CreateParentDirectory(const std::string& output) {
   if (ec) throw Error(ExitCode::kCannotWrite, "cannot create directory '" + parent.string() + "': " + ec.message());
 }
 
-void Write(const OpenedModel& opened, const std::string& output, const RewriteSettings& settings,
-           FileResult& result) {
+void Write(const OpenedModel& opened, const std::string& output, const RewriteSettings& settings, FileResult& result) {
   try {
     Timed(&result.timings.write_ms, [&] {
       if (settings.create_directories) CreateParentDirectory(output);
@@ -72,8 +83,9 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     onnx::ModelProto& model = opened.file.model();
     if (settings.dry_run) return DryRun(input, output, settings, model, result);
-    RewriteOutcome outcome =
-        Timed(&result.timings.process_ms, [&] { return RewriteModel(model, settings.plan, settings.strict, opened.directory); });
+    RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] {
+      return RewriteModel(model, settings.plan, settings.strict, opened.directory);
+    });
     result.warnings = outcome.warnings;
     result.states = outcome.plan.pairs;
     result.changed = outcome.changed;
@@ -149,12 +161,35 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
     result.states = ReadStatePairs(opened.file.model(), &error);
     if (!error.empty()) throw Error(ExitCode::kBadInput, error);
     if (result.states.empty()) result.warnings.push_back("no state pairs recorded (run rnnstate rewrite first)");
-    std::vector<FirstFeed> feeds = FirstFeeds(result.states, settings.batch, settings.dims);
+    // A packed model is fed its packed values (and the pairs packing left out).
+    std::vector<FirstFeed> feeds = FirstFeedsOf(opened.file.model(), result.states, settings.batch, settings.dims);
     result.text = FirstFeedsText(feeds);
     result.details["feeds"] = FirstFeedsJson(feeds);
   });
   if (!init.details.contains("feeds")) init.details["feeds"] = Json::array();
   return init;
+}
+
+}  // namespace rnnstate
+
+namespace rnnstate {
+
+FileResult ExportFile(const std::string& input, ExportTarget target, bool json) {
+  return ProcessGuarded(input, [&](FileResult& result) {
+    OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    const onnx::ModelProto& model = opened.file.model();
+    result.states = ReadStatePairs(model, nullptr);
+    Timed(&result.timings.process_ms, [&] {
+      if (target == ExportTarget::kTriton) {
+        result.text = TritonStateConfig(model, std::filesystem::path(input).filename().string());
+        return;
+      }
+      OpenVinoPairs pairs = OpenVinoStatePairs(model);
+      result.warnings = std::move(pairs.warnings);
+      result.text = json ? DumpJson(pairs.json) + "\n" : pairs.text;
+      result.details["openvino"] = std::move(pairs.json);
+    });
+  });
 }
 
 }  // namespace rnnstate

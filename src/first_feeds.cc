@@ -62,7 +62,8 @@ std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, std::opti
 std::string FirstFeedsText(const std::vector<FirstFeed>& feeds) {
   std::string text;
   for (const FirstFeed& feed : feeds) {
-    text += feed.input + "  " + feed.dtype + "  " + ShapeString(feed.shape) + "  " + feed.init + "\n";
+    const std::string dtype = feed.sequence ? "sequence<" + feed.dtype + ">" : feed.dtype;
+    text += feed.input + "  " + dtype + "  " + ShapeString(feed.shape) + "  " + feed.init + "\n";
   }
   return text;
 }
@@ -70,7 +71,9 @@ std::string FirstFeedsText(const std::vector<FirstFeed>& feeds) {
 Json FirstFeedsJson(const std::vector<FirstFeed>& feeds) {
   Json list = Json::array();
   for (const FirstFeed& feed : feeds) {
-    list.push_back({{"input", feed.input}, {"dtype", feed.dtype}, {"shape", feed.shape}, {"init", feed.init}});
+    Json entry = {{"input", feed.input}, {"dtype", feed.dtype}, {"shape", feed.shape}, {"init", feed.init}};
+    if (feed.sequence) entry["sequence"] = true;
+    list.push_back(std::move(entry));
   }
   return list;
 }

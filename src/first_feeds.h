@@ -21,6 +21,7 @@ struct FirstFeed {
   std::string dtype;
   std::vector<int64_t> shape;  ///< concrete; the batch axis is 0 for an empty feed
   std::string init;            ///< kInitZeros or kInitEmpty
+  bool sequence = false;       ///< a packed Sequence<Tensor>: the first feed is the empty sequence
 };
 
 /// One feed per distinct input of `pairs` (several pairs may take regions of one input), in order.
@@ -31,10 +32,10 @@ struct FirstFeed {
 std::vector<FirstFeed> FirstFeeds(const std::vector<StatePair>& pairs, std::optional<int64_t> batch,
                                   const std::map<std::string, int64_t>& dims);
 
-/// "lstm.h_in  float32  [1,2,64]  zeros" lines.
+/// "lstm.h_in  float32  [1,2,64]  zeros" lines ("state_in  sequence<float32>  []  empty" for a sequence).
 std::string FirstFeedsText(const std::vector<FirstFeed>& feeds);
 
-/// [{"input", "dtype", "shape", "init"}].
+/// [{"input", "dtype", "shape", "init"}] (plus "sequence": true for a sequence).
 Json FirstFeedsJson(const std::vector<FirstFeed>& feeds);
 
 }  // namespace rnnstate

@@ -102,13 +102,13 @@ std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim
     case StateOrigin::Kind::kDefaultedInput:
     case StateOrigin::Kind::kSubgraphInput:
       if (!origin.zero) {
-        reason = PlanSelectOriginal(state, edit, input);
+        reason = PlanSelectOriginal(state, edit, input, false);
       } else if (!required) {
         reason = PlanZeroDefault(analyzed, edit, input);
       } else if (analyzed.site.carried && !edit.original.empty() && !StorableZeros(state, edit.elem_type)) {
         // Defaults mode selects the original zeros here (a carried site has no X to broadcast zeros to);
-        // so does required mode, so that both routes give one interface and one first feed ("empty").
-        reason = PlanSelectOriginal(state, edit, input);
+        // so does required mode, so that both routes give one interface and one first feed (zeros).
+        reason = PlanSelectOriginal(state, edit, input, true);
       }
       break;
     case StateOrigin::Kind::kUndefined:
@@ -134,8 +134,13 @@ void InputPlanner::PlanExposed(StateEdit& edit) {
   const onnx::TensorProto& tensor = graph.initializer(initializer->second);
   edit.optional = !required;
   if (HasZeroDim(tensor) || KnownAllZero(tensor)) {
-    // An empty default (the selection is there) or zeros: dropping it loses nothing.
-    edit.init = HasZeroDim(tensor) ? kInitEmpty : kInitZeros;
+    // An empty default (the selection is there) or zeros: dropping it loses nothing. A selection of
+    // original zeros keeps the first feed its pair records (zeros).
+    if (!HasZeroDim(tensor)) {
+      edit.init = kInitZeros;
+    } else if (edit.init.empty()) {
+      edit.init = kInitEmpty;
+    }
     if (required) edit.input_edit = DropDefault{};
     return;
   }
@@ -173,7 +178,7 @@ std::string InputPlanner::PlanInitializerDefault(const StateAnalysis& analyzed, 
     for (auto d : tensor.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     return "initializer '" + origin.value + "' has shape [" + dims + "], not the state shape " + ShapeText(expected);
   }
-  if (!KnownAllZero(tensor)) return PlanSelectOriginal(analyzed.state, edit, input);
+  if (!KnownAllZero(tensor)) return PlanSelectOriginal(analyzed.state, edit, input, false);
   edit.shape.clear();
   for (auto d : tensor.dims()) edit.shape.push_back(Dim{d, ""});
   if (options_.mode == StateInputMode::kRequired) return "";
@@ -206,7 +211,7 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
     shape[batch_axis] = Dim{-1, ""};
   }
   // A carried site has no X to take the batch from: select the original zeros instead.
-  if (analyzed.site.carried) return PlanSelectOriginal(state, edit, input);
+  if (analyzed.site.carried) return PlanSelectOriginal(state, edit, input, true);
   if (index_.onnx_opset() < kExpandOpset) {
     return "a zero default broadcast to the batch needs Expand (opset 8); use --state-inputs required";
   }
@@ -226,7 +231,8 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
   return "";
 }
 
-std::string InputPlanner::PlanSelectOriginal(const RecurrentState& state, StateEdit& edit, NewInput& input) {
+std::string InputPlanner::PlanSelectOriginal(const RecurrentState& state, StateEdit& edit, NewInput& input,
+                                             bool original_is_zeros) {
   if (edit.original.empty()) return "no original value to select";
   input.default_graph = index_.Resolve(edit.site.graph, edit.original).graph;
   // The empty tensor must be a valid feed: the batch is declared symbolic.
@@ -238,7 +244,9 @@ std::string InputPlanner::PlanSelectOriginal(const RecurrentState& state, StateE
   select.empty_default = options_.mode == StateInputMode::kDefaults;
   input.slot_value = names_.Allocate(edit.input + ".selected");
   input.default_value = std::move(select);
-  edit.init = kInitEmpty;
+  // Zeros fed are the original zeros as well; runtimes that cannot feed an empty tensor (Triton's
+  // initial_state) need that to be said.
+  edit.init = original_is_zeros ? kInitZeros : kInitEmpty;
   return "";
 }
 

@@ -36,7 +36,9 @@ class InputPlanner {
  private:
   std::string PlanInitializerDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
   std::string PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
-  std::string PlanSelectOriginal(const RecurrentState& state, StateEdit& edit, NewInput& input);
+  /// The default is the original computation, selected when the input is fed empty. The first feed is
+  /// zeros when that computation is provably zeros (`original_is_zeros`), else empty.
+  std::string PlanSelectOriginal(const RecurrentState& state, StateEdit& edit, NewInput& input, bool original_is_zeros);
   SelectOriginalDefault SelectNames(const std::string& input, const std::vector<int64_t>& empty_dims);
   int BroadcastFor(const RecurrentState& state, const std::string& stem);
   std::string ScanStateProblem(const StateAnalysis& analyzed, const StateEdit& edit) const;

@@ -48,6 +48,10 @@ struct RewriteArgs {
   std::string input_names = "{node}.{kind}_in";
   std::string output_names = "{node}.{kind}_out";
   bool streamable_only = false;
+  std::string pack = "none";
+  std::string layout = "node";
+  std::string packed_input = "state_in";
+  std::string packed_output = "state_out";
 };
 
 struct ReportArgs {
@@ -61,6 +65,12 @@ struct InitArgs {
   std::vector<std::string> dims;  ///< NAME=VALUE
 };
 
+struct ExportArgs {
+  std::string target;
+  std::string model;
+  bool json = false;
+};
+
 /// Every option of the command line; each subcommand fills its own member.
 struct Args {
   bool quiet = false;
@@ -69,6 +79,7 @@ struct Args {
   FilesArgs check;
   bool check_streamable_only = false;
   InitArgs init;
+  ExportArgs exports;
 };
 
 const char* const kPathsHelp = "ONNX models, or directories searched recursively for *.onnx";
@@ -83,6 +94,9 @@ constexpr const char* kExamples = R"(Examples:
                                               state inputs without defaults (onnxruntime-node/web)
   rnnstate rewrite model.onnx --dry-run       print what would change, write nothing
   rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
+  rnnstate rewrite model.onnx --pack tensor --state-inputs required -o packed.onnx
+                                              all states in one [batch, N] input and output
+  rnnstate export triton packed.onnx          Triton config.pbtxt: sequence_batching state
   rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
 
 Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable input, 4 unsupported model, 5 cannot write,
@@ -110,6 +124,15 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   options.input_template = args.input_names;
   options.output_template = args.output_names;
   options.streamable_only = args.streamable_only;
+  options.pack = args.pack == "tensor"     ? rnnstate::PackKind::kTensor
+                 : args.pack == "sequence" ? rnnstate::PackKind::kSequence
+                                           : rnnstate::PackKind::kNone;
+  options.layout = args.layout == "batch-first" ? rnnstate::StateLayout::kBatchFirst : rnnstate::StateLayout::kAsNode;
+  options.packed_input = args.packed_input;
+  options.packed_output = args.packed_output;
+  if (options.packed_input.empty() || options.packed_output.empty() || options.packed_input == options.packed_output) {
+    throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
+  }
   if (!args.nodes.empty()) {
     try {
       options.node_filter = std::regex(args.nodes);
@@ -266,6 +289,19 @@ int RunInit(const Args& all, const CLI::App&) {
                   [&](size_t i) { return rnnstate::InitFile(inputs[i].path, settings); });
 }
 
+int RunExport(const Args& all, const CLI::App&) {
+  const ExportArgs& args = all.exports;
+  if (IsDirectory(args.model)) throw Error(ExitCode::kUsage, "export takes one model file, not a directory");
+  if (args.json && args.target != "openvino") throw Error(ExitCode::kUsage, "--json is for export openvino");
+  const rnnstate::ExportTarget target =
+      args.target == "triton" ? rnnstate::ExportTarget::kTriton : rnnstate::ExportTarget::kOpenVino;
+  FilesArgs files;
+  files.paths = {args.model};
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(files.paths, {});
+  return RunFiles(inputs, files, Printing::kText, all.quiet,
+                  [&](size_t i) { return rnnstate::ExportFile(inputs[i].path, target, args.json); });
+}
+
 /// The options of every command over files.
 void AddFilesOptions(CLI::App* command, FilesArgs& args) {
   command->add_option("paths", args.paths, kPathsHelp)->required();
@@ -293,6 +329,17 @@ void DeclareRewrite(CLI::App& command, Args& all) {
   command.add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
   command.add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
   command.add_option("--output-names", rewrite.output_names, "Template for new state outputs");
+  command
+      .add_option("--pack", rewrite.pack,
+                  "none; tensor: all states in one [batch, N] tensor input and output per element type; sequence: "
+                  "in one Sequence input and output (first call: feed it empty)")
+      ->check(CLI::IsMember({"none", "tensor", "sequence"}));
+  command
+      .add_option("--state-layout", rewrite.layout,
+                  "node: states as the node takes them ([D,B,H]); batch-first: [B,D,H] (Triton's implicit state)")
+      ->check(CLI::IsMember({"node", "batch-first"}));
+  command.add_option("--packed-input", rewrite.packed_input, "Name of the packed state input (default state_in)");
+  command.add_option("--packed-output", rewrite.packed_output, "Name of the packed state output (default state_out)");
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   command.add_flag("--streamable-only", rewrite.streamable_only,
                    "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");
@@ -336,6 +383,18 @@ void DeclareInit(CLI::App& command, Args& all) {
   command.add_flag("--json", init.files.json, "JSON Lines: one record per file (its \"feeds\"), then a summary");
 }
 
+/// `export`'s arguments.
+void DeclareExport(CLI::App& command, Args& all) {
+  ExportArgs& exports = all.exports;
+  command
+      .add_option("target", exports.target,
+                  "triton: the sequence_batching state section of config.pbtxt; openvino: MakeStateful's pairs")
+      ->required()
+      ->check(CLI::IsMember({"triton", "openvino"}));
+  command.add_option("model", exports.model, "A rewritten ONNX model (its rnnstate metadata)")->required();
+  command.add_flag("--json", exports.json, "openvino: {\"param_res_names\": {...}, \"states\": [...]}");
+}
+
 /// One subcommand: its name and one-line help, how it declares its options, and how it runs (with its
 /// own parsed command, for options whose presence matters). Adding a subcommand is one row.
 struct Subcommand {
@@ -352,6 +411,8 @@ const Subcommand kSubcommands[] = {
      RunCheck},
     {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
      DeclareInit, RunInit},
+    {"export", "Print the state wiring for a serving runtime: Triton's implicit state, OpenVINO's MakeStateful",
+     DeclareExport, RunExport},
 };
 
 }  // namespace

@@ -17,6 +17,7 @@ void ReadContractFields(const Json& entry, StatePair& pair) {
   };
   pair.dtype = optional_text("dtype");
   pair.init = optional_text("init");
+  pair.layout = optional_text("layout");
   if (auto axis = entry.find("batch_axis"); axis != entry.end()) {
     if (!axis->is_number_integer()) throw std::runtime_error("'batch_axis' is not an integer");
     pair.batch_axis = axis->get<int64_t>();
@@ -128,6 +129,7 @@ void WriteContractFields(const StatePair& pair, Json& entry) {
     path.push_back(std::move(json));
   }
   entry["path"] = std::move(path);
+  if (!pair.layout.empty()) entry["layout"] = pair.layout;
 }
 
 }  // namespace
@@ -255,8 +257,21 @@ std::string StateMetadataValue(const std::vector<StatePair>& pairs) {
   return DumpJson(document);
 }
 
-void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs) {
-  std::string value = StateMetadataValue(pairs);
+std::optional<Json> ReadStateDocument(const onnx::ModelProto& model) {
+  for (const auto& prop : model.metadata_props()) {
+    if (prop.key() != kMetadataKey) continue;
+    try {
+      Json document = ParseJson(prop.value());
+      if (document.is_object()) return document;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
+  std::string value = DumpJson(document);
   for (auto& prop : *model.mutable_metadata_props()) {
     if (prop.key() == kMetadataKey) {
       prop.set_value(value);
@@ -266,6 +281,16 @@ void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pair
   auto* prop = model.add_metadata_props();
   prop->set_key(kMetadataKey);
   prop->set_value(value);
+}
+
+void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs) {
+  Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
+  if (std::optional<Json> old = ReadStateDocument(model)) {
+    for (const auto& [key, value] : old->items()) {
+      if (key != "version" && key != "states") document[key] = value;
+    }
+  }
+  WriteStateDocument(model, document);
 }
 
 }  // namespace rnnstate

@@ -2,6 +2,9 @@
 
 #include <sstream>
 
+#include "rnnstate/packed_metadata.h"
+#include "state_tensors.h"
+
 namespace rnnstate {
 
 namespace {
@@ -16,6 +19,29 @@ Json BatchJson(const Dim& batch) {
   if (batch.fixed()) return Json(batch.value);
   if (!batch.param.empty()) return Json(batch.param);
   return Json();
+}
+
+/// A packed model's values and their members, for the text report.
+std::string PackedText(const PackedStates& packed, const std::vector<StatePair>& pairs) {
+  std::ostringstream out;
+  for (const PackedValue& value : packed.values) {
+    out << "\npacked " << packed.kind << " '" << value.input << "' -> '" << value.output << "'  (" << value.dtype
+        << (packed.kind == kPackedTensor ? " " + MetaShapeText(value.shape) : std::string(" sequence"))
+        << ", first feed " << value.init << (value.optional ? ", optional" : ", required")
+        << (value.streamable ? ", streamable" : ", not streamable") << "):\n";
+    for (const PackedMember& member : value.members) {
+      out << "  " << (packed.kind == kPackedTensor ? "[" + std::to_string(member.offset) + ":" +
+                                                         std::to_string(member.offset + member.length) + "]"
+                                                   : "#" + std::to_string(member.position))
+          << " " << member.input << " -> " << member.output << " " << MetaShapeText(member.shape);
+      for (int64_t state : member.states) {
+        const StatePair& pair = pairs[static_cast<size_t>(state)];
+        out << "  (" << pair.graph << " " << pair.node << " " << pair.kind << RowRangeText(pair.rows) << ")";
+      }
+      out << "\n";
+    }
+  }
+  return out.str();
 }
 
 std::string SiteText(const onnx::ModelProto& model, const StateAnalysis& state) {
@@ -190,6 +216,7 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
   report["ir_version"] = analysis.ir_version;
   report["nodes"] = std::move(nodes);
   report["pairs"] = StatePairsJson(analysis.recorded_pairs);
+  report["packed"] = analysis.packed ? PackedStatesJson(*analysis.packed) : Json();
   report["metadata_error"] = analysis.metadata_error.empty() ? Json() : Json(analysis.metadata_error);
   report["skipped"] = std::move(skipped);
   report["changes"] = plan.ChangesModel();
@@ -220,6 +247,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
           << (pair.streamable ? ", streamable" : ", not streamable") << ")\n";
     }
   }
+  if (analysis.packed) out << PackedText(*analysis.packed, analysis.recorded_pairs);
   if (!analysis.metadata_error.empty()) out << "\nwarning: " << analysis.metadata_error << "\n";
   if (analysis.nodes.empty()) out << "nothing to do\n";
   return out.str();

@@ -3,9 +3,10 @@
 #include <algorithm>
 
 #include "apply.h"
-#include "rnnstate/error.h"
 #include "model_index.h"
 #include "model_rules.h"
+#include "rnnstate/error.h"
+#include "state_transform.h"
 #include "validate.h"
 
 namespace rnnstate {
@@ -50,7 +51,9 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
   // model.
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
-  outcome.plan = MakePlan(index, outcome.analysis, options);
+  // A model packed or made batch-first is final for the state rewrite: its pairs are kept as they are.
+  outcome.plan =
+      TransformsOf(model).any() ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
   outcome.warnings = SkipWarnings(outcome.plan);
   outcome.warnings.insert(outcome.warnings.end(), outcome.plan.notes.begin(), outcome.plan.notes.end());
   if (!outcome.analysis.metadata_error.empty()) {
@@ -66,12 +69,27 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());
   }
-  if (!outcome.plan.ChangesModel()) return outcome;
+  if (!outcome.plan.ChangesModel() && !options.Transforms()) return outcome;
   ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir);
   if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
-  ApplyPlan(outcome.plan, model);
-  ValidateRewritten(model, baseline);
-  outcome.changed = true;
+  if (outcome.plan.ChangesModel()) {
+    ApplyPlan(outcome.plan, model);
+    outcome.changed = true;
+  }
+  if (options.Transforms()) {
+    TransformOutcome transform = TransformStates(model, options);
+    outcome.changed |= transform.changed;
+    if (options.pack != PackKind::kNone) {  // the notes are about state inputs packing replaced
+      for (const std::string& note : outcome.plan.notes) {
+        outcome.warnings.erase(std::remove(outcome.warnings.begin(), outcome.warnings.end(), note),
+                               outcome.warnings.end());
+      }
+    }
+    outcome.warnings.insert(outcome.warnings.end(), transform.warnings.begin(), transform.warnings.end());
+    outcome.transform_lines = std::move(transform.lines);
+    outcome.plan.pairs = std::move(transform.pairs);
+  }
+  if (outcome.changed) ValidateRewritten(model, baseline);
   return outcome;
 }
 

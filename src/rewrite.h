@@ -22,6 +22,9 @@ struct RewriteOutcome {
   Plan plan;
   bool changed = false;               ///< the model was modified
   std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
+  /// What the stage after the state rewrite (layout, packing) did, one line each. After RewriteModel,
+  /// `plan.pairs` are the pairs recorded in the model, after that stage too.
+  std::vector<std::string> transform_lines;
 };
 
 /// Analyzes and plans without modifying `model` (report, --dry-run). Throws Error(kBadInput) naming the
@@ -33,9 +36,10 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
 /// `rewrite` (and its --dry-run) reports with exit code 4.
 void RequireSupportedOpset(const Analysis& analysis);
 
-/// Rewrites `model` in place and validates the result. Throws Error(kBadInput) for an invalid model (see
-/// IndexValidModel). With `strict`, any skipped state is an Error(kUnsupported) and `model` is left
-/// unchanged. Throws Error(kInternal) when validation of the result fails.
+/// Rewrites `model` in place, then lays out and packs its states as `options` ask (state_transform.h),
+/// and validates the result. Throws Error(kBadInput) for an invalid model (see IndexValidModel). With
+/// `strict`, any skipped state is an Error(kUnsupported) and `model` is left unchanged. Throws
+/// Error(kInternal) when validation of the result fails.
 /// `model_dir` is where the model's external data files are ("" = current directory).
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                             const std::string& model_dir = "");

@@ -21,6 +21,7 @@ struct CheckProblem {
     kDuplicateInput,   ///< two pairs share an input
     kDuplicateOutput,  ///< two pairs share an output
     kDuplicateState,   ///< two pairs for the same state of the same node
+    kPackedMismatch,   ///< the "packed" description disagrees with the graph (type, size, members)
   };
   Kind kind;
   std::string message;  ///< one line, without the file path

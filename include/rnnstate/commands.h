@@ -55,4 +55,15 @@ struct InitSettings {
 /// per input, details["feeds"] the JSON list. A model without recorded pairs has no feeds (a warning).
 FileResult InitFile(const std::string& input, const InitSettings& settings);
 
+/// Serving runtimes `export` writes a model's state wiring for.
+enum class ExportTarget {
+  kTriton,    ///< the sequence_batching state section of a config.pbtxt
+  kOpenVino,  ///< MakeStateful's parameter -> result names
+};
+
+/// The state wiring of `input` for `target` (from its metadata): `text` what is printed (with `json`,
+/// details["openvino"] holds the JSON form for OpenVINO). A state the runtime cannot carry as recorded
+/// is an error with the reason (exit code 4).
+FileResult ExportFile(const std::string& input, ExportTarget target, bool json);
+
 }  // namespace rnnstate

@@ -9,13 +9,13 @@ namespace rnnstate {
 
 /// Process exit codes. Stable: scripts depend on them (documented in README.md).
 enum class ExitCode : int {
-  kOk = 0,             ///< success, including "nothing to do"
-  kCheckFailed = 1,    ///< `check`: a model has unexposed state or stale metadata
-  kUsage = 2,          ///< bad command line
-  kBadInput = 3,       ///< input missing, unreadable, not ONNX, truncated or too large
-  kUnsupported = 4,    ///< valid ONNX that rnnstate cannot rewrite safely
-  kCannotWrite = 5,    ///< output could not be written
-  kInternal = 6,       ///< the rewritten model failed validation (a bug in rnnstate)
+  kOk = 0,           ///< success, including "nothing to do"
+  kCheckFailed = 1,  ///< `check`: a model has unexposed state or stale metadata
+  kUsage = 2,        ///< bad command line
+  kBadInput = 3,     ///< input missing, unreadable, not ONNX, truncated or too large
+  kUnsupported = 4,  ///< valid ONNX that rnnstate cannot rewrite safely
+  kCannotWrite = 5,  ///< output could not be written
+  kInternal = 6,     ///< the rewritten model failed validation (a bug in rnnstate)
 };
 
 /// An error that stops the processing of one model. `what()` is one line naming the problem;

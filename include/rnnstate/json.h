@@ -4,7 +4,6 @@
 /// written documents are byte-stable) and two entry points that fit untrusted input.
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 namespace rnnstate {

@@ -69,15 +69,18 @@ struct PathStep {
 inline constexpr const char* kInitZeros = "zeros";  ///< zeros of `shape`: exactly the model's default
 inline constexpr const char* kInitEmpty = "empty";  ///< an empty tensor (batch 0): the model's own default
 
+/// The `layout` of a state pair whose tensors were transposed to put the batch on axis 0.
+inline constexpr const char* kLayoutBatchFirst = "batch-first";
+
 /// One state pair: feed `output` of one call as `input` of the next.
 struct StatePair {
   std::string input;
   std::string output;
-  std::string node;   ///< name of the node owning the state
-  std::string graph;  ///< graph path of that node, for display ("main", "main/Loop_3:body")
-  std::string kind;   ///< "h", "c", or another kind of state (readers accept unknown kinds)
-  bool optional = true;     ///< the input has a default (may be left unfed)
-  bool streamable = true;   ///< chunked runs equal one full run (forward recurrences)
+  std::string node;        ///< name of the node owning the state
+  std::string graph;       ///< graph path of that node, for display ("main", "main/Loop_3:body")
+  std::string kind;        ///< "h", "c", or another kind of state (readers accept unknown kinds)
+  bool optional = true;    ///< the input has a default (may be left unfed)
+  bool streamable = true;  ///< chunked runs equal one full run (forward recurrences)
   /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
   /// of `input` and of `output` are this state's; other pairs hold the other rows of the same tensors.
   std::optional<RowRange> rows;
@@ -93,12 +96,15 @@ struct StatePair {
   int64_t batch_axis = -1;     ///< the axis of `shape` that is the batch, -1 when none
   std::string init;            ///< kInitZeros or kInitEmpty ("" in older metadata)
   std::vector<PathStep> path;  ///< the graph of `node`, step by step from the main graph (empty: main)
+  /// kLayoutBatchFirst when `input` and `output` were transposed to put the batch first (the node itself
+  /// takes another layout); "" when they have the node's own layout.
+  std::string layout = "";
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
            optional == o.optional && streamable == o.streamable && rows == o.rows && dtype == o.dtype &&
            shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path && region == o.region &&
-           axes == o.axes;
+           axes == o.axes && layout == o.layout;
   }
 };
 
@@ -115,7 +121,15 @@ Json StatePairsJson(const std::vector<StatePair>& pairs);
 /// The complete metadata value for `pairs`.
 std::string StateMetadataValue(const std::vector<StatePair>& pairs);
 
-/// Sets the `rnnstate` key of `model` to `pairs`, replacing an old value in place.
+/// Sets the `rnnstate` key of `model` to `pairs`, replacing an old value in place. Other top-level keys of
+/// an old value (written by a newer stage, such as "packed") are kept.
 void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs);
+
+/// The parsed `rnnstate` document of `model` (an object), or nullopt when there is none or it is not a
+/// JSON object.
+std::optional<Json> ReadStateDocument(const onnx::ModelProto& model);
+
+/// Sets the `rnnstate` key of `model` to `document` (a complete value: "version", "states", ...).
+void WriteStateDocument(onnx::ModelProto& model, const Json& document);
 
 }  // namespace rnnstate

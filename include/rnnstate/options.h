@@ -14,6 +14,19 @@ enum class StateInputMode {
   kRequired,  ///< plain required inputs: the caller feeds the initial state (zeros on the first call)
 };
 
+/// How exposed states reach the caller (see README.md, "One state value").
+enum class PackKind {
+  kNone,      ///< one graph input and output per state
+  kSequence,  ///< one Sequence<Tensor> input and output per element type
+  kTensor,    ///< one tensor [batch, N] input and output per element type
+};
+
+/// The layout of state inputs and outputs.
+enum class StateLayout {
+  kAsNode,      ///< as the node takes the state ([D, B, H] for layout 0)
+  kBatchFirst,  ///< the batch on axis 0 ([B, D, H])
+};
+
 /// What the user asked for.
 struct PlanOptions {
   StateInputMode mode = StateInputMode::kDefaults;
@@ -24,6 +37,15 @@ struct PlanOptions {
   /// States that cannot stream (reverse, bidirectional, sequence_lens) are left as they are: no new
   /// input or output (many published models keep such layers per call by design).
   bool streamable_only = false;
+
+  /// Packing and layout, a stage after the state rewrite (see state_transform.h).
+  PackKind pack = PackKind::kNone;
+  StateLayout layout = StateLayout::kAsNode;
+  std::string packed_input = "state_in";    ///< name of the packed input (per element type: a suffix)
+  std::string packed_output = "state_out";  ///< name of the packed output
+
+  /// True when a stage after the state rewrite is asked for.
+  bool Transforms() const { return pack != PackKind::kNone || layout != StateLayout::kAsNode; }
 };
 
 }  // namespace rnnstate

@@ -148,7 +148,7 @@ TEST(Subgraph, CarriedZeroStateGivesTheSameRequiredModelOnBothRoutes) {
   EXPECT_TRUE(Bytes(direct) == Bytes(via_defaults)) << "the two routes give different models";
   auto pairs = RecordedPairs(direct);
   ASSERT_EQ(pairs.size(), 2u);
-  EXPECT_EQ(pairs[0].init, kInitEmpty) << "the original zeros, selected when the fed state is empty";
+  EXPECT_EQ(pairs[0].init, kInitZeros) << "the original zeros (selected when the fed state is empty): fed zeros are the same";
   EXPECT_EQ(Producer(direct.graph(), NodeOfType(direct.graph(), "Loop").input(2))->op_type(), "If");
   EXPECT_EQ(StructuralProblem(direct), "");
 }

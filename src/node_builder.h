@@ -1,0 +1,103 @@
+#pragma once
+/// \file
+/// Nodes for the stages after the state rewrite (layout, packing), in the form the model's ai.onnx opset
+/// defines: `axes` of Squeeze/Unsqueeze and `split` of Split are attributes before opset 13 and inputs from
+/// it on. Helper values get names from the stage's NameAllocator, so that nothing collides in any scope.
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "naming.h"
+#include "rnnstate/metadata.h"
+
+namespace rnnstate {
+
+/// Every value, node and graph name used anywhere in `model` (all scopes), plus its dim_param names.
+std::set<std::string> ModelNames(const onnx::ModelProto& model);
+
+/// The node names `model` uses anywhere (all scopes).
+std::set<std::string> ModelNodeNames(const onnx::ModelProto& model);
+
+/// The dim_param names `model` uses anywhere.
+std::set<std::string> ModelDimParams(const onnx::ModelProto& model);
+
+/// The ai.onnx opset `model` imports (0 when none).
+int64_t OnnxOpset(const onnx::ModelProto& model);
+
+/// A tensor ValueInfo: element type and shape (a MetaDim without value and symbol is an unknown dim).
+onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<MetaDim>& shape);
+
+/// A Sequence<Tensor<elem_type>> ValueInfo.
+onnx::ValueInfoProto SequenceInfo(const std::string& name, int32_t elem_type);
+
+/// A tensor ValueInfo of known rank whose dims are all unknown (If branch outputs whose size differs).
+onnx::ValueInfoProto RankOnlyInfo(const std::string& name, int32_t elem_type, size_t rank);
+
+/// Zeros of a float element type (`dims` may hold a 0: an empty tensor).
+onnx::TensorProto ZeroTensorOf(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims);
+
+/// Builds nodes into one list, each named after its first output (made unique among node names).
+class NodeBuilder {
+ public:
+  /// `names` hands out value names, `node_names` node names (ONNX Runtime wants them unique).
+  NodeBuilder(int64_t opset, NameAllocator& names, NameAllocator& node_names)
+      : opset_(opset), names_(names), node_names_(node_names) {}
+
+  /// A fresh name based on `wanted` (see NameAllocator).
+  std::string Name(const std::string& wanted) { return names_.Allocate(wanted); }
+
+  /// Appends a node `op(inputs) -> outputs` and returns it (for attributes).
+  onnx::NodeProto& Add(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs);
+
+  /// A Constant holding int64 `values` (1-D, or a scalar).
+  void Int64Constant(const std::string& output, const std::vector<int64_t>& values, bool scalar = false);
+  /// A Constant holding a tensor.
+  void TensorConstant(const std::string& output, onnx::TensorProto value);
+
+  void Squeeze(const std::string& input, const std::vector<int64_t>& axes, const std::string& output);
+  void Unsqueeze(const std::string& input, const std::vector<int64_t>& axes, const std::string& output);
+  /// Split on `axis` into parts of `sizes`.
+  void Split(const std::string& input, int64_t axis, const std::vector<int64_t>& sizes,
+             const std::vector<std::string>& outputs);
+  /// Reshape to `shape` (0 copies the input's dimension).
+  void Reshape(const std::string& input, const std::vector<int64_t>& shape, const std::string& output);
+  void Transpose(const std::string& input, const std::vector<int64_t>& perm, const std::string& output);
+  void Concat(const std::vector<std::string>& inputs, int64_t axis, const std::string& output);
+
+  /// The nodes built so far (moved out).
+  std::vector<onnx::NodeProto> Take() { return std::move(nodes_); }
+  int64_t opset() const { return opset_; }
+
+ private:
+  /// `axes` as an attribute (before opset 13) or a Constant input.
+  void AddAxes(onnx::NodeProto& node, const std::string& stem, const std::vector<int64_t>& axes);
+
+  int64_t opset_;
+  NameAllocator& names_;
+  NameAllocator& node_names_;
+  std::vector<onnx::NodeProto> nodes_;
+};
+
+/// Sets an INT / INTS / GRAPH attribute.
+void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value);
+void SetIntsAttribute(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values);
+void SetGraphAttribute(onnx::NodeProto& node, const std::string& name, onnx::GraphProto graph);
+
+/// Renames every read of `from` in `graph` and in its subgraphs to `to`.
+void RenameReadsEverywhere(onnx::GraphProto& graph, const std::string& from, const std::string& to);
+
+/// Removes the graph input, output or initializer named `name` (if any).
+void RemoveGraphInput(onnx::GraphProto& graph, const std::string& name);
+void RemoveGraphOutput(onnx::GraphProto& graph, const std::string& name);
+void RemoveInitializerNamed(onnx::GraphProto& graph, const std::string& name);
+/// The initializer named `name`, or nullptr.
+onnx::TensorProto* FindInitializerNamed(onnx::GraphProto& graph, const std::string& name);
+
+/// Puts `before` at the front of `graph`'s node list and `after` at its end.
+void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after);
+
+}  // namespace rnnstate

@@ -1,0 +1,313 @@
+#include "pack_apply.h"
+
+#include <numeric>
+
+#include "node_builder.h"
+#include "state_layout.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// True when dims before `axis` are all 1 and exactly one dim follows it: the member and its batch-first
+/// rows differ only by leading axes of size 1 (an Unsqueeze / Squeeze, no data movement).
+bool OnlyLeadingOnes(const std::vector<int64_t>& dims, int64_t axis) {
+  if (axis < 0 || static_cast<size_t>(axis) + 2 != dims.size()) return false;
+  for (int64_t a = 0; a < axis; ++a) {
+    if (dims[static_cast<size_t>(a)] != 1) return false;
+  }
+  return true;
+}
+
+/// The permutation swapping axes 0 and 1 of a rank-`rank` tensor.
+std::vector<int64_t> SwapFirstTwo(size_t rank) {
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[0], perm[1]);
+  return perm;
+}
+
+std::vector<int64_t> Range(int64_t count) {
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  std::iota(out.begin(), out.end(), 0);
+  return out;
+}
+
+/// The dims of `member` with `rows` at its batch axis.
+std::vector<int64_t> WithBatch(const PackMemberPlan& member, int64_t rows) {
+  std::vector<int64_t> dims = member.dims;
+  dims[static_cast<size_t>(member.meta.batch_axis)] = rows;
+  return dims;
+}
+
+onnx::GraphProto Branch(const std::string& name, std::vector<onnx::NodeProto> nodes,
+                        std::vector<onnx::ValueInfoProto> outputs) {
+  onnx::GraphProto graph;
+  graph.set_name(name);
+  for (auto& node : nodes) *graph.add_node() = std::move(node);
+  for (auto& output : outputs) *graph.add_output() = std::move(output);
+  return graph;
+}
+
+/// Adds to `b` the nodes computing `output`: zeros [rows, row...] of the batch `zero_batch` asks for, built
+/// as a Tile of one zero row (Tile takes its repeats as an input from opset 6, so this works for every
+/// supported opset and keeps the model free of large constants).
+void AddZeros(NodeBuilder& b, const ZeroBatch& zero_batch, int32_t elem_type, std::vector<int64_t> one_row,
+              int64_t batch_axis, const std::string& stem, const std::string& output) {
+  if (zero_batch.fixed == 1) {
+    b.TensorConstant(output, ZeroTensorOf(output, elem_type, one_row));
+    return;
+  }
+  const std::string row = b.Name(stem + ".zero_row");
+  b.TensorConstant(row, ZeroTensorOf(row, elem_type, one_row));
+  std::vector<int64_t> ones(one_row.size(), 1);
+  const std::string repeats = b.Name(stem + ".repeats");
+  if (zero_batch.fixed >= 0) {
+    ones[static_cast<size_t>(batch_axis)] = zero_batch.fixed;
+    b.Int64Constant(repeats, ones);
+  } else {
+    const std::string shape = b.Name(stem + ".data_shape"), index = b.Name(stem + ".batch_index");
+    const std::string batch = b.Name(stem + ".batch");
+    b.Add("Shape", {zero_batch.input}, {shape});
+    b.Int64Constant(index, {zero_batch.axis});
+    SetIntAttribute(b.Add("Gather", {shape, index}, {batch}), "axis", 0);
+    std::vector<std::string> parts;
+    for (size_t a = 0; a < ones.size(); ++a) {
+      if (static_cast<int64_t>(a) == batch_axis) {
+        parts.push_back(batch);
+        continue;
+      }
+      parts.push_back(b.Name(stem + ".one"));
+      b.Int64Constant(parts.back(), {1});
+    }
+    b.Concat(parts, 0, repeats);
+  }
+  b.Add("Tile", {row, repeats}, {output});
+}
+
+class Applier {
+ public:
+  Applier(const PackPlan& plan, onnx::ModelProto& model, NameAllocator& names, NameAllocator& node_names)
+      : plan_(plan),
+        main_(*model.mutable_graph()),
+        names_(names),
+        node_names_(node_names),
+        before_(plan.opset, names, node_names),
+        after_(plan.opset, names, node_names) {}
+
+  void Apply() {
+    for (const PackValuePlan& value : plan_.values) {
+      if (plan_.kind == PackKind::kTensor) {
+        UnpackTensor(value);
+        PackTensor(value);
+      } else {
+        UnpackSequence(value);
+        after_.Add("SequenceConstruct", Outputs(value), {value.meta.output});
+      }
+      Interface(value);
+    }
+    SurroundNodes(main_, before_.Take(), after_.Take());
+  }
+
+ private:
+  static std::vector<std::string> Outputs(const PackValuePlan& value) {
+    std::vector<std::string> outputs;
+    for (const auto& member : value.members) outputs.push_back(member.meta.output);
+    return outputs;
+  }
+
+  /// Size(input) == 0 (SequenceLength for a sequence) -> is_empty.
+  void EmptyTest(const PackValuePlan& value) {
+    before_.Add(plan_.kind == PackKind::kTensor ? "Size" : "SequenceLength", {value.meta.input}, {value.size});
+    before_.Int64Constant(value.zero, {0}, /*scalar=*/true);
+    before_.Add("Equal", {value.size, value.zero}, {value.is_empty});
+  }
+
+  /// Z = If(is_empty, then: zeros [b, N], else: the input) for the members that take zeros.
+  void SelectZeros(const PackValuePlan& value) {
+    NodeBuilder then_nodes(plan_.opset, names_, node_names_), else_nodes(plan_.opset, names_, node_names_);
+    AddZeros(then_nodes, value.zero_batch, value.elem_type, {1, value.width}, 0, value.meta.input, value.then_out);
+    else_nodes.Add("Identity", {value.meta.input}, {value.else_out});
+    onnx::NodeProto& select = before_.Add("If", {value.is_empty}, {value.selected});
+    SetGraphAttribute(select, "then_branch",
+                      Branch(value.then_out, then_nodes.Take(), {RankOnlyInfo(value.then_out, value.elem_type, 2)}));
+    SetGraphAttribute(select, "else_branch",
+                      Branch(value.else_out, else_nodes.Take(), {RankOnlyInfo(value.else_out, value.elem_type, 2)}));
+  }
+
+  /// The input of each block of `value` taking its columns from `source` (zero or not): the source
+  /// itself when there is one block, else a Split of it (blocks not taken from it get unused names).
+  void SplitBlocks(const PackValuePlan& value, const std::string& source, bool zero_blocks,
+                   std::vector<std::string>& inputs) {
+    if (value.blocks.size() == 1) {
+      inputs[0] = source;
+      return;
+    }
+    std::vector<int64_t> sizes;
+    std::vector<std::string> outputs;
+    for (size_t b = 0; b < value.blocks.size(); ++b) {
+      const PackBlock& block = value.blocks[b];
+      sizes.push_back(block.length);
+      const bool mine = block.zero_default == zero_blocks;
+      outputs.push_back(mine ? block.part : before_.Name(source + ".unused"));
+      if (mine) inputs[b] = block.part;
+    }
+    before_.Split(source, 1, sizes, outputs);
+  }
+
+  /// A run of members of one shape: [B, n*d*rest] -> [B, n*d, rest] (-> [n*d, B, rest]) -> n members.
+  void UnpackGroup(const PackValuePlan& value, const PackBlock& block, const std::string& in) {
+    const PackMemberPlan& first = value.members[block.first];
+    const int64_t axis = first.meta.batch_axis, d = first.dims[axis == 0 ? 1 : 0];
+    std::vector<int64_t> shape{0, d * static_cast<int64_t>(block.count)};
+    shape.insert(shape.end(), first.dims.begin() + 2, first.dims.end());
+    before_.Reshape(in, shape, block.rows);
+    std::string stacked = block.rows;
+    if (axis == 1) {
+      before_.Transpose(block.rows, SwapFirstTwo(first.dims.size()), block.stacked);
+      stacked = block.stacked;
+    }
+    std::vector<std::string> outputs;
+    for (size_t k = block.first; k < block.first + block.count; ++k) outputs.push_back(value.members[k].meta.input);
+    before_.Split(stacked, axis == 1 ? 0 : 1, std::vector<int64_t>(block.count, d), outputs);
+  }
+
+  /// One member from its columns `in` [B, length].
+  void UnpackMember(const PackMemberPlan& member, const std::string& in) {
+    if (in == member.meta.input) return;
+    const int64_t axis = member.meta.batch_axis;
+    if (axis == 0 && member.dims.size() == 2) {
+      before_.Add("Identity", {in}, {member.meta.input});
+    } else if (OnlyLeadingOnes(member.dims, axis)) {
+      before_.Unsqueeze(in, Range(axis), member.meta.input);
+    } else {
+      std::vector<int64_t> shape{0};
+      shape.insert(shape.end(), member.meta.row_shape.begin(), member.meta.row_shape.end());
+      if (axis == 0) {
+        before_.Reshape(in, shape, member.meta.input);
+        return;
+      }
+      const std::string rows = before_.Name(member.part + ".rows");
+      before_.Reshape(in, shape, rows);
+      before_.Transpose(rows, InversePermutation(BatchFirstPermutation(member.dims.size(), axis)), member.meta.input);
+    }
+  }
+
+  void UnpackTensor(const PackValuePlan& value) {
+    bool any_zero = false, any_empty = false;
+    for (const auto& member : value.members) (member.zero_default ? any_zero : any_empty) = true;
+    std::vector<std::string> inputs(value.blocks.size());
+    if (any_zero) {
+      EmptyTest(value);
+      SelectZeros(value);
+      SplitBlocks(value, value.selected, true, inputs);
+    }
+    if (any_empty) SplitBlocks(value, value.meta.input, false, inputs);
+    for (size_t b = 0; b < value.blocks.size(); ++b) {
+      const PackBlock& block = value.blocks[b];
+      if (block.group)
+        UnpackGroup(value, block, inputs[b]);
+      else
+        UnpackMember(value.members[block.first], inputs[b]);
+    }
+  }
+
+  /// The final states of one member as [B, length] named `flat`.
+  void PackMember(const PackMemberPlan& member, const std::string& flat) {
+    const int64_t axis = member.meta.batch_axis;
+    if (axis == 0 && member.dims.size() == 2) {
+      if (flat != member.meta.output) after_.Add("Identity", {member.meta.output}, {flat});
+    } else if (OnlyLeadingOnes(member.dims, axis)) {
+      after_.Squeeze(member.meta.output, Range(axis), flat);
+    } else {
+      std::string source = member.meta.output;
+      if (axis != 0) {
+        source = after_.Name(flat + ".batch_first");
+        after_.Transpose(member.meta.output, BatchFirstPermutation(member.dims.size(), axis), source);
+      }
+      after_.Reshape(source, {0, member.meta.length}, flat);
+    }
+  }
+
+  void PackTensor(const PackValuePlan& value) {
+    std::vector<std::string> flats;
+    for (const PackBlock& block : value.blocks) {
+      flats.push_back(block.flat);
+      if (!block.group) {
+        PackMember(value.members[block.first], block.flat);
+        continue;
+      }
+      const PackMemberPlan& first = value.members[block.first];
+      std::vector<std::string> outputs;
+      for (size_t k = block.first; k < block.first + block.count; ++k) outputs.push_back(value.members[k].meta.output);
+      after_.Concat(outputs, first.meta.batch_axis == 1 ? 0 : 1, block.stacked_out);
+      std::string rows = block.stacked_out;
+      if (first.meta.batch_axis == 1) {
+        after_.Transpose(block.stacked_out, SwapFirstTwo(first.dims.size()), block.rows_out);
+        rows = block.rows_out;
+      }
+      after_.Reshape(rows, {0, block.length}, block.flat);
+    }
+    if (value.blocks.size() > 1) after_.Concat(flats, 1, value.meta.output);
+  }
+
+  /// If(SequenceLength == 0, then: every member's default, else: SequenceAt(position) each).
+  void UnpackSequence(const PackValuePlan& value) {
+    EmptyTest(value);
+    NodeBuilder then_nodes(plan_.opset, names_, node_names_), else_nodes(plan_.opset, names_, node_names_);
+    std::vector<onnx::ValueInfoProto> then_outputs, else_outputs;
+    std::vector<std::string> outputs;
+    for (const auto& member : value.members) {
+      const int64_t axis = member.meta.batch_axis;
+      if (member.zero_default) {
+        AddZeros(then_nodes, member.zero_batch, member.elem_type, WithBatch(member, 1), axis, member.meta.input,
+                 member.default_value);
+      } else {
+        // The model selects its own default when the state is fed empty (batch 0).
+        std::vector<int64_t> dims = axis >= 0 ? WithBatch(member, 0) : member.dims;
+        for (int64_t& d : dims) d = d < 0 ? 0 : d;
+        then_nodes.TensorConstant(member.default_value, ZeroTensorOf(member.default_value, member.elem_type, dims));
+      }
+      else_nodes.Int64Constant(member.position, {member.meta.position}, /*scalar=*/true);
+      else_nodes.Add("SequenceAt", {value.meta.input, member.position}, {member.given});
+      then_outputs.push_back(RankOnlyInfo(member.default_value, member.elem_type, member.dims.size()));
+      else_outputs.push_back(RankOnlyInfo(member.given, member.elem_type, member.dims.size()));
+      outputs.push_back(member.meta.input);
+    }
+    onnx::NodeProto& select = before_.Add("If", {value.is_empty}, outputs);
+    SetGraphAttribute(select, "then_branch", Branch(value.then_out, then_nodes.Take(), std::move(then_outputs)));
+    SetGraphAttribute(select, "else_branch", Branch(value.else_out, else_nodes.Take(), std::move(else_outputs)));
+  }
+
+  /// The states' inputs, defaults and outputs leave the interface; the packed value takes their place.
+  void Interface(const PackValuePlan& value) {
+    for (const auto& member : value.members) {
+      RemoveGraphInput(main_, member.meta.input);
+      if (!member.default_initializer.empty()) RemoveInitializerNamed(main_, member.default_initializer);
+      RemoveGraphOutput(main_, member.meta.output);
+    }
+    if (plan_.kind == PackKind::kSequence) {
+      *main_.add_input() = SequenceInfo(value.meta.input, value.elem_type);
+      *main_.add_output() = SequenceInfo(value.meta.output, value.elem_type);
+      return;
+    }
+    *main_.add_input() =
+        TensorInfo(value.meta.input, value.elem_type, {MetaDim{-1, value.declared_batch}, MetaDim{value.width, ""}});
+    if (plan_.defaults) *main_.add_initializer() = ZeroTensorOf(value.meta.input, value.elem_type, {0, value.width});
+    *main_.add_output() = TensorInfo(value.meta.output, value.elem_type, value.meta.shape);
+  }
+
+  const PackPlan& plan_;
+  onnx::GraphProto& main_;
+  NameAllocator& names_;
+  NameAllocator& node_names_;
+  NodeBuilder before_, after_;
+};
+
+}  // namespace
+
+void ApplyPack(const PackPlan& plan, onnx::ModelProto& model, NameAllocator& names, NameAllocator& node_names) {
+  Applier(plan, model, names, node_names).Apply();
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,181 @@
+#include "packed_state.h"
+
+#include <algorithm>
+#include <map>
+
+#include "wiring.h"
+
+namespace rnnstate {
+
+namespace {
+
+const onnx::ValueInfoProto* MainValueInfo(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& infos,
+                                          const std::string& name) {
+  for (const auto& info : infos) {
+    if (info.name() == name) return &info;
+  }
+  return nullptr;
+}
+
+/// Why the declared type of packed input/output `info` does not fit the description, or "".
+std::string TypeProblem(const onnx::ValueInfoProto& info, const std::string& kind, const PackedValue& value,
+                        int64_t width) {
+  const onnx::TypeProto& type = info.type();
+  if (kind == kPackedSequence) {
+    if (!type.has_sequence_type() || !type.sequence_type().elem_type().has_tensor_type()) return "is not a sequence";
+    const int32_t elem = type.sequence_type().elem_type().tensor_type().elem_type();
+    return ElementTypeName(elem) == value.dtype ? "" : "is not a sequence of " + value.dtype + " tensors";
+  }
+  if (!type.has_tensor_type()) return "is not a tensor";
+  if (ElementTypeName(type.tensor_type().elem_type()) != value.dtype) return "is not a " + value.dtype + " tensor";
+  const auto& shape = type.tensor_type().shape();
+  if (shape.dim_size() != 2) return "is not a tensor of rank 2";
+  if (!shape.dim(1).has_dim_value() || shape.dim(1).dim_value() != width) {
+    return "does not declare " + std::to_string(width) + " elements per batch row (the members' total)";
+  }
+  return "";
+}
+
+int64_t Product(const std::vector<int64_t>& values) {
+  int64_t product = 1;
+  for (int64_t v : values) product *= v;
+  return product;
+}
+
+/// Why the member does not fit its place (columns, row shape), or "".
+std::string TensorMemberProblem(const PackedMember& member, int64_t expected_offset) {
+  if (member.offset != expected_offset) {
+    return "starts at column " + std::to_string(member.offset) + ", expected " + std::to_string(expected_offset);
+  }
+  if (Product(member.row_shape) != member.length) return "has a row_shape that does not hold 'length' elements";
+  if (member.batch_axis < 0 || static_cast<size_t>(member.batch_axis) >= member.shape.size()) {
+    return "has no batch axis";
+  }
+  std::vector<int64_t> rows;
+  for (size_t axis = 0; axis < member.shape.size(); ++axis) {
+    if (static_cast<int64_t>(axis) != member.batch_axis) rows.push_back(member.shape[axis].value);
+  }
+  return rows == member.row_shape ? "" : "has a row_shape that is not its shape without the batch axis";
+}
+
+class PackedChecker {
+ public:
+  PackedChecker(const ModelIndex& index, const PackedStates& packed, const std::vector<StatePair>& pairs,
+                std::vector<CheckProblem>& problems)
+      : index_(index), main_(index.graph(GraphPath{})), packed_(packed), pairs_(pairs), problems_(problems) {}
+
+  void Check() {
+    std::map<int64_t, int> claims;
+    for (const PackedValue& value : packed_.values) {
+      CheckValue(value);
+      for (const PackedMember& member : value.members) {
+        for (int64_t state : member.states) {
+          if (claims[state]++ == 1) {
+            Add(CheckProblem::Kind::kPackedMismatch,
+                "state pair " + std::to_string(state) + " is a member of several packed values");
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  void Add(CheckProblem::Kind kind, const std::string& message) { problems_.push_back({kind, message}); }
+
+  void CheckValue(const PackedValue& value) {
+    const std::string label = "packed value '" + value.input + "' -> '" + value.output + "': ";
+    const bool tensor = packed_.kind == kPackedTensor;
+    int64_t width = 0;
+    for (const PackedMember& member : value.members) width += std::max<int64_t>(member.length, 0);
+    const onnx::ValueInfoProto* input = MainValueInfo(index_.model().graph().input(), value.input);
+    const onnx::ValueInfoProto* output = MainValueInfo(index_.model().graph().output(), value.output);
+    if (!input) Add(CheckProblem::Kind::kNotGraphInput, label + "'" + value.input + "' is not a main-graph input");
+    if (!output) Add(CheckProblem::Kind::kNotGraphOutput, label + "'" + value.output + "' is not a main-graph output");
+    for (const onnx::ValueInfoProto* info : {input, output}) {
+      if (!info) continue;
+      if (std::string why = TypeProblem(*info, packed_.kind, value, width); !why.empty()) {
+        Add(CheckProblem::Kind::kPackedMismatch, label + "'" + info->name() + "' " + why);
+      }
+    }
+    if (input && value.optional != (main_.initializers.count(value.input) > 0)) {
+      Add(CheckProblem::Kind::kFlagMismatch, label + std::string("optional is ") + (value.optional ? "true" : "false") +
+                                                 " but '" + value.input + "' " + (value.optional ? "has no" : "has a") +
+                                                 " default");
+    }
+    if (tensor && (value.shape.size() != 2 || value.shape[1].value != width || value.batch_axis != 0)) {
+      Add(CheckProblem::Kind::kPackedMismatch, label + "its shape is not [batch, " + std::to_string(width) + "]");
+    }
+    bool streamable = true;
+    int64_t offset = 0;
+    std::vector<int64_t> positions;
+    for (const PackedMember& member : value.members) {
+      const std::string where = label + "member '" + member.input + "' ";
+      if (tensor) {
+        if (std::string why = TensorMemberProblem(member, offset); !why.empty()) {
+          Add(CheckProblem::Kind::kPackedMismatch, where + why);
+        }
+        offset = member.offset + member.length;
+      } else {
+        positions.push_back(member.position);
+      }
+      for (int64_t state : member.states) {
+        const StatePair& pair = pairs_[static_cast<size_t>(state)];
+        streamable = streamable && pair.streamable;
+        if (pair.input != member.input || pair.output != member.output) {
+          Add(CheckProblem::Kind::kPackedMismatch, where + "names state pair " + std::to_string(state) + " ('" +
+                                                       pair.input + "' -> '" + pair.output + "'), whose values differ");
+        }
+      }
+      if (input && !ComputedFrom(index_, ValueRef{{}, member.input}, ValueRef{{}, value.input})) {
+        Add(CheckProblem::Kind::kInputNotWired, where + "is not unpacked from '" + value.input + "'");
+      }
+      if (output && !ComputedFrom(index_, ValueRef{{}, value.output}, ValueRef{{}, member.output})) {
+        Add(CheckProblem::Kind::kOutputNotWired,
+            where + "'" + member.output + "' is not packed into '" + value.output + "'");
+      }
+    }
+    std::sort(positions.begin(), positions.end());
+    for (size_t i = 0; i < positions.size(); ++i) {
+      if (positions[i] != static_cast<int64_t>(i)) {
+        Add(CheckProblem::Kind::kPackedMismatch,
+            label + "member positions are not 0.." + std::to_string(positions.size() - 1) + ", each once");
+        break;
+      }
+    }
+    if (streamable != value.streamable) {
+      Add(CheckProblem::Kind::kFlagMismatch, label + "streamable is " + (value.streamable ? "true" : "false") +
+                                                 " but its members' states " +
+                                                 (streamable ? "all stream" : "do not all stream"));
+    }
+  }
+
+  const ModelIndex& index_;
+  const GraphIndex& main_;
+  const PackedStates& packed_;
+  const std::vector<StatePair>& pairs_;
+  std::vector<CheckProblem>& problems_;
+};
+
+}  // namespace
+
+bool PackedRecordHolds(const ModelIndex& index, const PackedStates& packed, int64_t pair_index,
+                       const RecurrentState& state, const StatePair& pair) {
+  const auto [v, m] = packed.MemberOf(pair_index);
+  if (v < 0) return false;
+  const PackedValue& value = packed.values[static_cast<size_t>(v)];
+  const PackedMember& member = value.members[static_cast<size_t>(m)];
+  const GraphIndex& main = index.graph(GraphPath{});
+  if (!main.inputs.count(value.input) || !main.outputs.count(value.output)) return false;
+  if (member.input != pair.input || member.output != pair.output) return false;
+  if (!ComputedFrom(index, ValueRef{{}, pair.input}, ValueRef{{}, value.input})) return false;
+  if (!ComputedFrom(index, ValueRef{{}, value.output}, ValueRef{{}, pair.output})) return false;
+  const PairWiring wiring = TracePairWiring(index, state, pair.input, pair.output);
+  return wiring.input_reaches_slot && wiring.output_from_final;
+}
+
+void CheckPackedValues(const ModelIndex& index, const PackedStates& packed, const std::vector<StatePair>& pairs,
+                       std::vector<CheckProblem>& problems) {
+  PackedChecker(index, packed, pairs, problems).Check();
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,106 @@
+#include "state_transform.h"
+
+#include "node_builder.h"
+#include "pack_apply.h"
+#include "pack_plan.h"
+#include "rnnstate/error.h"
+#include "rnnstate/packed_metadata.h"
+#include "state_layout.h"
+
+namespace rnnstate {
+
+AppliedTransforms TransformsOf(const onnx::ModelProto& model) {
+  AppliedTransforms applied;
+  applied.packed = HasPackedStates(model);
+  for (const StatePair& pair : ReadStatePairs(model, nullptr)) applied.batch_first |= !pair.layout.empty();
+  return applied;
+}
+
+TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& options) {
+  TransformOutcome outcome;
+  std::string error;
+  outcome.pairs = ReadStatePairs(model, &error);
+  if (!error.empty()) throw Error(ExitCode::kBadInput, error);
+  if (HasPackedStates(model)) {
+    if (options.pack != PackKind::kNone) {
+      throw Error(ExitCode::kUnsupported,
+                  "the model's states are packed already; pack the model they came from "
+                  "(or rewrite this one without --pack)");
+    }
+    outcome.warnings.push_back("the model's states are packed: --state-layout leaves it as it is");
+    return outcome;
+  }
+  NameAllocator names(ModelNames(model));
+  NameAllocator dim_names(ModelDimParams(model));
+  NameAllocator node_names(ModelNodeNames(model));
+  if (options.layout == StateLayout::kBatchFirst) {
+    LayoutPlan layout = PlanBatchFirst(model, outcome.pairs, names, node_names, dim_names);
+    outcome.warnings.insert(outcome.warnings.end(), layout.warnings.begin(), layout.warnings.end());
+    if (layout.Changes()) {
+      ApplyBatchFirst(layout, model);
+      outcome.changed = true;
+      outcome.lines.push_back("batch-first: " + std::to_string(layout.inputs.size()) + " state input(s) and " +
+                              std::to_string(layout.outputs.size()) + " output(s) transposed to [batch, ...]");
+    }
+    outcome.changed |= layout.pairs != outcome.pairs;
+    outcome.pairs = std::move(layout.pairs);
+  }
+  std::optional<PackedStates> packed;
+  if (options.pack != PackKind::kNone) {
+    if (outcome.pairs.empty()) {
+      outcome.warnings.push_back("no state pairs to pack");
+    } else {
+      PackPlan plan = PlanPack(model, outcome.pairs, options, names, dim_names);
+      ApplyPack(plan, model, names, node_names);
+      outcome.changed = true;
+      outcome.lines = plan.Describe();
+      outcome.warnings.insert(outcome.warnings.end(), plan.notes.begin(), plan.notes.end());
+      outcome.pairs = std::move(plan.pairs);
+      packed = std::move(plan.packed);
+    }
+  }
+  if (!outcome.changed) return outcome;
+  Json document = ReadStateDocument(model).value_or(Json::object());
+  document["version"] = kMetadataVersion;
+  document["states"] = StatePairsJson(outcome.pairs);
+  if (packed) document["packed"] = PackedStatesJson(*packed);
+  WriteStateDocument(model, document);
+  return outcome;
+}
+
+Plan KeepTransformedPlan(const Analysis& analysis) {
+  Plan plan;
+  plan.pairs = analysis.recorded_pairs;
+  for (const StateAnalysis& analyzed : analysis.states) {
+    const RecurrentState& state = analyzed.state;
+    if (analyzed.recorded < 0) {
+      plan.skipped.push_back({state.key(), state.owner.graph_name, state.owner.name, state.kind_name(),
+                              "the model's states were packed or made batch-first; rewrite the model they came "
+                              "from to expose this one"});
+      continue;
+    }
+    const StatePair& pair = analysis.recorded_pairs[static_cast<size_t>(analyzed.recorded)];
+    StateEdit edit;
+    edit.key = state.key();
+    edit.owner_name = state.owner.name;
+    edit.graph_name = state.owner.graph_name;
+    edit.kind = state.kind_name();
+    edit.op = state.owner.op;
+    edit.site = analyzed.site;
+    edit.elem_type = state.elem_type;
+    edit.input = pair.input;
+    edit.output = pair.output;
+    edit.input_edit = KeepInput{};
+    edit.output_edit = KeepOutput{};
+    edit.optional = pair.optional;
+    edit.streamable = pair.streamable;
+    edit.rows = pair.rows;
+    edit.init = pair.init;
+    edit.data_shape = pair.shape;
+    edit.batch_axis = pair.batch_axis;
+    plan.edits.push_back(std::move(edit));
+  }
+  return plan;
+}
+
+}  // namespace rnnstate

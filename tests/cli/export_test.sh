@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Golden test of `rnnstate export`: the Triton config.pbtxt fragments and OpenVINO MakeStateful pairs of
+# models of models/ rewritten the ways serving runtimes need (packed, batch-first, required inputs), and
+# the refusals of what a runtime cannot carry — stdout, stderr (paths cut to file names) and exit code of
+# each, compared with the committed file. Regenerate with --update when a change is meant to alter them.
+# Usage: export_test.sh RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update]
+set -uo pipefail
+bin=$1
+models=$2
+golden=$3
+update=${4:-}
+source "$(dirname "$0")/lib.sh"
+
+actual=$work/actual.txt
+: >"$actual"
+# case MODEL NAME REWRITE-ARGS... -- EXPORT-ARGS...: rewrite MODEL, then export it; record what is printed.
+case_() {
+  local model=$1 name=$2; shift 2
+  local rewrite=() export=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do rewrite+=("$1"); shift; done
+  shift
+  export=("$@")
+  local out=$work/$name.onnx
+  [ -f "$out" ] || "$bin" -q rewrite "$models/$model" -o "$out" "${rewrite[@]}" >/dev/null 2>&1 ||
+    { echo "== $name: rewrite ${rewrite[*]} failed" >>"$actual"; return; }
+  "$bin" export "${export[@]}" "$out" >"$work/stdout" 2>"$work/stderr"
+  local code=$?
+  {
+    echo "== $model (rewrite ${rewrite[*]}): export ${export[*]} -> exit $code"
+    sed "s|$work/||g" "$work/stdout"
+    sed "s|$work/||g; s|^|stderr: |" "$work/stderr"
+  } >>"$actual"
+}
+
+case_ torch/lstm2_bf_dyn.onnx lstm2-tensor --pack tensor --state-inputs required -- triton
+case_ torch/lstm2_bf_dyn.onnx lstm2-tensor --pack tensor --state-inputs required -- openvino
+case_ torch/lstm2_bf_dyn.onnx lstm2-tensor --pack tensor --state-inputs required -- openvino --json
+case_ torch/lstm2_bf_dyn.onnx lstm2-bf --state-layout batch-first --state-inputs required -- triton
+case_ torch/lstm2_bf_dyn.onnx lstm2-node --state-inputs required -- triton
+case_ torch/lstm2_bf_dyn.onnx lstm2-node --state-inputs required -- openvino
+case_ torch/lstm2_bf_dyn.onnx lstm2-defaults --pack tensor -- triton
+case_ torch/lstm2_bf_dyn.onnx lstm2-sequence --pack sequence -- triton
+case_ torch/lstm2_bf_dyn.onnx lstm2-sequence --pack sequence -- openvino
+case_ torch/lstm_h0.onnx h0-tensor --pack tensor --state-inputs required -- triton
+case_ torch/lstm_gru_dyn.onnx lstm-gru-bf --state-layout batch-first --state-inputs required -- triton
+case_ control/hb_loop_ar_lstm.onnx ar-bf --state-layout batch-first --state-inputs required -- triton
+case_ control/hb_loop_ar_lstm.onnx ar-tensor --pack tensor --state-inputs required -- triton
+case_ handbuilt/gru_nonzero_default.onnx nonzero-tensor --pack tensor --state-inputs required -- triton
+case_ handbuilt/gru_nonzero_default.onnx nonzero-tensor --pack tensor --state-inputs required -- openvino
+case_ handbuilt/lstm_big_fixed_batch.onnx big-tensor --pack tensor --state-inputs required -- triton
+
+if [ "$update" = "--update" ]; then
+  cp "$actual" "$golden"
+  echo "updated $golden ($(wc -l <"$golden") lines)"
+  exit 0
+fi
+check "every export is as in $(basename "$golden")" diff -u "$golden" "$actual"
+finish

@@ -1,0 +1,350 @@
+#!/usr/bin/env node
+// End-to-end verification of packed and batch-first models (`rnnstate rewrite --pack tensor|sequence`,
+// `--state-layout batch-first`) with ONNX Runtime (onnxruntime-node, CPU).
+//
+//   node pack_verify.mjs --rnnstate PATH_TO_BINARY --models DIR --manifest FILE
+//                        [--filter REGEX] [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]
+//
+// Same manifest, output format and exit status as verify.mjs; the checks are in lib/pack_checks.mjs and
+// described in README.md ("Packed states").
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { InferenceSession } from 'onnxruntime-node';
+
+import { runExact } from './lib/checks.mjs';
+import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
+import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
+import { scanModel } from './lib/onnx-proto.mjs';
+import * as pack from './lib/pack_checks.mjs';
+import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { sliceAxis, zerosTensor } from './lib/tensors.mjs';
+
+const USAGE = 'usage: node pack_verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX]\n' +
+  '                             [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]';
+
+function parseCli() {
+  const { values } = parseArgs({
+    options: {
+      rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
+      filter: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
+      seed: { type: 'string', default: 'rnnstate-e2e' }, timeout: { type: 'string', default: '600' },
+      verbose: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) { console.log(USAGE); process.exit(0); }
+  for (const k of ['rnnstate', 'models', 'manifest']) {
+    if (!values[k]) { console.error(`missing --${k}\n${USAGE}`); process.exit(2); }
+  }
+  return values;
+}
+
+const tally = { passed: 0, failed: 0 };
+const fmtDiff = (d) => (typeof d === 'number' && !Number.isNaN(d) ? d.toExponential(3) : '-');
+
+function record(label, check, result) {
+  if (result.ok) tally.passed++; else tally.failed++;
+  console.log(`${result.ok ? 'PASS' : 'FAIL'}  ${label}  ${check}  max_abs_diff=${fmtDiff(result.diff)}` +
+    (result.detail ? `  ${result.detail}` : ''));
+}
+const skip = (label, check, why) => console.log(`SKIP  ${label}  ${check}  ${why}`);
+
+async function runCheck(label, check, fn) {
+  let result;
+  try {
+    result = await fn();
+  } catch (err) {
+    result = { ok: false, diff: NaN, detail: `error: ${err.message}` };
+  }
+  if (result === null) skip(label, check, 'not applicable');
+  else record(label, check, result);
+  return result ?? { ok: false };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rewrites under test.
+
+const VARIANTS = {
+  tensor: { args: ['--pack', 'tensor'] },
+  'tensor-required': { args: ['--pack', 'tensor'], mode: 'required' },
+  'tensor+bf': { args: ['--pack', 'tensor', '--state-layout', 'batch-first'] },
+  'tensor+bf-required': { args: ['--pack', 'tensor', '--state-layout', 'batch-first'], mode: 'required' },
+  'bf-required': { args: ['--state-layout', 'batch-first'], mode: 'required' },
+  sequence: { args: ['--pack', 'sequence'] },
+};
+
+function metadataOf(file) {
+  const value = scanModel(file).metadata.rnnstate;
+  return value ? JSON.parse(value) : null;
+}
+
+/** Rewrites the original every way; checks exits, `rnnstate check`, idempotence and refusal to pack twice. */
+function rewriteAll(m, cli) {
+  const problems = [];
+  m.files = {};
+  m.refused = {};
+  for (const [name, variant] of Object.entries(VARIANTS)) {
+    const out = join(m.dir, `${name}.onnx`);
+    const r = cli.rewrite(m.origPath, out, variant.mode ?? null, [...m.entry.rewriteArgs, ...variant.args]);
+    if (name === 'sequence' && r.status === 4 && /opset 11/.test(r.stderr)) { m.sequenceRefused = lastLines(r.stderr, 1); continue; }
+    // Required mode has no default to size the zeros of a state whose batch no input names (documented).
+    if (variant.mode === 'required' && r.status === 4 && /which no graph input declares/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
+    if (r.status !== 0) { problems.push(`${name}: '${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`); continue; }
+    if (!r.written) { m.noOutput = true; continue; }
+    m.files[name] = out;
+  }
+  if (m.noOutput && Object.keys(m.files).length === 0) return { ok: true, diff: NaN, detail: 'no recurrent nodes: nothing written', stop: true };
+  for (const [name, file] of Object.entries(m.files)) {
+    const c = cli.run(['check', file]);
+    if (c.status !== 0) problems.push(`${name}: check exited ${c.status}: ${lastLines(c.stdout + c.stderr)}`);
+    const again = file.replace(/\.onnx$/, '-again.onnx');
+    const r = cli.rewrite(file, again, VARIANTS[name].mode ?? null, m.entry.rewriteArgs);
+    if (r.status !== 0) problems.push(`${name}: rewriting it again exited ${r.status}`);
+    else if (!readFileSync(file).equals(readFileSync(again))) problems.push(`${name}: rewriting it again changed it`);
+  }
+  if (m.files.tensor && metadataOf(m.files.tensor)?.packed) {
+    const twice = cli.rewrite(m.files.tensor, join(m.dir, 'twice.onnx'), null, ['--pack', 'tensor']);
+    if (twice.status !== 4 || !/packed already/.test(twice.stderr)) problems.push(`packing twice: exit ${twice.status}, expected 4 "packed already"`);
+  }
+  m.meta = Object.fromEntries(Object.entries(m.files).map(([name, file]) => [name, metadataOf(file)]));
+  // The node's own batch axis of each state output (the tensor packing keeps the node's layout).
+  m.nodeBatchAxis = Object.fromEntries((m.meta.tensor?.states ?? []).map((p) => [p.output, p.batch_axis]));
+  if (!problems.length && !m.meta.tensor?.states?.length) return { ok: true, diff: NaN, detail: 'no state pairs: nothing packed', stop: true };
+  if (m.meta.tensor && !m.meta.tensor.packed) problems.push('the tensor-packed model has no "packed" metadata');
+  // The fed path of the defaults-mode packed models, on copies without the packed input's default.
+  for (const name of ['tensor', 'tensor+bf']) {
+    const values = m.meta[name]?.packed?.values ?? [];
+    if (!values.length) continue;
+    m.files[`${name}-fed`] = join(m.dir, `${name}-fed.onnx`);
+    withoutInitializers(m.files[name], values.map((v) => v.input), m.files[`${name}-fed`]);
+    m.meta[`${name}-fed`] = m.meta[name];
+  }
+  const refused = Object.entries(m.refused).map(([k, v]) => `${k} refused: ${v}`);
+  const detail = [`${Object.keys(m.files).length} models`, ...refused,
+    ...(m.sequenceRefused ? [`sequence refused: ${m.sequenceRefused}`] : [])].join('; ');
+  return problems.length ? { ok: false, diff: NaN, detail: problems.join('; ') } : { ok: true, diff: NaN, detail };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One manifest entry.
+
+/** The name of the data's batch dimension, if the manifest gives it a value. */
+function batchSymbol(m) {
+  const value = m.meta.tensor?.packed?.values?.[0];
+  const symbol = typeof value?.shape?.[0] === 'string' ? value.shape[0] : null;
+  if (symbol && symbol in m.entry.dims) return symbol;
+  return 'batch' in m.entry.dims ? 'batch' : null;
+}
+
+/** Full feeds and the original's outputs for `entry` (the original's own state inputs fed zeros). */
+async function reference(m, entry, seedText) {
+  const full = buildFeeds(m.sessions.orig, entry, seedText);
+  const feeds = { ...full };
+  for (const pair of m.meta.tensor.states) {
+    if (feeds[pair.input]) feeds[pair.input] = zerosTensor(feeds[pair.input].type, feeds[pair.input].dims);
+  }
+  return { full, out: await runExact(m.sessions.orig, feeds, 'original model') };
+}
+
+async function tensorChecks(label, m, name, base, batches) {
+  const fed = { name, meta: m.meta[`${name}-fed`], req: m.sessions[`${name}-fed`] };
+  await runCheck(label, `(1) ${name} unfed==original`, () => pack.checkFirstCall(m, fed, m.sessions[name], false, base.full, base.out));
+  await runCheck(label, `(1) ${name} empty==original`, () => pack.checkFirstCall(m, fed, fed.req, true, base.full, base.out));
+  if (m.entry.streaming) {
+    const streaming = await runCheck(label, `(2) ${name} streaming`, () => pack.checkStreaming(m, fed, base.full, base.out));
+    if (m.entry.chunkMode !== 'calls' && streaming.ok) {
+      await runCheck(label, `(2) ${name} self-test`, () => pack.checkSelfTest(m, fed, base.full, base.out));
+    }
+    for (const b of batches) {
+      const mb = { ...m, entry: b.entry };
+      await runCheck(label, `(1) ${name} empty==original batch=${b.size}`, () => pack.checkFirstCall(mb, fed, fed.req, true, b.full, b.out));
+      await runCheck(label, `(2) ${name} streaming batch=${b.size}`, () => pack.checkStreaming(mb, fed, b.full, b.out));
+    }
+  }
+  // Packed directly in required mode (no default; zeros where the model's default is zeros).
+  const direct = `${name}-required`;
+  if (m.refused[direct]) { skip(label, `${direct}`, m.refused[direct]); return; }
+  const req = { name: direct, meta: m.meta[direct], req: m.sessions[direct] };
+  await runCheck(label, `(1) ${direct} empty==original`, () => pack.checkFirstCall(m, req, req.req, true, base.full, base.out));
+  if (m.entry.streaming) await runCheck(label, `(2) ${direct} streaming`, () => pack.checkStreaming(m, req, base.full, base.out));
+}
+
+/** --state-layout batch-first alone: first feeds as `init` says, then every pair fed back. */
+async function layoutChecks(label, m, base, batches) {
+  const v = { name: 'batch-first', meta: m.meta['bf-required'], req: m.sessions['bf-required'] };
+  if (!v.meta) return;
+  await runCheck(label, '(1) batch-first init feeds==original', () => pack.checkLayoutFirstCall(m, v, base.full, base.out));
+  if (!m.entry.streaming) return;
+  await runCheck(label, '(2) batch-first streaming', () => pack.checkLayoutStreaming(m, v, base.full, base.out));
+  for (const b of batches) {
+    const mb = { ...m, entry: b.entry };
+    await runCheck(label, `(2) batch-first streaming batch=${b.size}`, () => pack.checkLayoutStreaming(mb, v, b.full, b.out));
+  }
+}
+
+async function sequenceChecks(label, m, base) {
+  if (m.sequenceRefused) { skip(label, 'sequence', `refused as expected below opset 11 (${m.sequenceRefused})`); return; }
+  const meta = m.meta.sequence;
+  if (!meta?.packed || meta.packed.values.length !== 1) { skip(label, 'sequence', 'not one packed value'); return; }
+  const value = meta.packed.values[0];
+  const ranks = [...value.members].sort((a, b) => a.position - b.position).map((x) => x.shape.length);
+  const w = { members: [...value.members].sort((a, b) => a.position - b.position) };
+  for (const first of [true, false]) {
+    const { model, memberInputs, memberOutputs } = sequenceWrapper(m.files.sequence, value, ELEM_TYPE[value.dtype], ranks, first);
+    const file = join(m.dir, `sequence-wrapper-${first ? 'first' : 'next'}.onnx`);
+    writeModel(model, file);
+    w[first ? 'first' : 'next'] = await InferenceSession.create(file, m.sessionOptions);
+    Object.assign(w, { memberInputs, memberOutputs });
+  }
+  m.wrappers = w;
+  await runCheck(label, '(1) sequence empty==original', () => pack.checkSequenceFirstCall(m, w, base.full, base.out));
+  if (!m.entry.streaming) return;
+  const streaming = await runCheck(label, '(2) sequence streaming', () => pack.checkSequenceStreaming(m, w, base.full, base.out));
+  if (m.entry.chunkMode !== 'calls' && streaming.ok) {
+    await runCheck(label, '(2) sequence self-test', () => pack.checkSequenceSelfTest(m, w, base.full, base.out));
+  }
+}
+
+/** Why the Triton-like run does not apply to this entry and variant, or ''. */
+function tritonSkip(m, meta, symbol) {
+  if (!m.entry.streaming || m.entry.chunkMode !== 'seq') return 'not a streaming entry in chunk mode "seq"';
+  if (!symbol) return 'no symbolic batch in the manifest\'s dims';
+  if (meta.states.some((p) => p.init !== 'zeros')) return 'a state\'s default is not zeros (Triton\'s zero_data cannot give it)';
+  if (meta.states.some((p) => !p.rows && p.batch_axis !== 0 && !meta.packed)) return 'a state is not batch-first';
+  if (meta.states.some((p) => p.rows && !meta.packed)) return 'stacked states keep their layout';
+  return '';
+}
+
+async function tritonChecks(label, m, symbol) {
+  const entryB1 = { ...m.entry, dims: { ...m.entry.dims, [symbol]: 1 } };
+  const seqData = new Map();
+  m.sequenceData = (s) => {
+    if (!seqData.has(s)) seqData.set(s, buildFeeds(m.sessions.orig, entryB1, `${m.seedBase}|triton|${s}`));
+    return seqData.get(s);
+  };
+  const batched = new Set(m.sessions.orig.inputMetadata.filter((x) => (x.shape ?? []).includes(symbol)).map((x) => x.name));
+  const referenceRun = async (data, length) => {
+    const feeds = {};
+    for (const name of m.sessions.orig.inputNames) {
+      if (!batched.has(name)) { feeds[name] = m.fullFeeds[name]; continue; }
+      const axis = m.entry.seqAxes[name];
+      feeds[name] = axis === undefined ? data[name] : sliceAxis(data[name], axis, 0, length);
+      if (m.meta.tensor.states.some((p) => p.input === name)) feeds[name] = zerosTensor(feeds[name].type, feeds[name].dims);
+    }
+    return runExact(m.sessions.orig, feeds, 'original model, one sequence');
+  };
+  for (const [name, file] of [['tensor+bf', 'tensor+bf-required'], ['batch-first', 'bf-required']]) {
+    const meta = m.meta[file];
+    const why = meta ? tritonSkip(m, meta, symbol) : m.refused[file] ?? 'no such rewrite';
+    if (why) { skip(label, `(4) triton-like ${name}`, why); continue; }
+    const states = meta.packed
+      ? meta.packed.values.map((v) => ({ input: v.input, output: v.output, type: v.dtype, row: [v.shape[1]] }))
+      : [...new Map(meta.states.map((p) => [p.input, { input: p.input, output: p.output, type: p.dtype,
+        row: p.shape.slice(1) }])).values()];
+    m.readState = (output, final) => {
+      if (meta.packed) {
+        for (const v of meta.packed.values) {
+          const member = v.members.find((x) => x.output === output);
+          if (member) return pack.inNodeLayout(m, meta, member.states[0], pack.unpackMember(final[v.output], member));
+        }
+        return undefined;
+      }
+      const state = meta.states.findIndex((p) => p.output === output);
+      return state < 0 || !final[output] ? undefined : pack.inNodeLayout(m, meta, state, final[output]);
+    };
+    await runCheck(label, `(4) triton-like ${name}`, () => pack.checkTritonLike(m, m.sessions[file], states, symbol, referenceRun));
+  }
+}
+
+async function verifyModel(raw, index, label, opts) {
+  let entry;
+  try {
+    entry = normalizeEntry(raw);
+  } catch (err) {
+    record(label, 'manifest', { ok: false, diff: NaN, detail: err.message });
+    return;
+  }
+  if (entry.expectExit !== 0) { skip(label, 'pack', `the plain rewrite is expected to exit ${entry.expectExit}`); return; }
+  const m = {
+    entry, label, tol: entry.tolerance ?? opts.tol, seedBase: `${opts.seed}|${entry.file}`,
+    origPath: resolve(opts.models, entry.file), dir: join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`),
+    sessions: {}, sessionOptions: { logSeverityLevel: 3 },
+  };
+  mkdirSync(m.dir, { recursive: true });
+  const rw = await runCheck(label, 'pack rewrite', () => rewriteAll(m, opts.cli));
+  if (!rw.ok || rw.stop) return;
+  if (!entry.ort) { skip(label, 'onnxruntime checks', 'manifest says "ort": false'); return; }
+  try {
+    m.sessions.orig = await InferenceSession.create(m.origPath, m.sessionOptions);
+    for (const [name, file] of Object.entries(m.files)) {
+      if (name !== 'sequence') m.sessions[name] = await InferenceSession.create(file, m.sessionOptions);
+    }
+    m.origOutputNames = m.sessions.orig.outputNames;
+  } catch (err) {
+    record(label, 'load', { ok: false, diff: NaN, detail: `error: ${err.message}` });
+    return;
+  }
+  let base;
+  try {
+    base = await reference(m, entry, m.seedBase);
+    m.fullFeeds = base.full;
+  } catch (err) {
+    record(label, 'reference', { ok: false, diff: NaN, detail: `error: ${err.message}` });
+    return;
+  }
+  const symbol = batchSymbol(m);
+  m.dataBatch = (e) => (symbol ? e.dims[symbol] : undefined);
+  const batches = [];
+  if (symbol && entry.streaming && entry.chunkMode !== 'calls') {
+    for (const size of [1, 3]) {
+      const sized = { ...entry, dims: { ...entry.dims, [symbol]: size } };
+      try {
+        batches.push({ size, entry: sized, ...(await reference(m, sized, `${m.seedBase}|batch${size}`)) });
+      } catch (err) {
+        record(label, `reference batch=${size}`, { ok: false, diff: NaN, detail: `error: ${err.message}` });
+      }
+    }
+  }
+  await tensorChecks(label, m, 'tensor', base, batches);
+  await tensorChecks(label, m, 'tensor+bf', base, batches);
+  await layoutChecks(label, m, base, batches);
+  await sequenceChecks(label, m, base);
+  await tritonChecks(label, m, symbol);
+  for (const s of [...Object.values(m.sessions), m.wrappers?.first, m.wrappers?.next]) await s?.release().catch(() => {});
+}
+
+function makeLabels(entries) {
+  const count = {};
+  for (const e of entries) count[e.file] = (count[e.file] ?? 0) + 1;
+  return entries.map((e, i) => (count[e.file] > 1 ? `${e.file}#${i}` : `${e.file}`));
+}
+
+async function main() {
+  const args = parseCli();
+  const opts = {
+    models: resolve(args.models), tol: Number(args.tol), seed: args.seed,
+    cli: new RnnstateCli(resolve(args.rnnstate), { timeoutSec: Number(args.timeout), verbose: args.verbose }),
+  };
+  if (!existsSync(opts.cli.binary)) { console.error(`rnnstate binary not found: ${opts.cli.binary}`); process.exit(2); }
+  const all = loadManifest(args.manifest);
+  const filter = args.filter ? new RegExp(args.filter) : null;
+  const labels = makeLabels(all);
+  const selected = all.map((e, i) => i).filter((i) => !filter || filter.test(all[i].file ?? ''));
+  if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
+  opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-pack-e2e-'));
+  mkdirSync(opts.workdir, { recursive: true });
+  for (const i of selected) await verifyModel(all[i], i, labels[i], opts);
+  if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
+  console.log(`${tally.passed} passed, ${tally.failed} failed`);
+  process.exitCode = tally.failed > 0 ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error(err.stack || String(err));
+  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
+  process.exitCode = 1;
+});

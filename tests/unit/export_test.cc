@@ -1,0 +1,113 @@
+// rnnstate export: Triton's implicit state and OpenVINO's MakeStateful pairs from a model's metadata,
+// and what each runtime cannot carry.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "export_openvino.h"
+#include "export_triton.h"
+#include "rewrite.h"
+#include "rnnstate/error.h"
+#include "test_models.h"
+
+namespace rnnstate {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ParseModel;
+
+const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+})";
+
+onnx::ModelProto Rewritten(PackKind pack, StateLayout layout, StateInputMode mode = StateInputMode::kRequired) {
+  onnx::ModelProto model = ParseModel(kLstm);
+  PlanOptions options;
+  options.pack = pack;
+  options.layout = layout;
+  options.mode = mode;
+  RewriteModel(model, options, false);
+  return model;
+}
+
+std::string ErrorOf(const std::function<void()>& run) {
+  try {
+    run();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUnsupported);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(ExportTriton, PackedTensorIsOneZeroInitializedState) {
+  const std::string config = TritonStateConfig(Rewritten(PackKind::kTensor, StateLayout::kAsNode), "m.onnx");
+  EXPECT_THAT(config, HasSubstr("      input_name: \"state_in\"\n      output_name: \"state_out\"\n"
+                                "      data_type: TYPE_FP32\n      dims: [ 6 ]\n"));
+  EXPECT_THAT(config, HasSubstr("zero_data: true"));
+}
+
+TEST(ExportTriton, BatchFirstStatesOneEach) {
+  const std::string config = TritonStateConfig(Rewritten(PackKind::kNone, StateLayout::kBatchFirst), "m.onnx");
+  EXPECT_THAT(config, HasSubstr("input_name: \"LSTM_0.h_in\"\n      output_name: \"LSTM_0.h_out\""));
+  EXPECT_THAT(config, HasSubstr("dims: [ 1, 3 ]"));
+}
+
+TEST(ExportTriton, RefusesWhatTritonCannotCarry) {
+  EXPECT_THAT(ErrorOf([] { TritonStateConfig(Rewritten(PackKind::kNone, StateLayout::kAsNode), "m"); }),
+              HasSubstr("batch on axis 1"));
+  EXPECT_THAT(ErrorOf([] {
+                TritonStateConfig(Rewritten(PackKind::kTensor, StateLayout::kAsNode, StateInputMode::kDefaults), "m");
+              }),
+              HasSubstr("--state-inputs required"));
+  EXPECT_THAT(ErrorOf([] { TritonStateConfig(Rewritten(PackKind::kSequence, StateLayout::kAsNode), "m"); }),
+              HasSubstr("Sequence"));
+}
+
+TEST(ExportTriton, RefusesNamesWhoseSortedOrderPairsTheWrongStates) {
+  const char* two = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2) => (float[seq, 1, batch, 3] Y) {
+  Y1 = GRU <hidden_size = 3> (X, W, R)
+  S = Squeeze <axes = [1]> (Y1)
+  Y = GRU <hidden_size = 3> (S, W2, R)
+})";
+  PlanOptions options;
+  options.mode = StateInputMode::kRequired;
+  options.layout = StateLayout::kBatchFirst;
+  onnx::ModelProto model = ParseModel(two);
+  RewriteModel(model, options, false);  // GRU_0.h_in, GRU_2.h_in / GRU_0.h_out, GRU_2.h_out: paired
+  EXPECT_NO_THROW(TritonStateConfig(model, "m"));
+  options.input_template = "{node}.in";
+  options.output_template = "{node}.out";
+  onnx::ModelProto crossed = ParseModel(two);
+  RewriteModel(crossed, options, false);
+  // Rename one output so that the sorted orders differ: GRU_0's output now sorts after GRU_2's.
+  Json document = *ReadStateDocument(crossed);
+  for (auto& node : *crossed.mutable_graph()->mutable_node()) {
+    for (auto& output : *node.mutable_output())
+      if (output == "GRU_0.out") output = "zz.out";
+    for (auto& input : *node.mutable_input())
+      if (input == "GRU_0.out") input = "zz.out";
+  }
+  for (auto& output : *crossed.mutable_graph()->mutable_output())
+    if (output.name() == "GRU_0.out") output.set_name("zz.out");
+  document["states"][0]["output"] = "zz.out";
+  WriteStateDocument(crossed, document);
+  EXPECT_THAT(ErrorOf([&] { TritonStateConfig(crossed, "m"); }),
+              HasSubstr("input 'GRU_0.in' would get the state of 'GRU_2.out' instead of 'zz.out'"));
+}
+
+TEST(ExportOpenVino, PairsAsMakeStatefulTakesThem) {
+  OpenVinoPairs pairs = OpenVinoStatePairs(Rewritten(PackKind::kNone, StateLayout::kAsNode));
+  EXPECT_EQ(pairs.text, "MakeStateful[param_res_names={'LSTM_0.h_in':'LSTM_0.h_out','LSTM_0.c_in':'LSTM_0.c_out'}]\n");
+  EXPECT_EQ(pairs.json["param_res_names"]["LSTM_0.c_in"], "LSTM_0.c_out");
+  EXPECT_EQ(pairs.json["states"][0]["init"], "zeros");
+  EXPECT_TRUE(pairs.warnings.empty());
+  EXPECT_THAT(ErrorOf([] { OpenVinoStatePairs(Rewritten(PackKind::kSequence, StateLayout::kAsNode)); }),
+              HasSubstr("MakeStateful takes tensor"));
+}
+
+}  // namespace
+}  // namespace rnnstate
