@@ -705,6 +705,45 @@ TEST(ExposedState, RewriteOfAnAllExposedModelOnlyAddsMetadataAndIsIdempotent) {
   }
 }
 
+TEST(ExposedState, AllExposedModelAtOpset6IsRecordedWithoutNewOperators) {
+  // Opset 6: Squeeze/Unsqueeze take attributes, LSTM is LSTM-1. No Expand exists yet, but none is needed.
+  const std::string header = R"(<ir_version: 3, opset_import: ["" : 6]>
+)";
+  const std::string read = R"(
+  hs = Gather <axis = 0> (state, zero)
+  h0 = Unsqueeze <axes = [0]> (hs)
+  cs = Gather <axis = 0> (state, one)
+  c0 = Unsqueeze <axes = [0]> (cs)
+)";
+  const std::string write = R"(
+  hq = Squeeze <axes = [0]> (Yh)
+  cq = Squeeze <axes = [0]> (Yc)
+  hu = Unsqueeze <axes = [0]> (hq)
+  cu = Unsqueeze <axes = [0]> (cq)
+  stateN = Concat <axis = 0> (hu, cu)
+)";
+  const onnx::ModelProto original = ParseModel(PackedLstm(read, write, header));
+  onnx::ModelProto model = original;
+  RewriteModel(model, {}, /*strict=*/true);
+  EXPECT_EQ(model.graph().SerializeAsString(), original.graph().SerializeAsString());
+  EXPECT_THAT(RecordedPairs(model), SizeIs(2));
+  EXPECT_EQ(model.opset_import(0).version(), 6);
+
+  // The same model with h and c swapped needs new inputs and outputs: refused at opset 6.
+  std::string swapped = write;
+  Replace(swapped, "(hu, cu)", "(cu, hu)");
+  onnx::ModelProto needs_operators = ParseModel(PackedLstm(read, swapped, header));
+  const std::string before = Bytes(needs_operators);
+  try {
+    RewriteModel(needs_operators, {}, /*strict=*/false);
+    FAIL() << "a model needing new operators at opset 6 must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUnsupported);
+    EXPECT_THAT(e.what(), HasSubstr("opset 6"));
+  }
+  EXPECT_EQ(Bytes(needs_operators), before);
+}
+
 TEST(ExposedState, StreamableOnlyLeavesABidirectionalNodeOutOfCheckAndRewrite) {
   // A forward GRU whose state is the graph's own input and output, and a bidirectional one without state.
   const std::string text = kHeader + std::string(R"(g (float[seq, batch, 2] X, float[1, batch, 3] h0, float[1, 9, 2] W,
