@@ -77,7 +77,7 @@ bool PackedDefaultPath(const ModelIndex& index, const Analysis& analysis, const 
   for (const StateAnalysis& other : analysis.states) {
     if (other.recorded < 0 || other.recorded == state.recorded) continue;
     const StatePair& o = analysis.recorded_pairs[other.recorded];
-    if (o.input == pair.input && o.output == pair.output && o.region == pair.region &&
+    if (o.kind == pair.kind && o.input == pair.input && o.output == pair.output && o.region == pair.region &&
         Exclusive(state.state, other.state) &&
         PackedRecordHolds(index, *analysis.packed, other.recorded, other.state, o)) {
       return true;

@@ -209,22 +209,55 @@ class WriteWalk {
     if (op == "Concat") {
       int64_t axis = IntAttribute(node, "axis", 0);
       if (axis < 0) axis += static_cast<int64_t>(map.rank());
-      int64_t offset = 0;
-      for (int k = 0; k < slot; ++k) {
-        std::optional<SymShape> part = ShapeOf(index_, path, node.input(k));
-        if (!part || part->size() <= static_cast<size_t>(axis) || !(*part)[axis].fixed()) {
-          *why = " joins it after parts of unknown size";
-          return -1;
-        }
-        offset += (*part)[axis].value;
+      std::optional<int64_t> offset = ConcatOffset(path, node, slot, static_cast<size_t>(axis), in_shape);
+      if (!offset) {
+        *why = " joins it after parts of unknown size";
+        return -1;
       }
-      map.Scale(static_cast<size_t>(axis), 1, offset);
+      map.Scale(static_cast<size_t>(axis), 1, *offset);
       return 0;
     }
     if (op == "Split" || op == "Slice") return Cut(path, node, map);
     if (op == "Gather") return GatherForward(path, node, map);
     if (op == "ScatterND") return ScatterForward(path, node, slot, map, why);
     return -1;
+  }
+
+  /// Where input `slot` of a Concat starts on `axis` (`own` is that input's shape): the sizes of the inputs
+  /// before it. One input of unknown size (onnx infers no shapes for the outputs of RNN/GRU/LSTM-1, so a
+  /// packed state at opset <= 6 has such parts) is the output's size less all the others'; nullopt when
+  /// that does not decide it.
+  std::optional<int64_t> ConcatOffset(const GraphPath& path, const onnx::NodeProto& node, int slot, size_t axis,
+                                      const std::optional<SymShape>& own) {
+    auto size_of = [&](int k) -> std::optional<int64_t> {
+      const std::optional<SymShape> part = k == slot ? own : ShapeOf(index_, path, node.input(k));
+      if (!part || part->size() <= axis || !(*part)[axis].fixed()) return std::nullopt;
+      return (*part)[axis].value;
+    };
+    int64_t before = 0;
+    std::optional<int> unknown;
+    for (int k = 0; k < slot; ++k) {
+      if (std::optional<int64_t> size = size_of(k)) {
+        before += *size;
+      } else if (unknown) {
+        return std::nullopt;
+      } else {
+        unknown = k;
+      }
+    }
+    if (!unknown) return before;
+    const std::optional<SymShape> out = ShapeOf(index_, path, node.output(0));
+    if (!out || out->size() <= axis || !(*out)[axis].fixed()) return std::nullopt;
+    int64_t others = 0;
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (k == *unknown) continue;
+      std::optional<int64_t> size = size_of(k);
+      if (!size) return std::nullopt;
+      others += *size;
+    }
+    const int64_t missing = (*out)[axis].value - others;
+    if (missing < 0) return std::nullopt;
+    return before + missing;
   }
 
   /// Split and Slice pass the state on when it lies inside one piece (steps of 1).

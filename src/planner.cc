@@ -146,8 +146,8 @@ class StatePlanner {
     inputs_.PlanExposed(edit);
     if (edit.shape.empty()) edit.shape = InputShape(edit.input);
     const int axis = static_cast<int>(edit.batch_axis);
-    if (std::holds_alternative<DropDefault>(edit.input_edit) && edit.init == kInitZeros && batch.fixed() &&
-        axis >= 0 && axis < static_cast<int>(edit.shape.size()) && !edit.shape[axis].fixed()) {
+    if (std::holds_alternative<DropDefault>(edit.input_edit) && edit.init == kInitZeros && batch.fixed() && axis >= 0 &&
+        axis < static_cast<int>(edit.shape.size()) && !edit.shape[axis].fixed()) {
       // A fixed batch that a broadcast default ([D,1,H] zeros) had declared symbolic: without the default,
       // declare the batch itself, as a direct required-mode rewrite does.
       edit.shape[axis] = batch;
@@ -311,13 +311,14 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
     }
     planner.PlanState(analyzed);
   }
-  // Name only owners that matter for an edit that changes something, so re-runs change nothing.
+  // Name unnamed owners (and containers) when the model changes: the metadata then names them by name,
+  // not by an index a later edit (packing, another tool) moves. Named, a re-run changes nothing.
+  plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
   bool edits_change = false;
   for (const auto& edit : plan.edits) edits_change |= edit.Changes();
-  if (edits_change) {
+  if (edits_change || plan.metadata_changes) {
     for (const auto& [where, name] : node_names) plan.node_names.push_back({where, name});
   }
-  plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
   return plan;
 }
 

@@ -1,0 +1,808 @@
+// States a model's authors already expose in their own tensors (README "States the model already
+// exposes"): one small hand-written model per form, following the exporters' operator chains
+// (models/exposed/README.md), and one per negative control, each with a single defect. Each test reads
+// what the analysis found (FindExposure through Analyze), what `check` says, what the planner records,
+// or what `rewrite` does to the model.
+
+#include "exposed_state.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+
+#include "analysis.h"
+#include "check.h"
+#include "default_path.h"
+#include "exposure.h"
+#include "model_index.h"
+#include "plan.h"
+#include "rewrite.h"
+#include "rnnstate/error.h"
+#include "rnnstate/json.h"
+#include "rnnstate/metadata.h"
+#include "test_models.h"
+
+namespace rnnstate {
+namespace {
+
+using testing::Bytes;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::InputNames;
+using ::testing::IsEmpty;
+using testing::OutputNames;
+using testing::ParseModel;
+using testing::RecordedPairs;
+using ::testing::SizeIs;
+
+const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
+)";
+
+/// A model and its analysis, as `report` and `check` see it (the index reads the model in place).
+struct Analyzed {
+  explicit Analyzed(const std::string& text)
+      : model(ParseModel(text)), index(std::make_unique<ModelIndex>(model)), analysis(Analyze(*index)) {}
+
+  /// The state `kind` ("h", "c") of the `node`-th recurrent node (graph order, branches included).
+  const StateAnalysis& State(size_t node, const std::string& kind) const {
+    for (const StateAnalysis* state : analysis.StatesOf(node)) {
+      if (state->state.kind_name() == kind) return *state;
+    }
+    throw std::runtime_error("no state " + kind + " of node " + std::to_string(node));
+  }
+  /// The recurrent node in If branch `branch` ("then_branch", "else_branch").
+  size_t InBranch(const std::string& branch) const {
+    for (size_t i = 0; i < analysis.nodes.size(); ++i) {
+      const GraphPath& graph = analysis.nodes[i].graph;
+      if (!graph.empty() && graph.back().attribute == branch) return i;
+    }
+    throw std::runtime_error("no recurrent node in " + branch);
+  }
+  std::vector<CheckProblem> Problems(bool streamable_only = false) const {
+    return CheckModel(*index, analysis, streamable_only);
+  }
+  Plan PlanWith(const PlanOptions& options = {}) const { return MakePlan(*index, analysis, options); }
+
+  onnx::ModelProto model;
+  std::unique_ptr<ModelIndex> index;
+  Analysis analysis;
+};
+
+std::string Region(const Exposure& exposure) { return RegionText(exposure.region); }
+
+/// The exposure of a state that must have one.
+const Exposure& ExposureOf(const StateAnalysis& state) {
+  if (!state.exposure) throw std::runtime_error(state.state.Label() + " is not exposed: " + state.finding.why_not);
+  return *state.exposure;
+}
+
+std::vector<std::string> Kinds(const std::vector<CheckProblem>& problems) {
+  std::vector<std::string> kinds;
+  for (const auto& problem : problems) kinds.push_back(CheckProblemKindName(problem.kind));
+  return kinds;
+}
+
+void Replace(std::string& text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("'" + from + "' is not in the model");
+  text.replace(at, from.size(), to);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Form 1: h and c of one LSTM in one tensor state [2, batch, 3] (Silero v5's chain).
+
+const char* kPackedRead = R"(
+  hs = Gather <axis = 0> (state, zero)
+  h0 = Unsqueeze (hs, axis0)
+  cs = Gather <axis = 0> (state, one)
+  c0 = Unsqueeze (cs, axis0)
+)";
+
+const char* kPackedWrite = R"(
+  hq = Squeeze (Yh, axis0)
+  cq = Squeeze (Yc, axis0)
+  hu = Unsqueeze (hq, axis0)
+  cu = Unsqueeze (cq, axis0)
+  stateN = Concat <axis = 0> (hu, cu)
+)";
+
+/// An LSTM reading h0, c0 from `read` (out of `state`) and writing stateN with `write`.
+std::string PackedLstm(const std::string& read = kPackedRead, const std::string& write = kPackedWrite,
+                       const std::string& header = kHeader) {
+  return header + R"(g (float[seq, batch, 2] X, float[2, batch, 3] state, float[1, 12, 2] W, float[1, 12, 3] R)
+    => (float[seq, 1, batch, 3] Y, float[2, batch, 3] stateN) {
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  axis0 = Constant <value = int64[1] {0}> ()
+)" + read +
+         R"(
+  Y, Yh, Yc = LSTM <hidden_size = 3> (X, W, R, , , h0, c0)
+)" + write +
+         "}";
+}
+
+TEST(ExposedState, HAndCPackedInOneTensorAreExposedAtTheirIndex) {
+  Analyzed a(PackedLstm());
+  const char* expected[] = {"region [0, :, :] of input 'state' -> region [0, :, :] of output 'stateN'",
+                            "region [1, :, :] of input 'state' -> region [1, :, :] of output 'stateN'"};
+  int k = 0;
+  for (const char* kind : {"h", "c"}) {
+    const StateAnalysis& state = a.State(0, kind);
+    const Exposure& exposure = ExposureOf(state);
+    EXPECT_TRUE(state.exposed) << kind;
+    EXPECT_EQ(exposure.input, "state");
+    EXPECT_EQ(exposure.output, "stateN");
+    EXPECT_EQ(Region(exposure), k == 0 ? "[0, :, :]" : "[1, :, :]");
+    EXPECT_THAT(exposure.axes, ElementsAre("batch", "hidden_size")) << "num_directions (size 1) is dropped";
+    EXPECT_EQ(exposure.rows, std::nullopt) << "an index on axis 0 is not the rows form";
+    EXPECT_EQ(ExposureText(exposure), expected[k]);
+    EXPECT_EQ(state.finding.why_not, "");
+    ++k;
+  }
+  EXPECT_THAT(a.Problems(), IsEmpty());
+}
+
+TEST(ExposedState, TraceReadAndTraceWriteFindTheSameElements) {
+  Analyzed a(PackedLstm());
+  const RecurrentState& c = a.State(0, "c").state;
+  const ReadTrace read = TraceRead(*a.index, c);
+  ASSERT_TRUE(read.place.has_value()) << read.broken;
+  EXPECT_EQ(read.place->tensor, "state");
+  EXPECT_EQ(read.place->map.offset(0), 1);
+  EXPECT_TRUE(read.place->map.IsConstant(0));
+  const WriteTrace write = TraceWrite(*a.index, c);
+  ASSERT_THAT(write.places, SizeIs(1)) << write.broken;
+  EXPECT_EQ(write.places[0].tensor, "stateN");
+  EXPECT_TRUE(write.places[0].map.SamePlaces(read.place->map));
+  EXPECT_FALSE(write.places[0].map.SamePlaces(TraceRead(*a.index, a.State(0, "h").state).place->map));
+}
+
+/// Two GRU layers reading rows [l:l+1] of h0 [2, batch, 3] (PyTorch's `(h0, c0)`), layer 1 the rows
+/// `second_rows` ("one, two": [1:2]); h_n = Concat(Y_h layers).
+std::string StackedGrus(const std::string& second_rows = "one, two") {
+  return kHeader +
+         std::string(R"(g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[1, 9, 2] W0, float[1, 9, 3] R0,
+     float[1, 9, 3] W1, float[1, 9, 3] R1) => (float[seq, 1, batch, 3] Y1, float[2, batch, 3] h_n) {
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  h0_0 = Slice (h0, zero, one, zero)
+  h0_1 = Slice (h0, )") +
+         second_rows + R"(, zero)
+  Y0, Yh0 = GRU <hidden_size = 3> (X, W0, R0, , , h0_0)
+  X1 = Squeeze (Y0, one)
+  Y1, Yh1 = GRU <hidden_size = 3> (X1, W1, R1, , , h0_1)
+  h_n = Concat <axis = 0> (Yh0, Yh1)
+})";
+}
+
+TEST(ExposedState, RowsOfAStackedTensorAreTheRowsForm) {
+  Analyzed a(StackedGrus());
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    const Exposure& exposure = ExposureOf(a.State(layer, "h"));
+    EXPECT_EQ(exposure.rows, RowRange(layer, layer + 1));
+    EXPECT_EQ(Region(exposure), layer == 0 ? "[0:1, :, :]" : "[1:2, :, :]");
+    EXPECT_THAT(exposure.axes, ElementsAre("num_directions", "batch", "hidden_size"));
+  }
+  EXPECT_EQ(ExposureText(ExposureOf(a.State(1, "h"))),
+            "rows [1:2] of input 'h0', axis 0 -> rows [1:2] of output 'h_n'");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Form 2: states read inside If branches from outer scope; the authors' "empty means start from zeros".
+
+/// An LSTM per branch of If(cond), each reading `state` from outer scope (like form 1) and writing its
+/// finals through the If's outputs into stateN. The then-branch starts from `then_start` ("fed": the
+/// state, "zeros": ConstantOfShape from X's batch).
+std::string BranchedLstm(const std::string& condition, const std::string& then_start) {
+  const std::string fed = R"(
+      hs = Gather <axis = 0> (state, zero)
+      h0 = Unsqueeze (hs, axis0)
+      cs = Gather <axis = 0> (state, one)
+      c0 = Unsqueeze (cs, axis0)
+)";
+  const std::string zeros = R"(
+      xs = Shape (X)
+      xb = Gather <axis = 0> (xs, one1)
+      dims = Concat <axis = 0> (one1, xb, three1)
+      h0 = ConstantOfShape (dims)
+      c0 = Identity (h0)
+)";
+  // One branch: `@` is its name, `%` the nodes computing h0 and c0.
+  auto branch = [](const std::string& name, const std::string& start) {
+    std::string text = R"(@ () => (float[seq, 1, batch, 3] Y_@, float[1, batch, 3] h_@, float[1, batch, 3] c_@) {%
+      Y_@, h_@, c_@ = LSTM <hidden_size = 3> (X, W, R, , , h0, c0)
+    })";
+    Replace(text, "%", start);
+    for (size_t at; (at = text.find('@')) != std::string::npos;) text.replace(at, 1, name);
+    return text;
+  };
+  return kHeader +
+         std::string(
+             R"(g (float[seq, batch, 2] X, float[2, batch, 3] state, bool flag, float[1, 12, 2] W, float[1, 12, 3] R)
+    => (float[seq, 1, batch, 3] Y, float[2, batch, 3] stateN) {
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  axis0 = Constant <value = int64[1] {0}> ()
+  one1 = Constant <value = int64[1] {1}> ()
+  three1 = Constant <value = int64[1] {3}> ()
+  shp = Shape (state)
+  rows = Gather <axis = 0> (shp, one)
+  empty = Equal (rows, zero)
+  Y, hN, cN = If ()") +
+         condition + ") <then_branch = " + branch("then", then_start == "fed" ? fed : zeros) +
+         ", else_branch = " + branch("else", fed) + R"(>
+  stateN = Concat <axis = 0> (hN, cN)
+})";
+}
+
+TEST(ExposedState, StatesReadInsideIfBranchesFromOuterScopeAreExposed) {
+  Analyzed a(BranchedLstm("flag", "fed"));
+  ASSERT_EQ(a.analysis.nodes.size(), 2u);
+  for (size_t node = 0; node < 2; ++node) {
+    for (const char* kind : {"h", "c"}) {
+      const Exposure& exposure = ExposureOf(a.State(node, kind));
+      EXPECT_EQ(exposure.input, "state");
+      EXPECT_EQ(exposure.output, "stateN");
+      EXPECT_EQ(Region(exposure), kind == std::string("h") ? "[0, :, :]" : "[1, :, :]");
+      EXPECT_EQ(exposure.default_path_of, "");
+    }
+  }
+  // The two branches never run in the same call: their equal claims do not conflict.
+  EXPECT_TRUE(Exclusive(a.State(0, "h").state, a.State(1, "h").state));
+  EXPECT_FALSE(Exclusive(a.State(0, "h").state, a.State(0, "c").state));
+  EXPECT_THAT(a.Problems(), IsEmpty());
+}
+
+TEST(ExposedState, ZeroStateBranchTakenWhenTheStateIsEmptyIsTheDefaultPath) {
+  Analyzed a(BranchedLstm("empty", "zeros"));
+  const size_t then = a.InBranch("then_branch"), other = a.InBranch("else_branch");
+  const StateAnalysis& fed = a.State(other, "h");
+  const StateAnalysis& zeros = a.State(then, "h");
+  ASSERT_TRUE(zeros.origin.zero);
+  const Exposure& exposure = ExposureOf(zeros);
+  EXPECT_EQ(exposure.default_path_of, fed.state.Label());
+  EXPECT_EQ(exposure.input, ExposureOf(fed).input);
+  EXPECT_EQ(exposure.output, ExposureOf(fed).output);
+  EXPECT_EQ(exposure.region, ExposureOf(fed).region);
+  EXPECT_THAT(ExposureText(exposure), HasSubstr("(the default path of " + fed.state.Label() + ")"));
+  EXPECT_EQ(ExposureOf(a.State(then, "c")).default_path_of, a.State(other, "c").state.Label());
+  EXPECT_THAT(a.Problems(), IsEmpty());
+  // Both get the same pair (the branches are exclusive: no duplicate for check either).
+  Plan plan = a.PlanWith();
+  ASSERT_THAT(plan.pairs, SizeIs(4));
+  for (const StatePair& pair : plan.pairs) {
+    EXPECT_EQ(pair.input, "state") << pair.node;
+    EXPECT_EQ(pair.output, "stateN") << pair.node;
+    EXPECT_EQ(RegionText(pair.region), pair.kind == "h" ? "[0, :, :]" : "[1, :, :]") << pair.node;
+  }
+}
+
+TEST(ExposedState, PackedDefaultPathStatesPassCheckThroughTheirValue) {
+  // Packed, `state` is a value inside the graph: the zero-state branch still reads nothing from it, and
+  // is checked as the default path of the fed branch's pair of the same kind and region.
+  onnx::ModelProto model = ParseModel(BranchedLstm("empty", "zeros"));
+  PlanOptions options;
+  options.pack = PackKind::kTensor;
+  RewriteModel(model, options, /*strict=*/true);
+  {
+    const ModelIndex index(model);
+    const Analysis analysis = Analyze(index);
+    ASSERT_TRUE(analysis.packed.has_value());
+    EXPECT_THAT(Kinds(CheckModel(index, analysis, false)), IsEmpty());
+  }
+  // The zero branch's h pair claiming c's region has no fed pair to be the default path of.
+  for (auto& prop : *model.mutable_metadata_props()) {
+    if (prop.key() != kMetadataKey) continue;
+    Json doc = ParseJson(prop.value());
+    for (Json& pair : doc["states"]) {
+      const bool zero_h = pair["kind"] == "h" && pair["path"].dump().find("then_branch") != std::string::npos;
+      if (zero_h) pair["region"] = Json::array({1, nullptr, nullptr});
+    }
+    prop.set_value(DumpJson(doc));
+  }
+  const ModelIndex index(model);
+  const Analysis analysis = Analyze(index);
+  EXPECT_THAT(Kinds(CheckModel(index, analysis, false)), Contains("input_not_wired"));
+}
+
+TEST(ExposedState, RunsOnlyWhenEmptyEvaluatesTheConditionOnTheStatesShape) {
+  Analyzed a(BranchedLstm("empty", "zeros"));
+  const GraphPath main;
+  int select = -1;
+  for (int i = 0; i < a.model.graph().node_size(); ++i) {
+    if (a.model.graph().node(i).op_type() == "If") select = i;
+  }
+  ASSERT_GE(select, 0);
+  const std::map<std::string, size_t> state_inputs{{"state", 1}};
+  EXPECT_TRUE(RunsOnlyWhenEmpty(*a.index, main, select, "then_branch", state_inputs));
+  EXPECT_FALSE(RunsOnlyWhenEmpty(*a.index, main, select, "else_branch", state_inputs));
+  EXPECT_FALSE(RunsOnlyWhenEmpty(*a.index, main, select, "then_branch", {})) << "no state input: undecidable";
+  EXPECT_FALSE(RunsOnlyWhenEmpty(*a.index, main, select, "then_branch", {{"state", 0}}))
+      << "axis 0 (size 2) is never empty: the condition does not follow it";
+}
+
+TEST(ExposedState, ZeroStateBranchOnAnotherConditionIsNotADefaultPath) {
+  // The zeros branch runs when `flag` says so, whatever the fed state: feeding stateN back would not stream.
+  Analyzed a(BranchedLstm("flag", "zeros"));
+  const size_t then = a.InBranch("then_branch"), other = a.InBranch("else_branch");
+  EXPECT_TRUE(a.State(other, "h").exposed);
+  EXPECT_FALSE(a.State(then, "h").exposure.has_value());
+  EXPECT_FALSE(a.State(then, "h").exposed);
+  EXPECT_THAT(Kinds(a.Problems()), ElementsAre("not_exposed", "not_exposed"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Form 3: several axes at once.
+
+/// Two LSTM layers, state_in [batch, layer, hidden, h/c] (keras2onnx's `stack`, DTLN): layer l's h is
+/// Unsqueeze(Squeeze(Slice(state_in, [0, l, 0, k] .. [MAX, l+1, MAX, k+1]), [1, 3])), written back by
+/// Concat(-1) of Unsqueeze(-1)(Concat(1) of Unsqueeze(1)(Squeeze(0)(Y_h))).
+std::string KerasStack() {
+  std::string text =
+      kHeader + std::string(R"(g (float[seq, batch, 2] X, float[batch, 2, 3, 2] state_in, float[1, 12, 2] W0,
+     float[1, 12, 3] R0, float[1, 12, 3] W1, float[1, 12, 3] R1) => (float[seq, 1, batch, 3] Y1, float[batch, 2, 3, 2] state_out) {
+  all = Constant <value = int64[4] {0, 1, 2, 3}> ()
+  steps = Constant <value = int64[4] {1, 1, 1, 1}> ()
+  inner = Constant <value = int64[2] {1, 3}> ()
+  u0 = Constant <value = int64[1] {0}> ()
+  u1 = Constant <value = int64[1] {1}> ()
+  ulast = Constant <value = int64[1] {-1}> ()
+)");
+  const char* kinds[] = {"h", "c"};
+  for (int l = 0; l < 2; ++l) {
+    for (int k = 0; k < 2; ++k) {
+      const std::string s = std::string(kinds[k]) + std::to_string(l), L = std::to_string(l), K = std::to_string(k);
+      text += "  s_" + s + " = Constant <value = int64[4] {0, " + L + ", 0, " + K + "}> ()\n";
+      text += "  e_" + s + " = Constant <value = int64[4] {9223372036854775807, " + std::to_string(l + 1) +
+              ", 9223372036854775807, " + std::to_string(k + 1) + "}> ()\n";
+      text += "  p_" + s + " = Slice (state_in, s_" + s + ", e_" + s + ", all, steps)\n";
+      text += "  q_" + s + " = Squeeze (p_" + s + ", inner)\n";
+      text += "  " + s + "_0 = Unsqueeze (q_" + s + ", u0)\n";
+    }
+  }
+  text += R"(
+  Y0, Yh0, Yc0 = LSTM <hidden_size = 3> (X, W0, R0, , , h0_0, c0_0)
+  X1 = Squeeze (Y0, u1)
+  Y1, Yh1, Yc1 = LSTM <hidden_size = 3> (X1, W1, R1, , , h1_0, c1_0)
+)";
+  for (const char* k : {"h", "c"}) {
+    const std::string K(k);
+    for (const char* l : {"0", "1"}) {
+      text += "  a" + K + l + " = Squeeze (Y" + K + l + ", u0)\n";
+      text += "  b" + K + l + " = Unsqueeze (a" + K + l + ", u1)\n";
+    }
+    text += "  s" + K + " = Concat <axis = 1> (b" + K + "0, b" + K + "1)\n";
+    text += "  t" + K + " = Unsqueeze (s" + K + ", ulast)\n";
+  }
+  return text + "  state_out = Concat <axis = -1> (th, tc)\n}";
+}
+
+TEST(ExposedState, SeveralAxesAtOnceKerasStack) {
+  Analyzed a(KerasStack());
+  const char* regions[2][2] = {{"[:, 0, :, 0]", "[:, 0, :, 1]"}, {"[:, 1, :, 0]", "[:, 1, :, 1]"}};
+  for (size_t layer = 0; layer < 2; ++layer) {
+    for (int k = 0; k < 2; ++k) {
+      const Exposure& exposure = ExposureOf(a.State(layer, k == 0 ? "h" : "c"));
+      EXPECT_EQ(exposure.input, "state_in");
+      EXPECT_EQ(exposure.output, "state_out");
+      EXPECT_EQ(Region(exposure), regions[layer][k]);
+      EXPECT_THAT(exposure.axes, ElementsAre("batch", "hidden_size"));
+    }
+  }
+  EXPECT_THAT(a.Problems(), IsEmpty());
+}
+
+TEST(ExposedState, PlannedPairDescribesTheAuthorsTensorWithItsOwnBatchAxis) {
+  // Regression: the pair's batch_axis was the state's (1), not state_in's (0).
+  Analyzed a(KerasStack());
+  Plan plan = a.PlanWith();
+  ASSERT_THAT(plan.pairs, SizeIs(4));
+  const std::vector<MetaDim> declared{{-1, "batch"}, {2, ""}, {3, ""}, {2, ""}};
+  for (const StatePair& pair : plan.pairs) {
+    EXPECT_EQ(pair.batch_axis, 0) << pair.node << " " << pair.kind;
+    EXPECT_EQ(pair.shape, declared) << pair.node << " " << pair.kind;
+    EXPECT_EQ(pair.rows, std::nullopt);
+    EXPECT_THAT(pair.axes, ElementsAre("batch", "hidden_size"));
+  }
+  for (const StateEdit& edit : plan.edits) {
+    EXPECT_FALSE(edit.Changes()) << edit.owner_name << " " << edit.kind;
+  }
+  // Form 1 ([2, batch, 3]): the batch is axis 1 of the authors' tensor.
+  Plan packed = Analyzed(PackedLstm()).PlanWith();
+  ASSERT_THAT(packed.pairs, SizeIs(2));
+  EXPECT_EQ(packed.pairs[0].batch_axis, 1);
+  EXPECT_EQ(packed.pairs[0].shape, (std::vector<MetaDim>{{2, ""}, {-1, "batch"}, {3, ""}}));
+}
+
+/// Two LSTM layers (hidden 4) in a flat state [batch, 16] = [batch, h/c, layer, hidden]:
+/// Transpose(Reshape(state, [-1, 2, 2, 4]), [1, 2, 0, 3]), Gather h/c, Slice the layer; back through
+/// Transpose and Reshape [-1, 16].
+const char* kFlatState = R"(g (float[seq, batch, 2] X, float[batch, 16] state, float[1, 16, 2] W0, float[1, 16, 4] R0,
+     float[1, 16, 4] W1, float[1, 16, 4] R1) => (float[seq, 1, batch, 4] Y1, float[batch, 16] stateN) {
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  z1 = Constant <value = int64[1] {0}> ()
+  o1 = Constant <value = int64[1] {1}> ()
+  t1 = Constant <value = int64[1] {2}> ()
+  split = Constant <value = int64[4] {-1, 2, 2, 4}> ()
+  r = Reshape (state, split)
+  t = Transpose <perm = [1, 2, 0, 3]> (r)
+  hh = Gather <axis = 0> (t, zero)
+  cc = Gather <axis = 0> (t, one)
+  h0_0 = Slice (hh, z1, o1, z1)
+  h0_1 = Slice (hh, o1, t1, z1)
+  c0_0 = Slice (cc, z1, o1, z1)
+  c0_1 = Slice (cc, o1, t1, z1)
+  Y0, Yh0, Yc0 = LSTM <hidden_size = 4> (X, W0, R0, , , h0_0, c0_0)
+  X1 = Squeeze (Y0, o1)
+  Y1, Yh1, Yc1 = LSTM <hidden_size = 4> (X1, W1, R1, , , h0_1, c0_1)
+  h_n = Concat <axis = 0> (Yh0, Yh1)
+  c_n = Concat <axis = 0> (Yc0, Yc1)
+  hu = Unsqueeze (h_n, z1)
+  cu = Unsqueeze (c_n, z1)
+  s = Concat <axis = 0> (hu, cu)
+  st = Transpose <perm = [2, 0, 1, 3]> (s)
+  flat = Constant <value = int64[2] {-1, 16}> ()
+  stateN = Reshape (st, flat)
+})";
+
+TEST(ExposedState, FlattenedByReshapeAndTransposeIsARangeOnTheLastAxis) {
+  Analyzed a(kHeader + std::string(kFlatState));
+  // Column 8k + 4l: h/c k, layer l.
+  EXPECT_EQ(Region(ExposureOf(a.State(0, "h"))), "[:, 0:4]");
+  EXPECT_EQ(Region(ExposureOf(a.State(1, "h"))), "[:, 4:8]");
+  EXPECT_EQ(Region(ExposureOf(a.State(0, "c"))), "[:, 8:12]");
+  EXPECT_EQ(Region(ExposureOf(a.State(1, "c"))), "[:, 12:16]");
+  EXPECT_THAT(ExposureOf(a.State(1, "c")).axes, ElementsAre("batch", "hidden_size"));
+  EXPECT_EQ(ExposureOf(a.State(1, "c")).rows, std::nullopt) << "a range on the last axis is not rows";
+  Plan plan = a.PlanWith();
+  ASSERT_THAT(plan.pairs, SizeIs(4));
+  EXPECT_EQ(plan.pairs[0].batch_axis, 0);
+  EXPECT_EQ(plan.pairs[0].shape, (std::vector<MetaDim>{{-1, "batch"}, {16, ""}}));
+}
+
+TEST(ExposedState, ReshapeMixingTheBatchWithAnotherAxisIsNotProvable) {
+  // state [6, batch] read as [2, batch, 3]: row-major, batch rows interleave with the hidden axis.
+  std::string text = PackedLstm();
+  Replace(text, "float[2, batch, 3] state,", "float[6, batch] state,");
+  Replace(text, "hs = Gather <axis = 0> (state, zero)", R"(mixed_shape = Constant <value = int64[3] {2, -1, 3}> ()
+  mixed = Reshape (state, mixed_shape)
+  hs = Gather <axis = 0> (mixed, zero))");
+  Replace(text, "cs = Gather <axis = 0> (state, one)", "cs = Gather <axis = 0> (mixed, one)");
+  Analyzed a(text);
+  for (const char* kind : {"h", "c"}) {
+    const StateAnalysis& state = a.State(0, kind);
+    EXPECT_FALSE(state.exposed) << kind;
+    EXPECT_THAT(state.finding.why_not, HasSubstr("its initial value is not a view of a graph input"));
+    EXPECT_THAT(state.finding.why_not, HasSubstr("Reshape"));
+    EXPECT_THAT(state.finding.why_not, HasSubstr("not a split or merge of axes"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Form 4: a cache updated in place with ScatterND.
+
+/// GRU i (of `count`, hidden 3) reads Unsqueeze(Gather(C_i, read[i])) and writes C_{i+1} =
+/// ScatterND(C_i, [[write[i]]], Reshape(Gather(Y_h, 0), Concat([1], Shape(C_i)[1:]))) — PyTorch's
+/// `cache[i] = h[0]`, the update's shape computed from the cache; cache_out = C_count.
+std::string Cache(const std::vector<int>& read, const std::vector<int>& write) {
+  const size_t count = read.size();
+  std::string text = kHeader + std::string(R"(g (float[seq, batch, 2] X, float[3, batch, 3] cache, float[1, 9, 2] W0,
+     float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[3, batch, 3] cache_out) {
+  zero = Constant <value = int64 {0}> ()
+  axis0 = Constant <value = int64[1] {0}> ()
+  one1 = Constant <value = int64[1] {1}> ()
+  big = Constant <value = int64[1] {9223372036854775807}> ()
+  C0 = Identity (cache)
+  X0 = Identity (X)
+)");
+  for (size_t i = 0; i < count; ++i) {
+    const std::string I = std::to_string(i), N = std::to_string(i + 1);
+    text += "  r" + I + " = Constant <value = int64 {" + std::to_string(read[i]) + "}> ()\n";
+    text += "  w" + I + " = Constant <value = int64[1, 1] {" + std::to_string(write[i]) + "}> ()\n";
+    text += "  g" + I + " = Gather <axis = 0> (C" + I + ", r" + I + ")\n";
+    text += "  h" + I + " = Unsqueeze (g" + I + ", axis0)\n";
+    text += "  Y" + I + ", Yh" + I + " = GRU <hidden_size = 3> (X" + I + (i == 0 ? ", W0" : ", R") + ", R, , , h" + I +
+            ")\n";
+    text += "  X" + N + " = Squeeze (Y" + I + ", one1)\n";
+    text += "  f" + I + " = Gather <axis = 0> (Yh" + I + ", zero)\n";
+    text += "  shape" + I + " = Shape (C" + I + ")\n";
+    text += "  tail" + I + " = Slice (shape" + I + ", one1, big)\n";
+    text += "  dims" + I + " = Concat <axis = 0> (one1, tail" + I + ")\n";
+    text += "  u" + I + " = Reshape (f" + I + ", dims" + I + ")\n";
+    text += "  C" + N + " = ScatterND (C" + I + ", w" + I + ", u" + I + ")\n";
+  }
+  const std::string last = std::to_string(count);
+  return text + "  Y = Identity (Y" + std::to_string(count - 1) + ")\n  cache_out = Identity (C" + last + ")\n}";
+}
+
+TEST(ExposedState, CacheUpdatedInPlaceByScatterND) {
+  Analyzed a(Cache({0, 1, 2}, {0, 1, 2}));
+  ASSERT_EQ(a.analysis.nodes.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const StateAnalysis& state = a.State(i, "h");
+    const Exposure& exposure = ExposureOf(state);
+    EXPECT_EQ(exposure.input, "cache");
+    EXPECT_EQ(exposure.output, "cache_out");
+    EXPECT_EQ(Region(exposure), "[" + std::to_string(i) + ", :, :]");
+    EXPECT_THAT(exposure.axes, ElementsAre("batch", "hidden_size"));
+  }
+  // GRU 2 reads the cache after GRU 0 and 1 updated other rows: the read goes back through both ScatterNDs.
+  const ReadTrace read = TraceRead(*a.index, a.State(2, "h").state);
+  ASSERT_TRUE(read.place.has_value()) << read.broken;
+  EXPECT_EQ(read.place->tensor, "cache");
+  EXPECT_THAT(a.Problems(), IsEmpty());
+}
+
+TEST(ExposedState, CacheWrittenAtAnotherIndexIsNotExposed) {
+  Analyzed a(Cache({0, 1}, {0, 2}));
+  EXPECT_EQ(Region(ExposureOf(a.State(0, "h"))), "[0, :, :]");
+  const StateAnalysis& wrong = a.State(1, "h");
+  EXPECT_FALSE(wrong.exposed);
+  EXPECT_EQ(wrong.finding.read, "input 'cache' [1, :, :]");
+  EXPECT_EQ(wrong.finding.written, "output 'cache_out' [2, :, :]");
+  EXPECT_THAT(wrong.finding.why_not, HasSubstr("not the same elements"));
+  const std::vector<CheckProblem> problems = a.Problems();
+  ASSERT_THAT(Kinds(problems), ElementsAre("not_exposed"));
+  EXPECT_THAT(problems[0].message, HasSubstr("read from input 'cache' [1, :, :] but written to output 'cache_out' "
+                                             "[2, :, :]: not the same elements"));
+}
+
+TEST(ExposedState, CacheRowOverwrittenByALaterUpdateIsNotWritten) {
+  // Both GRUs write row 0: GRU 0's final is overwritten by GRU 1's.
+  Analyzed a(Cache({0, 1}, {0, 0}));
+  const StateAnalysis& overwritten = a.State(0, "h");
+  EXPECT_FALSE(overwritten.exposed);
+  EXPECT_THAT(overwritten.finding.why_not, HasSubstr("its final value reaches no graph output"));
+  EXPECT_THAT(overwritten.finding.why_not, HasSubstr("overwrites it"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Form 5: not one-to-one.
+
+TEST(ExposedState, DirectInputsWithAPackedOutputAreNotOneToOne) {
+  Analyzed a(kHeader + std::string(R"(g (float[seq, batch, 2] X, float[1, batch, 3] h_in, float[1, batch, 3] c_in,
+     float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y, float[2, batch, 3] state_out) {
+  Y, Yh, Yc = LSTM <hidden_size = 3> (X, W, R, , , h_in, c_in)
+  state_out = Concat <axis = 0> (Yh, Yc)
+})"));
+  const StateAnalysis& h = a.State(0, "h");
+  EXPECT_FALSE(h.exposed);
+  EXPECT_FALSE(h.exposure.has_value());
+  EXPECT_THAT(h.finding.why_not, HasSubstr("fed whole by input 'h_in' but written to output 'state_out' [0:1, :, :]: "
+                                           "not one-to-one"));
+  EXPECT_THAT(a.State(0, "c").finding.why_not, HasSubstr("[1:2, :, :]: not one-to-one"));
+}
+
+TEST(ExposedState, PackedInputWithDirectOutputsIsNotOneToOne) {
+  Analyzed a(kHeader + std::string(R"(g (float[seq, batch, 2] X, float[2, batch, 3] state_in, float[1, 12, 2] W,
+     float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y, float[1, batch, 3] h_out, float[1, batch, 3] c_out) {
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  h0 = Slice (state_in, zero, one, zero)
+  c0 = Slice (state_in, one, two, zero)
+  Y, h_out, c_out = LSTM <hidden_size = 3> (X, W, R, , , h0, c0)
+})"));
+  for (const char* kind : {"h", "c"}) {
+    const StateAnalysis& state = a.State(0, kind);
+    EXPECT_FALSE(state.exposed) << kind;
+    EXPECT_THAT(state.finding.why_not, HasSubstr("written whole to output '" + std::string(kind) + "_out'"));
+    EXPECT_THAT(state.finding.why_not, HasSubstr("not one-to-one"));
+  }
+  EXPECT_THAT(a.State(0, "h").finding.why_not, HasSubstr("read from input 'state_in' [0:1, :, :]"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Negative controls: one defect each.
+
+TEST(ExposedState, RowsReadByTwoStatesAreNotExposed) {
+  // Both layers read h0[0:1]; layer 0 ends in h_n[0:1], layer 1 in h_n[1:2]. Fed back h_n, layer 1 would
+  // start from layer 0's final state.
+  Analyzed a(StackedGrus("zero, one"));
+  const StateAnalysis& first = a.State(0, "h");
+  EXPECT_FALSE(first.exposed);
+  EXPECT_EQ(first.finding.why_not,
+            "rows [0:1] of input 'h0', axis 0 -> rows [0:1] of output 'h_n', but another state claims the same "
+            "elements");
+  const StateAnalysis& second = a.State(1, "h");
+  EXPECT_FALSE(second.exposed);
+  EXPECT_THAT(second.finding.why_not,
+              HasSubstr("read from input 'h0' [0:1, :, :] but written to output 'h_n' [1:2, :, :]"));
+}
+
+TEST(ExposedState, FinalWrittenToOtherRowsThanReadIsNotExposed) {
+  // The final state lands one row further than it was read (a shift).
+  Analyzed a(kHeader + std::string(R"(g (float[seq, batch, 2] X, float[2, batch, 3] state, float[1, 9, 2] W,
+     float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[2, batch, 3] stateN) {
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  h0 = Slice (state, zero, one, zero)
+  Y, Yh = GRU <hidden_size = 3> (X, W, R, , , h0)
+  kept = Slice (state, one, two, zero)
+  stateN = Concat <axis = 0> (kept, Yh)
+})"));
+  const StateAnalysis& h = a.State(0, "h");
+  EXPECT_FALSE(h.exposed);
+  EXPECT_EQ(h.finding.why_not,
+            "read from input 'state' [0:1, :, :] but written to output 'stateN' [1:2, :, :]: not the same elements");
+}
+
+TEST(ExposedState, HAndCSwappedAreNotExposed) {
+  std::string write = kPackedWrite;
+  Replace(write, "Concat <axis = 0> (hu, cu)", "Concat <axis = 0> (cu, hu)");
+  Analyzed a(PackedLstm(kPackedRead, write));
+  for (const char* kind : {"h", "c"}) {
+    EXPECT_FALSE(a.State(0, kind).exposed) << kind;
+    EXPECT_THAT(a.State(0, kind).finding.why_not, HasSubstr("not the same elements")) << kind;
+  }
+  EXPECT_THAT(a.State(0, "h").finding.why_not, HasSubstr("read from input 'state' [0, :, :]"));
+  EXPECT_EQ(a.State(0, "h").finding.written, "output 'stateN' [1, :, :]");
+  // check says why, in the not_exposed message.
+  const std::vector<CheckProblem> problems = a.Problems();
+  ASSERT_THAT(Kinds(problems), ElementsAre("not_exposed", "not_exposed"));
+  EXPECT_THAT(problems[0].message, HasSubstr("state h is not exposed (read from input 'state' [0, :, :] but written "
+                                             "to output 'stateN' [1, :, :]: not the same elements; no state pair"));
+}
+
+TEST(ExposedState, OutputThatIsTheInputUnchangedIsNotExposed) {
+  // stateN = state: the finals are dropped, so feeding stateN back restarts every call from the same state.
+  Analyzed a(PackedLstm(kPackedRead, "  stateN = Identity (state)\n"));
+  for (const char* kind : {"h", "c"}) {
+    const StateAnalysis& state = a.State(0, kind);
+    EXPECT_FALSE(state.exposed) << kind;
+    EXPECT_THAT(state.finding.why_not, HasSubstr("its final value reaches no graph output")) << kind;
+  }
+  EXPECT_THAT(a.State(0, "c").finding.why_not, HasSubstr("read from input 'state' [1, :, :]"));
+}
+
+TEST(ExposedState, LossyCastOnTheWayOutIsNotExposed) {
+  // float -> float16 -> float rounds the final state: stateN holds a rounded copy, not the final.
+  std::string write = kPackedWrite;
+  Replace(write, "stateN = Concat <axis = 0> (hu, cu)", R"(packed = Concat <axis = 0> (hu, cu)
+  narrow = Cast <to = 10> (packed)
+  stateN = Cast <to = 1> (narrow))");
+  Analyzed a(PackedLstm(kPackedRead, write));
+  for (const char* kind : {"h", "c"}) {
+    EXPECT_FALSE(a.State(0, kind).exposed) << kind;
+    EXPECT_THAT(a.State(0, kind).finding.why_not, HasSubstr("through a Cast that loses precision")) << kind;
+  }
+  // The same Casts through double lose nothing.
+  Replace(write, "Cast <to = 10> (packed)", "Cast <to = 11> (packed)");
+  Analyzed lossless(PackedLstm(kPackedRead, write));
+  EXPECT_TRUE(lossless.State(0, "h").exposed) << lossless.State(0, "h").finding.why_not;
+}
+
+TEST(ExposedState, LossyCastOnTheWayInIsNotExposed) {
+  std::string read = kPackedRead;
+  Replace(read, "hs = Gather <axis = 0> (state, zero)", R"(hw = Gather <axis = 0> (state, zero)
+  hn = Cast <to = 10> (hw)
+  hs = Cast <to = 1> (hn))");
+  Analyzed a(PackedLstm(read));
+  EXPECT_FALSE(a.State(0, "h").exposed);
+  EXPECT_EQ(a.State(0, "h").finding.why_not,
+            "its initial value is not a view of a graph input: a Cast on the way loses precision");
+  EXPECT_TRUE(a.State(0, "c").exposed) << "c is read without the Casts";
+}
+
+TEST(ExposedState, ClaimsConflictOnSharedTensors) {
+  const std::string state = "state", other = "other", out = "out", out2 = "out2";
+  const std::vector<RegionAxis> row0{{RegionAxis::Kind::kIndex, 0, 0}, {}, {}};
+  const std::vector<RegionAxis> row1{{RegionAxis::Kind::kIndex, 1, 0}, {}, {}};
+  const std::vector<RegionAxis> rows01{{RegionAxis::Kind::kRange, 0, 2}, {}, {}};
+  // Disjoint regions of one input and one output: the packed form.
+  EXPECT_EQ(ClaimsConflict({state, out, row0}, {state, out, row1}), ClaimConflict::kNone);
+  EXPECT_EQ(ClaimsConflict({state, out, row0}, {other, out2, row0}), ClaimConflict::kNone);
+  // Overlapping regions: two states, one value.
+  EXPECT_EQ(ClaimsConflict({state, out, row0}, {state, out, rows01}), ClaimConflict::kOverlapping);
+  EXPECT_EQ(ClaimsConflict({state, out, row1}, {state, out2, row1}), ClaimConflict::kOverlapping);
+  // One input paired with two outputs: a runner would have two tensors to feed it from.
+  EXPECT_EQ(ClaimsConflict({state, out, row0}, {state, out2, row1}), ClaimConflict::kCrossed);
+  EXPECT_EQ(ClaimsConflict({state, out, row0}, {other, out, row1}), ClaimConflict::kCrossed);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// rewrite, check and --streamable-only on exposed models.
+
+TEST(ExposedState, RewriteOfAnAllExposedModelOnlyAddsMetadataAndIsIdempotent) {
+  for (StateInputMode mode : {StateInputMode::kDefaults, StateInputMode::kRequired}) {
+    const onnx::ModelProto original = ParseModel(PackedLstm());
+    onnx::ModelProto model = original;
+    PlanOptions options;
+    options.mode = mode;
+    RewriteOutcome outcome = RewriteModel(model, options, /*strict=*/true);
+    EXPECT_TRUE(outcome.changed);
+    EXPECT_EQ(model.graph().SerializeAsString(), original.graph().SerializeAsString())
+        << "no input, output or node changes";
+    const std::vector<StatePair> pairs = RecordedPairs(model);
+    ASSERT_THAT(pairs, SizeIs(2));
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(pairs[k].input, "state");
+      EXPECT_EQ(pairs[k].output, "stateN");
+      EXPECT_EQ(RegionText(pairs[k].region), k == 0 ? "[0, :, :]" : "[1, :, :]");
+      EXPECT_THAT(pairs[k].axes, ElementsAre("batch", "hidden_size"));
+      EXPECT_FALSE(pairs[k].optional) << "the authors' input has no default";
+    }
+    const ModelIndex index(model);
+    EXPECT_THAT(CheckModel(index, Analyze(index)), IsEmpty()) << "the recorded regions match the graph";
+    onnx::ModelProto again = model;
+    EXPECT_FALSE(RewriteModel(again, options, /*strict=*/true).changed);
+    EXPECT_EQ(Bytes(again), Bytes(model));
+  }
+}
+
+TEST(ExposedState, AllExposedModelAtOpset6IsRecordedWithoutNewOperators) {
+  // Opset 6: Squeeze/Unsqueeze take attributes, LSTM is LSTM-1. No Expand exists yet, but none is needed.
+  const std::string header = R"(<ir_version: 3, opset_import: ["" : 6]>
+)";
+  const std::string read = R"(
+  hs = Gather <axis = 0> (state, zero)
+  h0 = Unsqueeze <axes = [0]> (hs)
+  cs = Gather <axis = 0> (state, one)
+  c0 = Unsqueeze <axes = [0]> (cs)
+)";
+  const std::string write = R"(
+  hq = Squeeze <axes = [0]> (Yh)
+  cq = Squeeze <axes = [0]> (Yc)
+  hu = Unsqueeze <axes = [0]> (hq)
+  cu = Unsqueeze <axes = [0]> (cq)
+  stateN = Concat <axis = 0> (hu, cu)
+)";
+  const onnx::ModelProto original = ParseModel(PackedLstm(read, write, header));
+  onnx::ModelProto model = original;
+  RewriteModel(model, {}, /*strict=*/true);
+  EXPECT_EQ(model.graph().SerializeAsString(), original.graph().SerializeAsString());
+  EXPECT_THAT(RecordedPairs(model), SizeIs(2));
+  EXPECT_EQ(model.opset_import(0).version(), 6);
+
+  // The same model with h and c swapped needs new inputs and outputs: refused at opset 6.
+  std::string swapped = write;
+  Replace(swapped, "(hu, cu)", "(cu, hu)");
+  onnx::ModelProto needs_operators = ParseModel(PackedLstm(read, swapped, header));
+  const std::string before = Bytes(needs_operators);
+  try {
+    RewriteModel(needs_operators, {}, /*strict=*/false);
+    FAIL() << "a model needing new operators at opset 6 must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUnsupported);
+    EXPECT_THAT(e.what(), HasSubstr("opset 6"));
+  }
+  EXPECT_EQ(Bytes(needs_operators), before);
+}
+
+TEST(ExposedState, StreamableOnlyLeavesABidirectionalNodeOutOfCheckAndRewrite) {
+  // A forward GRU whose state is the graph's own input and output, and a bidirectional one without state.
+  const std::string text = kHeader + std::string(R"(g (float[seq, batch, 2] X, float[1, batch, 3] h0, float[1, 9, 2] W,
+     float[1, 9, 3] R, float[2, 9, 2] Wb, float[2, 9, 3] Rb) => (float[seq, 2, batch, 3] Yb, float[1, batch, 3] hn) {
+  Y, hn = GRU <hidden_size = 3> (X, W, R, , , h0)
+  Yb = GRU <hidden_size = 3, direction = "bidirectional"> (X, Wb, Rb)
+})");
+  Analyzed a(text);
+  EXPECT_THAT(Kinds(a.Problems()), ElementsAre("not_exposed"));
+  EXPECT_THAT(a.Problems(/*streamable_only=*/true), IsEmpty());
+
+  const onnx::ModelProto original = ParseModel(text);
+  onnx::ModelProto model = original;
+  PlanOptions options;
+  options.streamable_only = true;
+  RewriteModel(model, options, /*strict=*/false);
+  EXPECT_EQ(InputNames(model.graph()), InputNames(original.graph()));
+  EXPECT_EQ(OutputNames(model.graph()), OutputNames(original.graph()));
+  const std::vector<StatePair> pairs = RecordedPairs(model);
+  ASSERT_THAT(pairs, SizeIs(1));
+  EXPECT_EQ(pairs[0].input, "h0");
+  EXPECT_TRUE(pairs[0].streamable);
+  // Without the option the bidirectional node gets its pair (and the graph a new input).
+  onnx::ModelProto all = original;
+  RewriteModel(all, {}, /*strict=*/false);
+  EXPECT_THAT(RecordedPairs(all), SizeIs(2));
+  EXPECT_GT(all.graph().input_size(), original.graph().input_size());
+}
+
+}  // namespace
+}  // namespace rnnstate
