@@ -311,12 +311,13 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
     }
     planner.PlanState(analyzed);
   }
-  // Name unnamed owners (and containers) when the model changes: the metadata then names them by name,
-  // not by an index a later edit (packing, another tool) moves. Named, a re-run changes nothing.
+  // Name unnamed owners (and containers) only when the graph changes anyway — by an edit, or by the
+  // packing after this plan, whose new nodes would move the indices an unnamed node's label is made of.
+  // A model whose states are all exposed keeps its graph as it is. Named, a re-run changes nothing.
   plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
   bool edits_change = false;
   for (const auto& edit : plan.edits) edits_change |= edit.Changes();
-  if (edits_change || plan.metadata_changes) {
+  if (edits_change || options.Transforms()) {
     for (const auto& [where, name] : node_names) plan.node_names.push_back({where, name});
   }
   return plan;
