@@ -5,18 +5,25 @@
 #include <set>
 
 #include "default_path.h"
+#include "loop_recurrence.h"
 #include "packed_state.h"
+#include "stateful_ops.h"
 #include "wiring.h"
 
 namespace rnnstate {
 
 namespace {
 
-/// A producer of recurrent states: appends the nodes owning states (described for reports) and their
-/// states. A new kind of owner is one more producer in kStateProducers.
-using StateProducer = void (*)(const ModelIndex&, std::vector<RecurrentNode>*, std::vector<RecurrentState>*);
+/// A producer of recurrent states: appends the nodes owning states (described for reports), their states
+/// and notes on what looked state-like but is not a state. A new kind of owner is one more producer in
+/// kStateProducers; they run in order (loops leave the variables carrying an operator's state to it).
+using StateProducer = void (*)(const ModelIndex&, Findings*);
 
-constexpr StateProducer kStateProducers[] = {FindOpStates};
+constexpr StateProducer kStateProducers[] = {
+    [](const ModelIndex& index, Findings* found) { FindOpStates(index, &found->nodes, &found->states); },
+    FindLoopStates,
+    FindStatefulOps,
+};
 
 /// The tensor an initial state reads, used to detect sharing (states reading the very same tensor).
 std::set<std::string> SharingKeys(const StateAnalysis& state) {
@@ -49,7 +56,8 @@ void FindSharing(std::vector<StateAnalysis>& states) {
 int FindRecord(const std::vector<StatePair>& pairs, const RecurrentState& state) {
   for (size_t i = 0; i < pairs.size(); ++i) {
     const StatePair& pair = pairs[i];
-    if (pair.graph == state.owner.graph_name && pair.node == state.owner.name && pair.kind == state.kind_name()) {
+    if (pair.graph == state.owner.graph_name && pair.node == state.owner.name && pair.kind == state.kind_name() &&
+        pair.variable == state.variable) {
       return static_cast<int>(i);
     }
   }
@@ -237,13 +245,15 @@ Analysis Analyze(const ModelIndex& index) {
   if (analysis.metadata_error.empty()) {
     analysis.packed = ReadPackedStates(index.model(), analysis.recorded_pairs.size(), &analysis.metadata_error);
   }
-  std::vector<RecurrentState> found;
-  for (StateProducer produce : kStateProducers) produce(index, &analysis.nodes, &found);
+  Findings found;
+  for (StateProducer produce : kStateProducers) produce(index, &found);
+  analysis.nodes = std::move(found.nodes);
+  analysis.notes = std::move(found.notes);
   std::map<std::pair<GraphPath, int>, int> node_of_owner;
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
     node_of_owner[{analysis.nodes[i].graph, analysis.nodes[i].node}] = static_cast<int>(i);
   }
-  for (auto& state : found) {
+  for (auto& state : found.states) {
     const int node = node_of_owner.at({state.owner.graph, state.owner.node});
     analysis.states.push_back(Trace(index, analysis, std::move(state), node));
   }

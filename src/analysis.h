@@ -14,6 +14,7 @@
 #include "recurrent_state.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/packed_metadata.h"
+#include "state_findings.h"
 #include "state_origin.h"
 
 namespace rnnstate {
@@ -51,8 +52,11 @@ struct Analysis {
   std::vector<RecurrentNode> nodes;       ///< the nodes owning states, described for reports
   std::vector<StateAnalysis> states;      ///< every state, grouped by owner in node order
   std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
-  std::string metadata_error;             ///< non-empty when that metadata is malformed
-  std::optional<PackedStates> packed;     ///< the metadata's "packed" object (a packed model)
+  /// What looked state-like but is no rewritable state (carried pass-throughs and counters, loops and
+  /// operators rnnstate cannot classify or handle), in the producers' order.
+  std::vector<StateNote> notes;
+  std::string metadata_error;          ///< non-empty when that metadata is malformed
+  std::optional<PackedStates> packed;  ///< the metadata's "packed" object (a packed model)
   int64_t onnx_opset = 0;
   int64_t ir_version = 0;
   std::string inference_error;  ///< why onnx shape inference failed, if it did
@@ -64,8 +68,9 @@ struct Analysis {
   std::vector<const StateAnalysis*> StatesOf(size_t node) const;
 };
 
-/// Finds every recurrent state of the indexed model with each producer (one per kind of owner: today
-/// the operators of recurrent_ops.h) and traces it.
+/// Finds every recurrent state of the indexed model with each producer (one per kind of owner: the
+/// operators of recurrent_ops.h, loops over hand-written cells, stateful operators outside the table)
+/// and traces it.
 Analysis Analyze(const ModelIndex& index);
 
 }  // namespace rnnstate

@@ -48,7 +48,13 @@ namespace {
 
 std::string PairLabel(const StatePair& pair) {
   return "state pair '" + pair.input + "' -> '" + pair.output + "' (" + pair.graph + " " + pair.node + " " + pair.kind +
-         ")";
+         (pair.variable.empty() ? "" : " '" + pair.variable + "'") + ")";
+}
+
+/// "state h" of an operator, "carried variable 'h_prev'" of a loop.
+std::string StateName(const RecurrentState& state) {
+  return state.variable.empty() ? std::string("state ") + state.kind_name()
+                                : "carried variable '" + state.variable + "'";
 }
 
 std::string OwnerLabel(const RecurrentState& state) { return state.owner.op + " '" + state.owner.name + "'"; }
@@ -62,8 +68,8 @@ void CheckStates(const Analysis& analysis, bool streamable_only, std::vector<Che
     const RecurrentState& state = analyzed.state;
     // Why the model's own inputs/outputs do not count, when it reads or writes the state through them.
     const std::string why = analyzed.finding.why_not.empty() ? "" : analyzed.finding.why_not + "; ";
-    problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) + ": state " +
-                                                             state.kind_name() + " is not exposed (" + why +
+    problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) + ": " +
+                                                             StateName(state) + " is not exposed (" + why +
                                                              "no state pair in metadata '" + kMetadataKey +
                                                              "'; run rnnstate rewrite)"});
   }
@@ -81,7 +87,8 @@ bool OwnerExists(const Analysis& analysis, const StatePair& pair) {
 const StateAnalysis* FindState(const Analysis& analysis, const StatePair& pair) {
   for (const auto& analyzed : analysis.states) {
     const RecurrentState& state = analyzed.state;
-    if (state.owner.graph_name == pair.graph && state.owner.name == pair.node && pair.kind == state.kind_name()) {
+    if (state.owner.graph_name == pair.graph && state.owner.name == pair.node && pair.kind == state.kind_name() &&
+        pair.variable == state.variable) {
       return &analyzed;
     }
   }
@@ -163,13 +170,14 @@ void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePai
   }
   if (!OwnerExists(analysis, pair)) {
     problems.push_back({CheckProblem::Kind::kNoSuchNode,
-                        label + "no RNN/GRU/LSTM node '" + pair.node + "' in graph '" + pair.graph + "'"});
+                        label + "no recurrent node or loop '" + pair.node + "' in graph '" + pair.graph + "'"});
     return;
   }
   const StateAnalysis* state = FindState(analysis, pair);
   if (state == nullptr) {
     problems.push_back(
-        {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'"});
+        {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'" +
+                                               (pair.variable.empty() ? "" : " carried as '" + pair.variable + "'")});
     return;
   }
   if ((pair.rows || !pair.region.empty()) && !packed_member) {
@@ -253,10 +261,21 @@ void CheckDuplicates(const Analysis& analysis, std::vector<CheckProblem>& proble
   CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateOutput, /*inputs=*/false, exclusive, problems);
   CheckUnique(
       pairs, CheckProblem::Kind::kDuplicateState,
-      [](const StatePair& p) { return p.graph + " '" + p.node + "' " + p.kind; }, "state", problems);
+      [](const StatePair& p) {
+        return p.graph + " '" + p.node + "' " + p.kind + (p.variable.empty() ? "" : " '" + p.variable + "'");
+      },
+      "state", problems);
 }
 
 }  // namespace
+
+std::vector<std::string> CheckWarnings(const Analysis& analysis) {
+  std::vector<std::string> warnings;
+  for (const StateNote& note : analysis.notes) {
+    if (note.Warns()) warnings.push_back(StateNoteText(note));
+  }
+  return warnings;
+}
 
 std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis, bool streamable_only) {
   std::vector<CheckProblem> problems;

@@ -21,4 +21,8 @@ namespace rnnstate {
 /// With `streamable_only`, states that cannot stream are not required to be exposed.
 std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis, bool streamable_only = false);
 
+/// What `check` warns about without failing: recurrences it cannot classify (a Loop's carried variable
+/// of unknown kind, a Scan-8 state) and stateful operators outside the table, each with its node.
+std::vector<std::string> CheckWarnings(const Analysis& analysis);
+
 }  // namespace rnnstate

@@ -31,10 +31,11 @@ void DryRun(const std::string& input, const std::string& output, const RewriteSe
   result.warnings = outcome.warnings;
   result.states = outcome.plan.pairs;
   std::string prefix = settings.label_lines ? input + ": " : "";
+  for (const auto& line : outcome.time_axis_changes) result.text += prefix + line + "\n";
   for (const auto& edit : outcome.plan.edits) {
     result.text += prefix + edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe() + "\n";
   }
-  bool changes = outcome.plan.ChangesModel();
+  bool changes = outcome.plan.ChangesModel() || !outcome.time_axis_changes.empty();
   if (settings.plan.Transforms()) {
     // Layout and packing are planned from the rewritten model: run the whole rewrite on a copy.
     onnx::ModelProto copy = model;
@@ -137,6 +138,7 @@ FileResult CheckFile(const std::string& input, bool streamable_only) {
       const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
       Analysis analysis = Analyze(index);
       result.states = analysis.recorded_pairs;
+      result.warnings = CheckWarnings(analysis);
       return CheckModel(index, analysis, streamable_only);
     });
     Json list = Json::array();

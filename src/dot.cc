@@ -131,9 +131,10 @@ class DotBuilder {
 };
 
 std::string RecurrentLabel(const RecurrentNode& node) {
-  std::string label = node.op + " '" + node.name + "'" + (node.unnamed ? " (unnamed)" : "") + "\n" + node.direction +
-                      ", hidden " + std::to_string(node.hidden_size) + ", batch " +
-                      (node.batch.fixed() ? node.batch.ToString() : "dynamic (" + node.batch.ToString() + ")");
+  const std::string what =
+      node.walk.empty() ? node.direction + ", hidden " + std::to_string(node.hidden_size) : node.walk;
+  std::string label = node.op + " '" + node.name + "'" + (node.unnamed ? " (unnamed)" : "") + "\n" + what +
+                      ", batch " + (node.batch.fixed() ? node.batch.ToString() : "dynamic (" + node.batch.ToString() + ")");
   if (!node.streamable) label += "\nnot streamable: " + node.not_streamable_reason;
   if (!node.problem.empty()) label += "\ncannot rewrite: " + node.problem;
   return label;
@@ -239,7 +240,7 @@ class StateDrawer {
   std::string HiddenSource(const StateAnalysis& state) {
     const StateOwner& owner = state.state.owner;
     std::string key = state.origin.value.empty()
-                          ? "absent|" + owner.graph_name + "|" + owner.name + "|" + state.state.kind_name()
+                          ? "absent|" + owner.graph_name + "|" + state.state.Label()
                           : "origin|" + GraphPathString(model_, state.origin.value_graph) + "|" + state.origin.value;
     Attributes attributes{
         {"label", OriginText(model_, state.origin)}, {"fillcolor", kHiddenFill}, {"style", "rounded,filled,dashed"}};
@@ -256,7 +257,7 @@ class StateDrawer {
       label = "output '" + final_state.value + "'";
     else if (!final_state.value.empty())
       label = "'" + final_state.value + "'\n" + UseCount(final_state.consumers);
-    std::string key = "final|" + owner.graph_name + "|" + owner.name + "|" + state.state.kind_name();
+    std::string key = "final|" + owner.graph_name + "|" + state.state.Label();
     return dot_.Node(key, state.site.graph,
                      {{"label", label}, {"fillcolor", kHiddenFill}, {"style", "rounded,filled,dashed"}});
   }

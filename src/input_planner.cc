@@ -43,11 +43,15 @@ bool SelectedWhenEmpty(const GraphIndex& main, const onnx::GraphProto& graph, co
 }
 
 /// The dims of a zero default small enough to store as an initializer of the state's full shape (a fixed
-/// batch), or nullopt: then the default is broadcast to the batch of X, or selected by an If.
+/// batch, or a loop's state without a batch axis and of fixed shape), or nullopt: then the default is
+/// broadcast to the batch of X, or selected by an If.
 std::optional<std::vector<int64_t>> StorableZeros(const RecurrentState& state, int32_t elem_type) {
-  if (state.batch_axis < 0 || !state.shape[state.batch_axis].fixed()) return std::nullopt;
+  if (state.batch_axis >= 0 && !state.shape[state.batch_axis].fixed()) return std::nullopt;
   std::vector<int64_t> dims;
-  for (const auto& d : state.shape) dims.push_back(d.value);
+  for (const auto& d : state.shape) {
+    if (!d.fixed()) return std::nullopt;
+    dims.push_back(d.value);
+  }
   const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
   if (!bytes || *bytes > kMaxZeroDefaultBytes) return std::nullopt;
   return dims;
@@ -173,6 +177,12 @@ std::string InputPlanner::PlanInitializerDefault(const StateAnalysis& analyzed, 
   for (int i = 0; fits && i < tensor.dims_size(); ++i) {
     fits = tensor.dims(i) >= 0 && (!expected[i].fixed() || expected[i].value == tensor.dims(i));
   }
+  // onnx checks neither for an operator it has no schema for (com.microsoft): the input is declared with
+  // the state's type, so its default must have it too.
+  if (tensor.data_type() != edit.elem_type) {
+    return "initializer '" + origin.value + "' has element type " + DataTypeName(tensor.data_type()) +
+           ", not the state's " + DataTypeName(edit.elem_type);
+  }
   if (!fits) {
     std::string dims;
     for (auto d : tensor.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
@@ -198,11 +208,13 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
   }
   std::vector<Dim> shape = state.shape;
   const int batch_axis = state.batch_axis;
-  if (batch_axis >= 0 && state.shape[batch_axis].fixed()) {
+  if (batch_axis < 0 || state.shape[batch_axis].fixed()) {
     if (std::optional<std::vector<int64_t>> dims = StorableZeros(state, edit.elem_type)) {
       input.default_value = ZerosDefault{*dims};
       return "";
     }
+    // Without a batch axis (a loop's state) there is no X to broadcast to: select the original zeros.
+    if (batch_axis < 0) return PlanSelectOriginal(state, edit, input, true);
     // Too large to store: broadcast [D,1,H] zeros to the batch of X, as for a dynamic batch. The
     // input's batch is then declared symbolic ([D,1,H] must be a valid value of it).
     auto [name, fresh] = batch_params_.try_emplace({state.owner.graph, state.owner.node});
@@ -235,11 +247,15 @@ std::string InputPlanner::PlanSelectOriginal(const RecurrentState& state, StateE
                                              bool original_is_zeros) {
   if (edit.original.empty()) return "no original value to select";
   input.default_graph = index_.Resolve(edit.site.graph, edit.original).graph;
-  // The empty tensor must be a valid feed: the batch is declared symbolic.
-  if (state.batch_axis >= 0 && edit.shape[state.batch_axis].fixed()) edit.shape[state.batch_axis] = Dim{-1, "batch"};
+  // An empty tensor means "not fed": empty along the batch, or (a loop's state without one) axis 0. It
+  // must be a valid feed: that axis is declared symbolic.
+  if (state.shape.empty() || edit.shape.empty())
+    return "a scalar state has no empty default; use --state-inputs required";
+  const int empty_axis = state.batch_axis >= 0 ? state.batch_axis : 0;
+  if (edit.shape[empty_axis].fixed()) edit.shape[empty_axis] = Dim{-1, state.batch_axis >= 0 ? "batch" : ""};
   std::vector<int64_t> empty;
   for (const auto& d : state.shape) empty.push_back(d.fixed() ? d.value : 0);
-  if (state.batch_axis >= 0) empty[state.batch_axis] = 0;  // an empty tensor means "not fed"
+  empty[empty_axis] = 0;
   SelectOriginalDefault select = SelectNames(edit.input, empty);
   select.empty_default = options_.mode == StateInputMode::kDefaults;
   input.slot_value = names_.Allocate(edit.input + ".selected");

@@ -52,6 +52,7 @@ struct RewriteArgs {
   std::string layout = "node";
   std::string packed_input = "state_in";
   std::string packed_output = "state_out";
+  std::vector<std::string> time_axes;
 };
 
 struct ReportArgs {
@@ -133,6 +134,7 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   if (options.packed_input.empty() || options.packed_output.empty() || options.packed_input == options.packed_output) {
     throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
   }
+  for (const std::string& axis : args.time_axes) options.time_axes.push_back(rnnstate::ParseTimeAxis(axis));
   if (!args.nodes.empty()) {
     try {
       options.node_filter = std::regex(args.nodes);
@@ -340,6 +342,11 @@ void DeclareRewrite(CLI::App& command, Args& all) {
       ->check(CLI::IsMember({"node", "batch-first"}));
   command.add_option("--packed-input", rewrite.packed_input, "Name of the packed state input (default state_in)");
   command.add_option("--packed-output", rewrite.packed_output, "Name of the packed state output (default state_out)");
+  command
+      .add_option("--time-axis", rewrite.time_axes,
+                  "INPUT:AXIS a Loop walks with a constant trip count equal to its static length (tf2onnx): "
+                  "make that axis symbolic and derive the trip count from the fed input (repeatable)")
+      ->type_name("INPUT:AXIS");
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   command.add_flag("--streamable-only", rewrite.streamable_only,
                    "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");

@@ -97,7 +97,11 @@ StatePair PairFromJson(const Json& entry) {
   pair.node = text("node");
   pair.graph = text("graph");
   pair.kind = text("kind");
-  if (pair.kind.empty()) throw std::runtime_error("kind is empty");
+  if (pair.kind.empty()) throw std::runtime_error("kind is empty");  // any other kind is accepted (see check)
+  if (auto variable = entry.find("variable"); variable != entry.end() && !variable->is_null()) {
+    if (!variable->is_string()) throw std::runtime_error("'variable' is not a string");
+    pair.variable = variable->get<std::string>();
+  }
   pair.optional = flag("optional", false);
   pair.streamable = flag("streamable", false);
   if (auto rows = entry.find("rows"); rows != entry.end() && !rows->is_null()) {
@@ -246,6 +250,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
       entry["region"] = RegionJson(pair.region);
       entry["axes"] = pair.axes;
     }
+    if (!pair.variable.empty()) entry["variable"] = pair.variable;
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));
   }

@@ -165,6 +165,7 @@ struct StateEdit {
   std::string owner_name;  ///< after renaming of unnamed nodes
   std::string graph_name;
   std::string kind;  ///< "h", "c", "state"
+  std::string variable;  ///< kind "state": the loop's carried variable (body input name)
   std::string op;    ///< the owner's op (for name templates)
   /// Where the state is promoted: the owner, or the Loop/Scan carrying the state.
   StateSite site;

@@ -36,6 +36,7 @@ class StatePlanner {
     edit.owner_name = path_namer_.OwnerName(state.owner);
     edit.graph_name = path_namer_.Name(state.owner.graph);
     edit.kind = state.kind_name();
+    edit.variable = state.variable;
     edit.op = state.owner.op;
     edit.site = analyzed.site;
     edit.elem_type = state.elem_type;
@@ -106,7 +107,7 @@ class StatePlanner {
   void PlanRecorded(const StateAnalysis& analyzed, StateEdit& edit, const StatePair& pair, const Dim& batch) {
     edit.input = pair.input;
     edit.output = pair.output;
-    edit.streamable = pair.streamable;
+    // `streamable` stays the analysis' verdict: a stage before this plan (--time-axis) may have changed it.
     edit.rows = pair.rows;
     edit.region = pair.region;
     edit.region_axes = pair.axes;
@@ -216,6 +217,7 @@ class StatePlanner {
     pair.optional = edit.optional;
     pair.streamable = edit.streamable;
     pair.rows = edit.rows;
+    pair.variable = edit.variable;
     pair.region = edit.region;
     pair.axes = edit.region_axes;
     pair.dtype = ElementTypeName(state.elem_type);
@@ -228,7 +230,9 @@ class StatePlanner {
   }
 
   std::string NewName(const std::string& pattern, const StateEdit& edit) {
-    return names_.Allocate(ExpandNameTemplate(pattern, stem_, edit.kind, edit.op));
+    // A loop's states are told apart by their carried variable: `{kind}` names it.
+    const std::string kind = edit.variable.empty() ? edit.kind : NodeStem(edit.variable);
+    return names_.Allocate(ExpandNameTemplate(pattern, stem_, kind, edit.op));
   }
 
   void PlanOutput(const StateAnalysis& analyzed, StateEdit& edit) {

@@ -28,6 +28,14 @@ std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<in
   return bytes;
 }
 
+bool IsOnnxOp(const onnx::NodeProto& node, std::initializer_list<const char*> ops) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+  for (const char* op : ops) {
+    if (node.op_type() == op) return true;
+  }
+  return false;
+}
+
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& attribute : node.attribute()) {
     if (attribute.name() == name) return &attribute;

@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +24,9 @@ std::string DataTypeName(int32_t elem_type);
 /// The size in bytes of a dense tensor of `elem_type` with `dims`, or nullopt when the element type is
 /// not a float type, a dim is negative, or the size does not fit in 64 bits.
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims);
+
+/// True when `node` is of the default ONNX domain and one of `ops`.
+bool IsOnnxOp(const onnx::NodeProto& node, std::initializer_list<const char*> ops);
 
 /// The attribute `name` of `node`, or nullptr.
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name);

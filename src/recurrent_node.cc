@@ -90,7 +90,8 @@ std::string InputRuleViolation(const onnx::NodeProto& node, const RecurrentOp& o
   if (node.input_size() < needed) {
     return "has " + std::to_string(node.input_size()) + " input" + (node.input_size() == 1 ? "" : "s") + ", but " +
            node.op_type() + " requires " +
-           ListText(op.required_slots, [&](int slot) { return InputName(op, slot); }, " and ");
+           ListText(
+               op.required_slots, [&](int slot) { return InputName(op, slot); }, " and ");
   }
   for (int slot : op.required_slots) {
     if (node.input(slot).empty()) return "required input " + InputName(op, slot) + " is empty";
@@ -214,6 +215,8 @@ RecurrentNode Describe(const onnx::NodeProto& node, const RecurrentOp& op, int i
   ReadAttributes(node, op, out);
   ReadShapes(node, op, scope, out);
   JudgeStreaming(out);
+  out.streaming_caveat = op.streaming_caveat;
+  if (out.problem.empty() && out.x.empty()) out.problem = "input X is missing";
   if (out.problem.empty() && out.hidden_size <= 0) {
     out.problem = "hidden size unknown: no hidden_size attribute and no shape for R or W";
   }
@@ -248,38 +251,42 @@ RecurrentState StateOf(const RecurrentNode& node, StateKind kind, int initial_sl
   return state;
 }
 
+/// Calls `visit(path, graph_index, graph, n, op)` for every node of a table operator, in graph order.
+template <typename Visit>
+void ForEachOpNode(const ModelIndex& index, Visit visit) {
+  for (const auto& [path, graph_index] : index.graphs()) {
+    const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
+    if (graph == nullptr) continue;
+    for (int n = 0; n < graph->node_size(); ++n) {
+      if (const RecurrentOp* op = FindRecurrentOp(graph->node(n))) visit(path, graph_index, *graph, n, *op);
+    }
+  }
+}
+
 }  // namespace
 
 std::string FirstOpRuleViolation(const ModelIndex& index) {
-  for (const auto& [path, graph_index] : index.graphs()) {
-    const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
-    if (graph == nullptr) continue;
-    for (int n = 0; n < graph->node_size(); ++n) {
-      const RecurrentOp* op = FindRecurrentOp(graph->node(n));
-      if (op == nullptr) continue;
-      if (std::string rule = NodeRuleViolation(graph->node(n), *op, Scope{index, path}); !rule.empty()) {
-        return GraphPathString(index.model(), path) + ": " + DescribeNode(index.model(), path, n) + ": " + rule;
-      }
+  std::string first;
+  ForEachOpNode(index, [&](const GraphPath& path, const GraphIndex&, const onnx::GraphProto& graph, int n,
+                           const RecurrentOp& op) {
+    if (!first.empty()) return;
+    if (std::string rule = NodeRuleViolation(graph.node(n), op, Scope{index, path}); !rule.empty()) {
+      first = GraphPathString(index.model(), path) + ": " + DescribeNode(index.model(), path, n) + ": " + rule;
     }
-  }
-  return "";
+  });
+  return first;
 }
 
 void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states) {
-  for (const auto& [path, graph_index] : index.graphs()) {
-    const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
-    if (graph == nullptr) continue;
-    for (int n = 0; n < graph->node_size(); ++n) {
-      const RecurrentOp* op = FindRecurrentOp(graph->node(n));
-      if (op == nullptr) continue;
-      nodes->push_back(Describe(graph->node(n), *op, n, graph_index, index));
-      const RecurrentNode& node = nodes->back();
-      states->push_back(StateOf(node, StateKind::kHidden, op->initial_h_slot, op->y_h_slot, "initial_h", "Y_h"));
-      if (op->has_cell()) {
-        states->push_back(StateOf(node, StateKind::kCell, op->initial_c_slot, op->y_c_slot, "initial_c", "Y_c"));
-      }
+  ForEachOpNode(index, [&](const GraphPath&, const GraphIndex& graph_index, const onnx::GraphProto& graph, int n,
+                           const RecurrentOp& op) {
+    nodes->push_back(Describe(graph.node(n), op, n, graph_index, index));
+    const RecurrentNode& node = nodes->back();
+    states->push_back(StateOf(node, StateKind::kHidden, op.initial_h_slot, op.y_h_slot, "initial_h", "Y_h"));
+    if (op.has_cell()) {
+      states->push_back(StateOf(node, StateKind::kCell, op.initial_c_slot, op.y_c_slot, "initial_c", "Y_c"));
     }
-  }
+  });
 }
 
 }  // namespace rnnstate

@@ -34,6 +34,12 @@ struct RecurrentNode {
   /// True when chunked runs with fed-back state equal one full run.
   bool streamable = false;
   std::string not_streamable_reason;
+  /// Why chunked runs may still differ from one full run although the recurrence streams (the
+  /// operator's, see RecurrentOp::streaming_caveat); "" when they are exact.
+  std::string streaming_caveat;
+  /// Loops and Scans over a hand-written cell (see loop_recurrence.h): what the loop walks, for reports;
+  /// "" for the operators of the table.
+  std::string walk;
   /// Non-empty when the node cannot be rewritten; says why.
   std::string problem;
 

@@ -32,11 +32,33 @@ RecurrentOp OnnxOp(std::string_view op_type, int gates, bool cell) {
   return op;
 }
 
+/// ONNX Runtime's dynamically quantized LSTM (what `quantize_dynamic` makes of an LSTM): LSTM's slots,
+/// but W [D, input, 4H] and R [D, H, 4H] are int8/uint8 and transposed, followed by P, W_scale,
+/// W_zero_point, R_scale, R_zero_point (12 inputs); always time-major. ONNX Runtime's schema types X, B,
+/// the states, P and the scales float only.
+RecurrentOp DynamicQuantizeLstm() {
+  RecurrentOp op = OnnxOp("DynamicQuantizeLSTM", 4, true);
+  op.domain = "com.microsoft";
+  op.input_names.insert(op.input_names.end(), {"W_scale", "W_zero_point", "R_scale", "R_zero_point"});
+  op.required_slots = {0, 1, 2, 8, 9, 10, 11};
+  op.float_slots = {0, 3, 5, 6, 7, 8, 10};
+  op.float_types = {onnx::TensorProto::FLOAT};
+  op.float_weights = false;
+  op.hidden_from[0] = {2, 1, 1};  // R [D, H, 4H]
+  op.hidden_from[1] = {1, 2, 4};  // W [D, input, 4H]
+  op.has_layout = false;
+  op.streaming_caveat =
+      "it quantizes X on every call with the range (minimum and maximum) of that call's X, so chunked runs "
+      "equal one full run only when every chunk has the same minimum and maximum; a stacked layer quantizes "
+      "the previous layer's output the same way";
+  return op;
+}
+
 }  // namespace
 
 const std::vector<RecurrentOp>& RecurrentOps() {
   static const std::vector<RecurrentOp> ops = {OnnxOp("RNN", 1, false), OnnxOp("GRU", 3, false),
-                                               OnnxOp("LSTM", 4, true)};
+                                               OnnxOp("LSTM", 4, true), DynamicQuantizeLstm()};
   return ops;
 }
 

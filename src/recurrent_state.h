@@ -70,6 +70,8 @@ struct RecurrentState {
   StateKind kind = StateKind::kHidden;
   int initial_slot = -1;     ///< owner input where the initial value enters (initial_h = 5)
   int final_slot = -1;       ///< owner output where the final value leaves (Y_h = 1)
+  /// kCarried: the carried variable, as its body input is named ("" for the h and c of an operator).
+  std::string variable;
   std::string initial_name;  ///< the initial slot's name in the operator signature ("initial_h")
   std::string final_name;    ///< the final slot's name ("Y_h")
   int32_t elem_type = 0;     ///< onnx::TensorProto_DataType; 0 when unknown
@@ -87,8 +89,8 @@ struct RecurrentState {
 
   StateKey key() const { return StateKey{owner.graph, owner.node, initial_slot}; }
   const char* kind_name() const { return StateKindName(kind); }
-  /// "LSTM_3/h": the owner's name and the kind.
-  std::string Label() const { return owner.name + "/" + kind_name(); }
+  /// "LSTM_3/h": the owner's name and the kind (a loop's: its carried variable, "Loop_2/h_prev").
+  std::string Label() const { return owner.name + "/" + (variable.empty() ? kind_name() : variable); }
 };
 
 }  // namespace rnnstate

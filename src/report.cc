@@ -30,9 +30,10 @@ std::string PackedText(const PackedStates& packed, const std::vector<StatePair>&
         << ", first feed " << value.init << (value.optional ? ", optional" : ", required")
         << (value.streamable ? ", streamable" : ", not streamable") << "):\n";
     for (const PackedMember& member : value.members) {
-      out << "  " << (packed.kind == kPackedTensor ? "[" + std::to_string(member.offset) + ":" +
-                                                         std::to_string(member.offset + member.length) + "]"
-                                                   : "#" + std::to_string(member.position))
+      out << "  "
+          << (packed.kind == kPackedTensor
+                  ? "[" + std::to_string(member.offset) + ":" + std::to_string(member.offset + member.length) + "]"
+                  : "#" + std::to_string(member.position))
           << " " << member.input << " -> " << member.output << " " << MetaShapeText(member.shape);
       for (int64_t state : member.states) {
         const StatePair& pair = pairs[static_cast<size_t>(state)];
@@ -96,6 +97,8 @@ Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const 
 
   Json out = Json::object();
   out["kind"] = state.state.kind_name();
+  out["variable"] = state.state.variable.empty() ? Json() : Json(state.state.variable);
+  out["shape"] = ShapeText(state.state.shape);
   out["site"] = std::move(site);
   out["threaded_through"] = std::move(threads);
   out["thread_problem"] = state.thread_problem.empty() ? Json() : Json(state.thread_problem);
@@ -131,17 +134,35 @@ Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const 
   return out;
 }
 
+/// "h", or a loop's "state 'h_prev' [batch,4]".
+std::string StateTitle(const RecurrentState& state) {
+  if (state.variable.empty()) return state.kind_name();
+  return std::string(state.kind_name()) + " '" + state.variable + "' " + ShapeText(state.shape);
+}
+
+Json NoteJson(const StateNote& note) {
+  Json entry = Json::object();
+  entry["kind"] = StateNoteKindName(note.kind);
+  entry["graph"] = note.owner.graph_name;
+  entry["node"] = note.owner.name;
+  entry["op"] = note.owner.op;
+  entry["variable"] = note.variable;
+  entry["reason"] = note.reason;
+  entry["warning"] = note.Warns();
+  return entry;
+}
+
 /// The text lines of one state.
 void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state, const Plan& plan,
                std::ostringstream& out) {
   if (state.exposed && state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
     const std::string place = PlaceSuffix(pair.rows, pair.region);
-    out << "  " << state.state.kind_name() << "  exposed: input '" << pair.input << "'" << place << " ("
+    out << "  " << StateTitle(state.state) << "  exposed: input '" << pair.input << "'" << place << " ("
         << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'" << place << "\n";
     return;
   }
-  out << "  " << state.state.kind_name() << "  from: " << OriginKindName(state.origin.kind);
+  out << "  " << StateTitle(state.state) << "  from: " << OriginKindName(state.origin.kind);
   if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
   if (state.origin.zero) out << ", zeros";
   auto computed = ComputedBy(model, state.origin);
@@ -194,6 +215,8 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
     entry["batch"] = BatchJson(n.batch);
     entry["streamable"] = n.streamable;
     entry["not_streamable_reason"] = n.streamable ? Json() : Json(n.not_streamable_reason);
+    entry["streaming_caveat"] = n.streaming_caveat.empty() ? Json() : Json(n.streaming_caveat);
+    entry["walk"] = n.walk.empty() ? Json() : Json(n.walk);
     entry["problem"] = n.problem.empty() ? Json() : Json(n.problem);
     Json states = Json::array();
     for (const StateAnalysis* state : analysis.StatesOf(i)) states.push_back(StateJson(model, *state, plan));
@@ -219,6 +242,9 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
   report["packed"] = analysis.packed ? PackedStatesJson(*analysis.packed) : Json();
   report["metadata_error"] = analysis.metadata_error.empty() ? Json() : Json(analysis.metadata_error);
   report["skipped"] = std::move(skipped);
+  Json notes = Json::array();
+  for (const StateNote& note : analysis.notes) notes.push_back(NoteJson(note));
+  report["notes"] = std::move(notes);
   report["changes"] = plan.ChangesModel();
   return report;
 }
@@ -230,12 +256,19 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
       << ", opset " << analysis.onnx_opset << ", IR " << analysis.ir_version << "\n";
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
     const RecurrentNode& n = analysis.nodes[i];
+    const std::string what = n.walk.empty() ? n.direction + ", hidden " + std::to_string(n.hidden_size) + ", layout " +
+                                                  std::to_string(n.layout)
+                                            : n.walk;
+    // A loop's states may have no batch axis at all.
+    const bool no_batch = !n.walk.empty() && !n.batch.fixed() && n.batch.param.empty();
     out << "\n"
-        << n.graph_name << "  " << n.op << " '" << n.name << "'" << (n.unnamed ? " (unnamed)" : "") << "  "
-        << n.direction << ", hidden " << n.hidden_size << ", layout " << n.layout << ", batch "
-        << (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")") << "\n";
+        << n.graph_name << "  " << n.op << " '" << n.name << "'" << (n.unnamed ? " (unnamed)" : "") << "  " << what
+        << (no_batch ? ", no batch axis"
+                     : ", batch " + (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")"))
+        << "\n";
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
     out << "  streamable: " << (n.streamable ? "yes" : "no (" + n.not_streamable_reason + ")") << "\n";
+    if (n.streamable && !n.streaming_caveat.empty()) out << "  caveat: " << n.streaming_caveat << "\n";
     for (const StateAnalysis* state : analysis.StatesOf(i)) StateText(model, analysis, *state, plan, out);
   }
   if (!analysis.recorded_pairs.empty()) {
@@ -243,11 +276,15 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
     for (const auto& pair : analysis.recorded_pairs) {
       const std::string place = PlaceSuffix(pair.rows, pair.region);
       out << "  " << pair.input << place << " -> " << pair.output << place << "  (" << pair.graph << " " << pair.node
-          << " " << pair.kind << (pair.optional ? ", optional" : ", required")
-          << (pair.streamable ? ", streamable" : ", not streamable") << ")\n";
+          << " " << pair.kind << (pair.variable.empty() ? "" : " '" + pair.variable + "'")
+          << (pair.optional ? ", optional" : ", required") << (pair.streamable ? ", streamable" : ", not streamable")
+          << ")\n";
     }
   }
   if (analysis.packed) out << PackedText(*analysis.packed, analysis.recorded_pairs);
+  if (!analysis.notes.empty()) out << "\n";
+  for (const StateNote& note : analysis.notes)
+    out << (note.Warns() ? "warning: " : "note: ") << StateNoteText(note) << "\n";
   if (!analysis.metadata_error.empty()) out << "\nwarning: " << analysis.metadata_error << "\n";
   if (analysis.nodes.empty()) out << "nothing to do\n";
   return out.str();

@@ -7,6 +7,7 @@
 #include "model_rules.h"
 #include "rnnstate/error.h"
 #include "state_transform.h"
+#include "time_axis.h"
 #include "validate.h"
 
 namespace rnnstate {
@@ -36,13 +37,8 @@ std::vector<std::string> SkipWarnings(const Plan& plan) {
   return warnings;
 }
 
-}  // namespace
-
-void RequireSupportedOpset(const Analysis& analysis) {
-  if (std::string problem = OpsetProblem(analysis); !problem.empty()) throw Error(ExitCode::kUnsupported, problem);
-}
-
-RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
+/// The analysis and plan of `model`'s states. Throws Error(kBadInput) for an invalid model.
+RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
   const ModelIndex index = IndexValidModel(model);
@@ -55,6 +51,9 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   outcome.plan =
       TransformsOf(model).any() ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
   outcome.warnings = SkipWarnings(outcome.plan);
+  for (const StateNote& note : outcome.analysis.notes) {
+    if (note.Warns()) outcome.warnings.push_back(StateNoteText(note) + " (not rewritten)");
+  }
   outcome.warnings.insert(outcome.warnings.end(), outcome.plan.notes.begin(), outcome.plan.notes.end());
   if (!outcome.analysis.metadata_error.empty()) {
     outcome.warnings.push_back(outcome.analysis.metadata_error + " (it will be rewritten)");
@@ -62,22 +61,64 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   return outcome;
 }
 
+/// Plans `--time-axis` and, when it changes something, applies it to a copy of `model`; `plan` says what.
+std::optional<onnx::ModelProto> StageTimeAxes(const onnx::ModelProto& model, const PlanOptions& options,
+                                              TimeAxisPlan* plan) {
+  if (options.time_axes.empty()) return std::nullopt;
+  *plan = PlanTimeAxes(IndexValidModel(model), options.time_axes);
+  if (!plan->Changes()) return std::nullopt;
+  onnx::ModelProto staged = model;
+  ApplyTimeAxes(*plan, staged);
+  return staged;
+}
+
+/// Puts the `--time-axis` stage's lines and warnings in front of the state plan's.
+void AddTimeAxisNotes(const TimeAxisPlan& plan, RewriteOutcome& outcome) {
+  outcome.time_axis_changes = plan.Describe();
+  outcome.warnings.insert(outcome.warnings.begin(), plan.warnings.begin(), plan.warnings.end());
+}
+
+}  // namespace
+
+void RequireSupportedOpset(const Analysis& analysis) {
+  if (std::string problem = OpsetProblem(analysis); !problem.empty()) throw Error(ExitCode::kUnsupported, problem);
+}
+
+RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
+  TimeAxisPlan time_axes;
+  const std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
+  RewriteOutcome outcome = PlanStates(staged ? *staged : model, options);
+  AddTimeAxisNotes(time_axes, outcome);
+  return outcome;
+}
+
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                             const std::string& model_dir) {
-  RewriteOutcome outcome = PlanRewrite(model, options);
+  // The time axes are applied to a copy, so that a failure below leaves `model` as it was.
+  TimeAxisPlan time_axes;
+  std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
+  onnx::ModelProto& target = staged ? *staged : model;
+  RewriteOutcome outcome = PlanStates(target, options);
+  AddTimeAxisNotes(time_axes, outcome);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
-    throw Error(ExitCode::kUnsupported, "--strict: " + outcome.warnings.front());
+    throw Error(ExitCode::kUnsupported, "--strict: " + SkipWarnings(outcome.plan).front());
   }
-  if (!outcome.plan.ChangesModel() && !options.Transforms()) return outcome;
+  if (!outcome.plan.ChangesModel() && !options.Transforms() && !staged) return outcome;
   ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir);
   if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
+  for (const std::string& op : baseline.unchecked_ops) {
+    outcome.warnings.push_back("onnx 1.12 has no schema for " + op +
+                               ": its checker and shape inference pass over those nodes unchecked (the rest of the "
+                               "rewrite is checked)");
+  }
+  outcome.changed = staged.has_value();
   if (outcome.plan.ChangesModel()) {
-    ApplyPlan(outcome.plan, model);
+    ApplyPlan(outcome.plan, target);
     outcome.changed = true;
   }
   if (options.Transforms()) {
-    TransformOutcome transform = TransformStates(model, options);
+    TransformOutcome transform = TransformStates(target, options);
     outcome.changed |= transform.changed;
     if (options.pack != PackKind::kNone) {  // the notes are about state inputs packing replaced
       for (const std::string& note : outcome.plan.notes) {
@@ -89,7 +130,8 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
     outcome.transform_lines = std::move(transform.lines);
     outcome.plan.pairs = std::move(transform.pairs);
   }
-  if (outcome.changed) ValidateRewritten(model, baseline);
+  if (outcome.changed) ValidateRewritten(target, baseline);
+  if (staged) model = std::move(*staged);
   return outcome;
 }
 

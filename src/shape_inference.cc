@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "contrib_schemas.h"
 #include "model_index.h"
 #include "proto_access.h"
 
@@ -102,6 +103,7 @@ std::string InferShapes(onnx::ModelProto& copy) {
     if (IsOnnxDomain(import.domain())) opset = import.version();
   }
   if (std::string problem = MalformedAttributes(copy.graph(), opset); !problem.empty()) return problem;
+  RegisterContribSchemas();
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);

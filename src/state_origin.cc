@@ -168,7 +168,12 @@ const char* ThreadLevelOp(const ThreadLevel& level) {
 }
 
 StateSite LocateSite(const ModelIndex& index, const RecurrentState& state) {
+  return CarrierChain(index, state).back();
+}
+
+std::vector<StateSite> CarrierChain(const ModelIndex& index, const RecurrentState& state) {
   StateSite site{state.owner.graph, state.owner.node, state.initial_slot, state.final_slot, false};
+  std::vector<StateSite> chain{site};
   for (int depth = 0; depth < kMaxTraceDepth; ++depth) {
     std::string value = SlotValue(NodeAt(index, site.graph, site.node).input(), site.input_slot);
     if (value.empty()) break;
@@ -181,8 +186,9 @@ StateSite LocateSite(const ModelIndex& index, const RecurrentState& state) {
     if (body_output >= body.output_size()) break;
     if (!DerivesFromSite(index, resolved.graph, body.output(body_output).name(), site)) break;
     site = carrier;
+    chain.push_back(site);
   }
-  return site;
+  return chain;
 }
 
 std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std::vector<ThreadLevel>* levels) {

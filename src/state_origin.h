@@ -80,6 +80,9 @@ const char* ThreadLevelOp(const ThreadLevel& level);
 /// Finds the site of `state`, following loop-carried variables up from its owner.
 StateSite LocateSite(const ModelIndex& index, const RecurrentState& state);
 
+/// Every site on the way: the owner first, then each Loop/Scan carrying the state, up to LocateSite's.
+std::vector<StateSite> CarrierChain(const ModelIndex& index, const RecurrentState& state);
+
 /// The containers between `site` and the main graph, innermost first. Returns "" or why the state
 /// cannot be threaded out (a container other than Loop, If or Scan-9+).
 std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std::vector<ThreadLevel>* levels);

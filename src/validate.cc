@@ -4,13 +4,16 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
-#include "rnnstate/error.h"
+#include "contrib_schemas.h"
 #include "graph_path.h"
 #include "model_index.h"
+#include "rnnstate/error.h"
 #include "shape_inference.h"
 
 // Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a
@@ -102,6 +105,7 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
 }
 
 void RunChecker(const onnx::ModelProto& model, const std::string& model_dir) {
+  RegisterContribSchemas();
   onnx::checker::CheckerContext ctx;
   ctx.set_model_dir(model_dir.empty() ? "." : model_dir);
   onnx::checker::check_model(model, ctx);
@@ -112,6 +116,27 @@ bool OpsetsKnown(const onnx::ModelProto& model) {
     if (IsOnnxDomain(opset.domain()) && opset.version() > kCheckerMaxOpset) return false;
   }
   return true;
+}
+
+/// "com.microsoft.DynamicQuantizeLSTM" for every operator of the model (any depth) onnx has no schema for
+/// in a domain other than ai.onnx, which onnx's checker skips instead of rejecting.
+std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
+  RegisterContribSchemas();
+  std::map<std::string, int64_t> versions;
+  for (const auto& opset : model.opset_import()) versions[opset.domain()] = opset.version();
+  std::set<std::string> found;
+  GraphPath path;
+  ForEachGraph(model.graph(), path, [&](const GraphPath&, const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) {
+      if (IsOnnxDomain(node.domain())) continue;
+      auto version = versions.find(node.domain());
+      const int64_t at = version == versions.end() ? 1 : version->second;
+      if (!onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(at), node.domain())) {
+        found.insert(node.domain() + "." + node.op_type());
+      }
+    }
+  });
+  return {found.begin(), found.end()};
 }
 
 }  // namespace
@@ -126,6 +151,7 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
   ValidationBaseline baseline;
   baseline.model_dir = model_dir;
   baseline.inference_applies = inference_succeeded;
+  baseline.unchecked_ops = OpsWithoutSchema(input);
   if (input.ir_version() > kCheckerMaxIr) {
     baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
   } else if (!OpsetsKnown(input)) {
@@ -139,7 +165,8 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
       baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
     }
   }
-  if (!inference_succeeded && baseline.why_not.empty()) baseline.why_not = "onnx shape inference fails on the input model";
+  if (!inference_succeeded && baseline.why_not.empty())
+    baseline.why_not = "onnx shape inference fails on the input model";
   return baseline;
 }
 

@@ -17,6 +17,9 @@ struct ValidationBaseline {
   bool inference_applies = false;  ///< onnx shape inference succeeded on the input
   bool input_fails_checker = false;  ///< onnx's checker rejects the input (not just: too new to check)
   std::string why_not;             ///< why full checking is skipped, for a warning
+  /// Operators (`domain.op_type`) of domains onnx 1.12 has no schemas for (e.g. com.microsoft): its checker
+  /// and shape inference pass over those nodes without checking them.
+  std::vector<std::string> unchecked_ops;
 };
 
 /// Decides which checks apply, by running them on the input model.

@@ -204,7 +204,10 @@ def check_entry(model, entry):
             assert entry["inputs_int"][entry["trip_count_input"]] == [entry["dims"]["seq"]]
     else:
         assert mode != "calls", "chunk_mode calls is only read when streaming is true"
-        assert "chunks" not in entry, "chunks only for streaming models"
+        if entry.get("expect_chunking_differs"):  # a negative control: its chunks must not equal one run
+            assert sum(entry["chunks"]) == entry["dims"]["seq"], "chunks do not sum to dims.seq"
+        else:
+            assert "chunks" not in entry, "chunks only for streaming models (and negative controls)"
 
 
 def check_model_file(path, entry):
@@ -1023,10 +1026,12 @@ def hb_no_rnn_loop_if(rng):
 
     rel = "control/hb_no_rnn_loop_if.onnx"
     return rel, model, control_entry(
-        rel, {"batch": 2, "seq": 5}, {"x": 0}, {"cumsum": 0}, None, False, False,
-        "no RNN/GRU/LSTM: Loop with an If inside (cumulative sum); rewrite must find nothing and leave the "
-        "model's outputs unchanged (its own loop-carried sum is not streamable state)",
-        inputs_int={"use_relu": [1]}), reference
+        rel, {"batch": 2, "seq": 5}, {"x": 0}, {"cumsum": 0}, [2, 3], True, False,
+        "no RNN/GRU/LSTM: Loop over time with an If inside (cumulative sum). Since issue 10 the loop-carried sum "
+        "is a recurrence of its own (kind \"state\", carried 'acc_prev', initial value Sub(x[0], x[0]) selected "
+        "when the state input is empty): exposed, and streamable (the loop walks x:0)",
+        inputs_int={"use_relu": [1]}, expect_pairs=1,
+        states=[{"node": "Loop_8", "graph": "main", "kind": "state", "body_input": "acc_prev"}]), reference
 
 
 def hb_no_rnn_scan(rng):
@@ -1048,8 +1053,11 @@ def hb_no_rnn_scan(rng):
 
     rel = "control/hb_no_rnn_scan.onnx"
     return rel, model, control_entry(
-        rel, {"batch": 3, "seq": 6}, {"x": 0}, {"gap": 0}, None, False, False,
-        "no RNN/GRU/LSTM: Scan with a running-max state initialised from x[0]; rewrite must find nothing"), reference
+        rel, {"batch": 3, "seq": 6}, {"x": 0}, {"gap": 0}, [2, 4], True, False,
+        "no RNN/GRU/LSTM: Scan with a running-max state initialised from x[0]. Since issue 10 the Scan state is a "
+        "recurrence of its own (kind \"state\", carried 's_prev'; its default selects x[0] when the state input is "
+        "empty): exposed, and streamable (the Scan scans x:0)", expect_pairs=1,
+        states=[{"node": "Scan_2", "graph": "main", "kind": "state", "body_input": "s_prev"}]), reference
 
 
 def seq_trip_nodes(x, out):

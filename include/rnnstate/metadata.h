@@ -78,7 +78,7 @@ struct StatePair {
   std::string output;
   std::string node;        ///< name of the node owning the state
   std::string graph;       ///< graph path of that node, for display ("main", "main/Loop_3:body")
-  std::string kind;        ///< "h", "c", or another kind of state (readers accept unknown kinds)
+  std::string kind;        ///< "h" or "c" of a recurrent operator, "state" of a loop (readers accept any kind)
   bool optional = true;    ///< the input has a default (may be left unfed)
   bool streamable = true;  ///< chunked runs equal one full run (forward recurrences)
   /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
@@ -99,12 +99,14 @@ struct StatePair {
   /// kLayoutBatchFirst when `input` and `output` were transposed to put the batch first (the node itself
   /// takes another layout); "" when they have the node's own layout.
   std::string layout = "";
+  /// Kind "state": the carried variable of the loop `node` (its body input name); "" otherwise.
+  std::string variable = "";
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
            optional == o.optional && streamable == o.streamable && rows == o.rows && dtype == o.dtype &&
            shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path && region == o.region &&
-           axes == o.axes && layout == o.layout;
+           axes == o.axes && layout == o.layout && variable == o.variable;
   }
 };
 

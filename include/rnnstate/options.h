@@ -2,9 +2,11 @@
 /// \file
 /// What a caller asks of a rewrite: how new state inputs behave and how they are named.
 
+#include <cstdint>
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
 namespace rnnstate {
 
@@ -27,6 +29,13 @@ enum class StateLayout {
   kBatchFirst,  ///< the batch on axis 0 ([B, D, H])
 };
 
+/// `--time-axis INPUT:AXIS`: an axis of a main-graph input that a Loop walks with a constant trip count
+/// equal to its static length (tf2onnx); the rewrite makes it symbolic and derives the count from it.
+struct TimeAxisOption {
+  std::string input;
+  int64_t axis = 0;
+};
+
 /// What the user asked for.
 struct PlanOptions {
   StateInputMode mode = StateInputMode::kDefaults;
@@ -46,6 +55,13 @@ struct PlanOptions {
 
   /// True when a stage after the state rewrite is asked for.
   bool Transforms() const { return pack != PackKind::kNone || layout != StateLayout::kAsNode; }
+
+  /// `--time-axis`, in the order given.
+  std::vector<TimeAxisOption> time_axes;
 };
+
+/// Parses "INPUT:AXIS" (the input name may itself contain ':'; AXIS is a non-negative integer). Throws
+/// Error(kUsage) when it is malformed.
+TimeAxisOption ParseTimeAxis(const std::string& text);
 
 }  // namespace rnnstate

@@ -153,7 +153,11 @@ check "check: the problem is one line on stdout" has out "rnn_dyn.onnx: main RNN
 # Metadata edited after the rewrite (same-length byte edits keep the protobuf valid).
 perl -0777 -pe 's{"node":"/rnn/RNN"}{"node":"/rnn/RNX"}' "$work/ok.onnx" >"$work/stale.onnx"
 check "check: metadata naming a missing node fails (1)" run 1 check "$work/stale.onnx"
-check "check: names the missing node" has out "no RNN/GRU/LSTM node '/rnn/RNX'"
+check "check: names the missing node" has out "no recurrent node or loop '/rnn/RNX'"
+# Readers accept kinds they do not know (issue 10 added "state"): check says the node has no such state.
+perl -0777 -pe 's{"kind":"h"}{"kind":"x"}' "$work/ok.onnx" >"$work/unknown_kind.onnx"
+check "check: a kind the node does not have fails (1)" run 1 check "$work/unknown_kind.onnx"
+check "check: says the node has no such state" has out "RNN '/rnn/RNN' has no state 'x'"
 perl -0777 -pe 's{"version":1}{"version":7}' "$work/ok.onnx" >"$work/malformed.onnx"
 check "check: malformed metadata fails (1)" run 1 check "$work/malformed.onnx"
 check "check: says the metadata is invalid" has out "metadata 'rnnstate' is invalid"

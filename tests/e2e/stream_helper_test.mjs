@@ -74,8 +74,8 @@ async function expectError(label, name, pattern, fn) {
 }
 
 /** `rnnstate rewrite IN -o OUT --state-inputs MODE`; returns OUT. */
-function rewrite(input, output, mode) {
-  const r = cli.rewrite(input, output, mode);
+function rewrite(input, output, mode, args = []) {
+  const r = cli.rewrite(input, output, mode, args);
   if (r.status !== 0 || !r.written) throw new Error(`'${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`);
   return output;
 }
@@ -292,7 +292,7 @@ async function main() {
     mkdirSync(m.dir, { recursive: true });
     let file;
     try {
-      file = rewrite(m.origPath, join(m.dir, 'required.onnx'), 'required');
+      file = rewrite(m.origPath, join(m.dir, 'required.onnx'), 'required', m.entry.rewriteArgs);
     } catch (err) {
       line(false, m.label, 'rewrite --state-inputs required', NaN, `error: ${err.message}`);
       continue;

@@ -141,6 +141,10 @@ function rewriteAll(m, cli) {
   if (entry.expectPairs === null && recurrent.length > 0 && m.pairs.length === 0) {
     return fail(`no pairs although the model has ${recurrent.length} recurrent node(s)`);
   }
+  if (entry.states !== null || entry.notStates.length) {
+    const problem = expectedStatesProblem(entry, m.pairs);
+    if (problem) return fail(problem);
+  }
   const detail = `${m.pairs.length} pairs, ${recurrent.length} recurrent node(s)`;
   // Pairs with a region (or rows) take a region of one of the authors' tensors: for feeding state back,
   // one feedback per tensor pair. Every other name must belong to one pair only.
@@ -154,6 +158,25 @@ function rewriteAll(m, cli) {
     return fail('pairs must have distinct, non-empty input and output names');
   }
   return { ok: true, diff: NaN, detail };
+}
+
+/** Why the pairs do not hold the manifest's `states` (a loop's by its carried variable) or hold one of `not_states`; "". */
+function expectedStatesProblem(entry, pairs) {
+  const matches = (p, s) => p.node === s.node && (s.graph === undefined || p.graph === s.graph) &&
+    (s.kind === undefined || p.kind === s.kind) && (s.body_input === undefined || p.variable === s.body_input);
+  for (const s of entry.states ?? []) {
+    if (!pairs.some((p) => matches(p, s))) return `no pair for expected state ${JSON.stringify(s)}`;
+  }
+  for (const s of entry.notStates) {
+    if (pairs.some((p) => p.node === s.node && p.variable === s.body_input)) return `carried '${s.body_input}' of '${s.node}' must not be a state`;
+  }
+  if (entry.streamableFlag !== null && pairs.some((p) => p.streamable !== entry.streamableFlag)) {
+    return `a pair's "streamable" is not ${entry.streamableFlag}, as the manifest says`;
+  }
+  if (entry.states !== null && entry.expectPairs === null && pairs.length !== entry.states.length) {
+    return `${pairs.length} pairs, manifest lists ${entry.states.length} states`;
+  }
+  return '';
 }
 
 /** Report pairs equal metadata states: same order, same value for every metadata field (key order free). */
@@ -244,6 +267,7 @@ async function verifyModel(raw, index, labels, opts) {
     const stacked = await runCheck(label, '(2) stacked, original model', () => checks.checkStackedStreaming(m));
     if (stacked.ok) await runCheck(label, '(2) stacked self-test', () => checks.checkStackedSelfTest(m));
   }
+  if (entry.expectChunkingDiffers) await runCheck(label, '(2) not streamable', () => checks.checkChunkingDiffers(m));
   if (entry.zeroDefault) await runCheck(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
   if (m.pairs.length) await runCheck(label, 'required-direct', () => checks.checkRequiredDirect(m));
   if (m.pairs.length) await contractChecks(m, label, opts.cli);

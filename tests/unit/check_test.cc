@@ -171,6 +171,19 @@ TEST(Check, PairNamingAStateTheNodeDoesNotHave) {
   EXPECT_THAT(Kinds(model), ElementsAre("no_such_state"));  // the state itself is still exposed by the graph
 }
 
+TEST(Check, UnknownKindIsReadAndReportedAsNoSuchState) {
+  // Readers accept any kind (a newer writer may add kinds); check says the node has no such state.
+  onnx::ModelProto model = Rewritten(kTwoGrus);
+  EditPairs(model, [](std::vector<StatePair>& pairs) {
+    pairs[1].kind = "state";
+    pairs[1].variable = "h_prev";
+  });
+  EXPECT_EQ(Pairs(model)[1].variable, "h_prev");  // written and read back
+  // The state itself is still exposed by the graph (its input feeds the slot, its output is the final state).
+  EXPECT_THAT(Kinds(model), ElementsAre("no_such_state"));
+  EXPECT_THAT(Problems(model)[0].message, ::testing::HasSubstr("has no state 'state' carried as 'h_prev'"));
+}
+
 TEST(Check, PairInputThatIsNoLongerAGraphInput) {
   onnx::ModelProto model = Rewritten(kTwoGrus);
   RemoveValueInfo(*model.mutable_graph()->mutable_input(), Pairs(model)[0].input);

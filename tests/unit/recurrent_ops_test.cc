@@ -52,5 +52,20 @@ TEST(RecurrentOps, FindsOpsOfTheDefaultDomainUnderBothSpellings) {
   EXPECT_EQ(FindRecurrentOp(node), nullptr);
 }
 
+TEST(RecurrentOps, DynamicQuantizeLstmIsAnLstmOfItsOwnDomain) {
+  onnx::NodeProto node;
+  node.set_op_type("DynamicQuantizeLSTM");
+  EXPECT_EQ(FindRecurrentOp(node), nullptr);  // not in the default domain
+  node.set_domain("com.microsoft");
+  const RecurrentOp* op = FindRecurrentOp(node);
+  ASSERT_NE(op, nullptr);
+  EXPECT_TRUE(op->has_cell());
+  EXPECT_FALSE(op->float_weights);
+  EXPECT_FALSE(op->has_layout);
+  EXPECT_EQ(op->hidden_from[0].slot, 2);  // R [D, H, 4H]: axis 1
+  EXPECT_EQ(op->hidden_from[0].axis, 1);
+  EXPECT_FALSE(op->streaming_caveat.empty());
+}
+
 }  // namespace
 }  // namespace rnnstate

@@ -162,6 +162,18 @@ export async function checkStreaming(m) {
 }
 
 /**
+ * Negative control for a model marked not streamable: the same chunked run as (2), state fed back, must
+ * differ from one full run (else "not streamable" is wrong, or the check proves nothing).
+ */
+export async function checkChunkingDiffers(m) {
+  requireDefaultsRun(m);
+  const cmp = await streamedDiff(m, m.pairs);
+  const what = `chunks [${m.entry.chunks}], state fed back`;
+  return cmp.diff > m.tol ? pass(cmp.diff, `${what}: differs from one run, as "not streamable" says`)
+    : fail(cmp.diff, `${what}: equals one run although the pairs say not streamable`);
+}
+
+/**
  * (2) on the ORIGINAL model for states it already exposes stacked (report's "stacked"): every chunk on
  * the original, the first with the full feeds' initial state, later ones fed the previous chunk's
  * stacked outputs (`h_n` as `h0`). Must equal one call on the whole sequence.

@@ -1,7 +1,7 @@
 // Reads models/manifest.json (format: see tests/e2e/README.md and the project's contract) and
 // turns each entry into a normalized, validated object, plus the input feeds for a session.
 import { readFileSync } from 'node:fs';
-import { isFloatType, isIntType, randomTensor, tensorFromValues } from './tensors.mjs';
+import { isFloatType, isIntType, pinAlongAxis, randomTensor, tensorFromValues } from './tensors.mjs';
 
 // "seq": chunk the seq_axes inputs; "trip_count": also set the Loop trip count per call; "calls":
 // repeat the same call K times (If models). "sequence" is accepted as an alias of "seq".
@@ -40,7 +40,16 @@ export function normalizeEntry(raw) {
     tolerance: raw.tolerance ?? null,
     exposed: raw.exposed ?? null,            // expected recognition of states the authors expose (models/exposed)
     ort: raw.ort ?? true,                    // false: ORT cannot run the model (e.g. layout=1): rewrite checks only
+    rangePinning: raw.range_pinning ?? null, // {input, axis, values: {index: value}}: same range in every chunk
+    states: raw.states ?? null,              // [{node, graph, kind, body_input?}] the pairs must include
+    notStates: raw.not_states ?? [],         // [{node, body_input}] no pair may be
+    streamableFlag: raw.streamable ?? null,  // every pair's "streamable" must be this
+    expectChunkingDiffers: raw.expect_chunking_differs ?? false,  // negative control: chunks must NOT equal a full run
   };
+  const pin = e.rangePinning;
+  if (pin && (typeof pin.input !== 'string' || !Number.isInteger(pin.axis) || typeof pin.values !== 'object')) {
+    throw new Error('"range_pinning" needs {"input", "axis", "values": {index: value}}');
+  }
   if (!CHUNK_MODES.includes(e.chunkMode)) throw new Error(`unknown chunk_mode '${e.chunkMode}'`);
   if (!Array.isArray(e.rewriteArgs)) throw new Error('"rewrite_args" must be an array');
   if (e.streaming) {
@@ -53,6 +62,9 @@ export function normalizeEntry(raw) {
       throw new Error('a streaming entry in chunk_mode "seq" needs "seq_axes"');
     }
     if (e.chunkMode === 'trip_count' && !e.tripInput) throw new Error('chunk_mode "trip_count" needs "trip_input"');
+  }
+  if (e.expectChunkingDiffers && (e.streaming || !Array.isArray(e.chunks) || e.chunks.length < 2)) {
+    throw new Error('"expect_chunking_differs" needs "streaming": false and "chunks": [n1, n2, ...]');
   }
   return e;
 }
@@ -98,8 +110,13 @@ export function buildFeeds(session, e, seedBase) {
       feeds[name] = tensorFromValues(meta.type, resolveShape(meta, e, values), values);
     }
   }
+  const pin = e.rangePinning;
+  if (pin) {
+    if (!feeds[pin.input]) throw new Error(`"range_pinning" names '${pin.input}', which is not a model input`);
+    feeds[pin.input] = pinAlongAxis(feeds[pin.input], pin.axis, pin.values);
+  }
   // Sequence inputs must be exactly as long as the chunks add up to, or (2) compares different runs.
-  if (e.streaming && Array.isArray(e.chunks)) {
+  if ((e.streaming || e.expectChunkingDiffers) && Array.isArray(e.chunks)) {
     for (const [name, axis] of Object.entries(e.seqAxes)) {
       if (!feeds[name]) throw new Error(`"seq_axes" names '${name}', which is not a model input`);
       if (feeds[name].dims[axis] !== fullLength(e)) {

@@ -56,6 +56,24 @@ export function randomTensor(type, dims, seedText) {
   return new Tensor(type, data, dims);
 }
 
+/**
+ * A copy of `t` with index k along `axis` set to values[k] everywhere (range pinning: every slice along
+ * another axis then holds these values, e.g. the same minimum and maximum in every chunk).
+ */
+export function pinAlongAxis(t, axis, values) {
+  const data = t.data.slice();
+  const inner = numel(t.dims.slice(axis + 1));
+  const size = t.dims[axis];
+  for (const [k, value] of Object.entries(values)) {
+    const index = Number(k);
+    if (!Number.isInteger(index) || index < 0 || index >= size) throw new Error(`pinned index ${k} outside axis ${axis} (${size})`);
+    for (let i = 0; i < data.length; i++) {
+      if (Math.floor(i / inner) % size === index) data[i] = value;
+    }
+  }
+  return new Tensor(t.type, data, t.dims);
+}
+
 export function zerosTensor(type, dims) {
   return new Tensor(type, arrayFor(type, numel(dims)), dims);
 }

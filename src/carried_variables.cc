@@ -1,0 +1,210 @@
+#include "carried_variables.h"
+
+#include <initializer_list>
+
+#include "constant_value.h"
+#include "proto_access.h"
+#include "wiring.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// Operators an index flows through on its way to a Gather or to the condition: exactly (the value is
+/// still the index) or derived from it (counter updates, comparisons with the bound).
+const std::initializer_list<const char*> kExactOps = {"Identity", "Cast"};
+const std::initializer_list<const char*> kDerivingOps = {
+    "Add", "Sub", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Equal", "Not", "And", "Or"};
+
+/// The node of the graph at `path` producing `name`, or nullptr (an input, initializer, outer value).
+const onnx::NodeProto* ProducerNode(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const Producer producer = index.graph(path).ProducerOf(name);
+  if (producer.kind != Producer::Kind::kNode) return nullptr;
+  return &ResolveGraph(index.model(), path)->node(producer.index);
+}
+
+/// `name` followed back through the ops in `ops` of the same graph.
+std::string Through(const ModelIndex& index, const GraphPath& path, std::string name,
+                    std::initializer_list<const char*> ops) {
+  for (int depth = 0; depth < 16; ++depth) {
+    const onnx::NodeProto* node = ProducerNode(index, path, name);
+    if (node == nullptr || !IsOnnxOp(*node, ops) || node->input_size() == 0) break;
+    name = node->input(0);
+  }
+  return name;
+}
+
+/// True when `name` is an initializer or a Constant node's output, in this graph or an enclosing one.
+bool IsConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const ResolvedName resolved = index.Resolve(path, name);
+  if (resolved.producer.kind == Producer::Kind::kInitializer) return true;
+  if (resolved.producer.kind != Producer::Kind::kNode) return false;
+  return IsOnnxOp(ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index), {"Constant"});
+}
+
+std::optional<int64_t> ScalarConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, name);
+  if (!values || values->size() != 1) return std::nullopt;
+  return values->front();
+}
+
+/// When `output` is `input` plus (or minus) a constant: the step (0 when it is not an integer constant).
+std::optional<int64_t> CounterStep(const ModelIndex& index, const GraphPath& body, const std::string& output,
+                                   const std::string& input) {
+  const onnx::NodeProto* node = ProducerNode(index, body, Through(index, body, output, kExactOps));
+  if (node == nullptr || !IsOnnxOp(*node, {"Add", "Sub"}) || node->input_size() != 2) return std::nullopt;
+  for (int own = 0; own < 2; ++own) {
+    if (own == 1 && node->op_type() == "Sub") break;  // c - v is no counter
+    const std::string& other = node->input(1 - own);
+    if (Through(index, body, node->input(own), kExactOps) != input || !IsConstant(index, body, other)) continue;
+    const int64_t step = ScalarConstant(index, body, other).value_or(0);
+    return node->op_type() == "Sub" ? -step : step;
+  }
+  return std::nullopt;
+}
+
+/// Where the body at `body` uses `start` (an index), `own_output` being its own next value ("" for the
+/// iteration number) and `cond_output` the body's condition output ("" for a Scan).
+IndexUses UsesOf(const ModelIndex& index, const GraphPath& body, const std::string& start,
+                 const std::string& own_output, const std::string& cond_output) {
+  const GraphIndex& graph = index.graph(body);
+  const onnx::GraphProto& proto = *ResolveGraph(index.model(), body);
+  IndexUses uses;
+  std::vector<std::pair<std::string, bool>> pending{{start, true}};  // value, still exactly the index
+  std::set<std::string> seen;
+  while (!pending.empty()) {
+    auto [value, exact] = pending.back();
+    pending.pop_back();
+    if (!seen.insert(value).second) continue;
+    if (graph.outputs.count(value) && value != own_output && value != cond_output) {
+      uses.other_uses.push_back("body output '" + value + "'");
+    }
+    for (const Consumer& consumer : graph.ConsumersOf(value)) {
+      const onnx::NodeProto& node = proto.node(consumer.node);
+      const std::string what = DescribeNode(index.model(), body, consumer.node);
+      if (consumer.slot < 0) {
+        uses.other_uses.push_back(what + " (inside its subgraph)");
+      } else if (IsOnnxOp(node, {"Gather"}) && consumer.slot == 1) {
+        const bool outer = graph.ProducerOf(node.input(0)).kind == Producer::Kind::kOuterScope;
+        if (exact && outer) {
+          uses.reads.push_back(IndexedRead{node.input(0), IntAttribute(node, "axis", 0), consumer.node});
+        } else {
+          uses.other_uses.push_back(what);
+        }
+      } else if (IsOnnxOp(node, kExactOps) || IsOnnxOp(node, kDerivingOps)) {
+        for (const auto& out : node.output()) pending.push_back({out, exact && IsOnnxOp(node, kExactOps)});
+      } else {
+        uses.other_uses.push_back(what);
+      }
+    }
+  }
+  return uses;
+}
+
+bool IsSequence(const onnx::TypeProto* type) { return type != nullptr && type->has_sequence_type(); }
+bool IsOtherNonTensor(const onnx::TypeProto* type) {
+  return type != nullptr && !type->has_tensor_type() && type->value_case() != onnx::TypeProto::VALUE_NOT_SET;
+}
+
+/// Reads `info`'s role from the body.
+void Classify(const ModelIndex& index, const LoopAnatomy& loop, const std::string& cond_output, CarriedInfo& info) {
+  const GraphPath& body = loop.body;
+  const onnx::TypeProto* type = index.TypeOf(body, info.body_input);
+  const onnx::NodeProto* producer = ProducerNode(index, body, Through(index, body, info.body_output, {"Identity"}));
+  auto set = [&](CarriedRole role, std::string why) {
+    info.role = role;
+    info.why = std::move(why);
+  };
+  if (Through(index, body, info.body_output, {"Identity"}) == info.body_input) {
+    return set(CarriedRole::kPassThrough, "passed through unchanged (loop-invariant)");
+  }
+  if (IsSequence(type) || (producer && IsOnnxOp(*producer, {"SequenceInsert"}))) {
+    if (producer && IsOnnxOp(*producer, {"SequenceInsert"}) &&
+        Through(index, body, producer->input(0), {"Identity"}) == info.body_input) {
+      return set(CarriedRole::kCollector, "a sequence collecting per-step values");
+    }
+    return set(CarriedRole::kUnclassified, "a carried sequence that is not a per-step collector");
+  }
+  if (IsOtherNonTensor(type)) return set(CarriedRole::kUnclassified, "a carried value that is not a tensor");
+  if (!ComputedFrom(index, ValueRef{body, info.body_output}, ValueRef{body, info.body_input})) {
+    return set(CarriedRole::kIndependent, "its next value does not depend on its previous one");
+  }
+  if (producer && IsOnnxOp(*producer, {"Concat"})) {
+    for (const auto& in : producer->input()) {
+      if (Through(index, body, in, {"Identity"}) == info.body_input) {
+        return set(CarriedRole::kUnclassified, "grows every iteration (Concat with its previous value)");
+      }
+    }
+  }
+  if (std::optional<int64_t> step = CounterStep(index, body, info.body_output, info.body_input)) {
+    const GraphPath& outer = loop.graph;
+    const onnx::NodeProto& node = ResolveGraph(index.model(), outer)->node(loop.node);
+    info.step = step;
+    info.start = ScalarConstant(index, outer, node.input(info.slots.node_input));
+    info.uses = UsesOf(index, body, info.body_input, info.body_output, cond_output);
+    // A counter used for anything else carries information from chunk to chunk: a state.
+    if (info.uses.other_uses.empty()) return set(CarriedRole::kCounter, "an iteration counter (v + constant)");
+  }
+  set(CarriedRole::kState, "");
+}
+
+}  // namespace
+
+const char* CarriedRoleName(CarriedRole role) {
+  switch (role) {
+    case CarriedRole::kState:
+      return "state";
+    case CarriedRole::kPassThrough:
+      return "passed through";
+    case CarriedRole::kCounter:
+      return "counter";
+    case CarriedRole::kCollector:
+      return "collector";
+    case CarriedRole::kIndependent:
+      return "independent";
+    case CarriedRole::kOpState:
+      return "recurrent operator's state";
+    case CarriedRole::kUnclassified:
+      return "unclassified";
+  }
+  return "?";
+}
+
+std::optional<LoopAnatomy> ReadLoop(const ModelIndex& index, const GraphPath& graph, int node,
+                                    const CarrierSlots& op_carriers) {
+  const onnx::NodeProto& proto = ResolveGraph(index.model(), graph)->node(node);
+  const ContainerKind kind = ContainerKindOf(proto, index.onnx_opset());
+  if ((kind != ContainerKind::kLoop && kind != ContainerKind::kScan9) || !MalformedContainer(proto, kind).empty()) {
+    return std::nullopt;
+  }
+  LoopAnatomy loop;
+  loop.graph = graph;
+  loop.node = node;
+  loop.kind = kind;
+  loop.body = graph;
+  loop.body.push_back(GraphStep{node, "body", -1});
+  const onnx::GraphProto& body = *GraphAttribute(proto, "body");
+  const bool is_loop = kind == ContainerKind::kLoop;
+  const std::string cond_output = is_loop && body.output_size() > 0 ? body.output(0).name() : "";
+  for (int position = 0; position < body.input_size(); ++position) {
+    std::optional<CarriedVariable> slots = CarriedAtBodyInput(kind, proto, position);
+    if (!slots) continue;
+    if (slots->body_output >= body.output_size() || slots->node_input >= proto.input_size()) return std::nullopt;
+    CarriedInfo info;
+    info.slots = *slots;
+    info.body_input = body.input(position).name();
+    info.body_output = body.output(slots->body_output).name();
+    if (op_carriers.count({graph, node, slots->node_input})) {
+      info.role = CarriedRole::kOpState;
+      info.why = "carries the state of a recurrent operator in the body (that operator's h or c)";
+    } else {
+      Classify(index, loop, cond_output, info);
+    }
+    loop.carried.push_back(std::move(info));
+  }
+  if (is_loop && body.input_size() > 0)
+    loop.iteration = UsesOf(index, loop.body, body.input(0).name(), "", cond_output);
+  return loop;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,248 @@
+#include "time_source.h"
+
+#include <initializer_list>
+#include <set>
+
+#include "constant_value.h"
+#include "proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+constexpr int kMaxDepth = 32;
+
+/// Elementwise operators that keep every step of every axis apart.
+const std::set<std::string> kStepwiseUnary = {"Identity", "Cast",        "Relu", "Tanh",      "Sigmoid", "Neg",
+                                              "Abs",      "Exp",         "Log",  "Sqrt",      "Erf",     "Softsign",
+                                              "Softplus", "LeakyRelu",   "Elu",  "Selu",      "Floor",   "Ceil",
+                                              "Round",    "HardSigmoid", "Sign", "Reciprocal"};
+
+/// Where `name` (seen from `path`) is defined, and its producing node there (nullptr when not a node).
+struct Defined {
+  GraphPath graph;
+  Producer producer;
+  const onnx::NodeProto* node = nullptr;
+};
+
+Defined Define(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const ResolvedName resolved = index.Resolve(path, name);
+  Defined out{resolved.graph, resolved.producer, nullptr};
+  if (resolved.producer.kind == Producer::Kind::kNode) {
+    out.node = &ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index);
+  }
+  return out;
+}
+
+int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf(path, name);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
+  return type->tensor_type().shape().dim_size();
+}
+
+/// Element count of a constant (initializer or Constant node), or -1 when it is no constant.
+int64_t ConstantElements(const Defined& at, const onnx::ModelProto& model) {
+  const onnx::TensorProto* tensor = nullptr;
+  if (at.producer.kind == Producer::Kind::kInitializer) {
+    tensor = &ResolveGraph(model, at.graph)->initializer(at.producer.index);
+  } else if (at.node != nullptr && IsOnnxOp(*at.node, {"Constant"})) {
+    const onnx::AttributeProto* value = FindAttribute(*at.node, "value");
+    if (value == nullptr)
+      return FindAttribute(*at.node, "value_float") || FindAttribute(*at.node, "value_int") ? 1 : -1;
+    tensor = &value->t();
+  }
+  if (tensor == nullptr) return -1;
+  int64_t count = 1;
+  for (auto d : tensor->dims()) count *= d;
+  return count;
+}
+
+std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
+                             int depth) {
+  if (depth > kMaxDepth || name.empty()) return std::nullopt;
+  if (axis < 0) {
+    const int rank = RankOf(index, path, name);
+    if (rank < 0) return std::nullopt;
+    axis += rank;
+  }
+  const Defined at = Define(index, path, name);
+  const bool input =
+      at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
+  if (input && at.graph.empty()) return TimeRef{name, axis};
+  if (at.node == nullptr || at.node->input_size() == 0 || !IsOnnxDomain(at.node->domain())) return std::nullopt;
+  const onnx::NodeProto& node = *at.node;
+  if (kStepwiseUnary.count(node.op_type())) return Trace(index, at.graph, node.input(0), axis, depth + 1);
+  if (node.op_type() == "Transpose") {
+    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
+    if (perm == nullptr || axis >= perm->ints_size()) return std::nullopt;
+    return Trace(index, at.graph, node.input(0), perm->ints(static_cast<int>(axis)), depth + 1);
+  }
+  if (IsOnnxOp(node, {"Add", "Sub", "Mul", "Div"}) && node.input_size() == 2) {
+    // One operand a scalar constant: every step is computed from the same step of the other.
+    for (int data = 0; data < 2; ++data) {
+      if (ConstantElements(Define(index, at.graph, node.input(1 - data)), index.model()) == 1) {
+        return Trace(index, at.graph, node.input(data), axis, depth + 1);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// `name` followed back through casts and reshapes of a scalar, across scopes.
+Defined Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
+  Defined at = Define(index, path, name);
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    if (at.node == nullptr || at.node->input_size() == 0 ||
+        !IsOnnxOp(*at.node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"})) {
+      break;
+    }
+    name = at.node->input(0);
+    at = Define(index, at.graph, name);
+  }
+  *stripped = name;
+  return at;
+}
+
+std::optional<int64_t> ScalarConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, name);
+  if (!values || values->size() != 1) return std::nullopt;
+  return values->front();
+}
+
+/// The input axis whose length `name` is: Gather(Shape(v), c) along axis 0, with casts.
+std::optional<TimeRef> LengthOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  std::string stripped;
+  const Defined at = Strip(index, path, name, &stripped);
+  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Gather"}) || at.node->input_size() != 2 ||
+      IntAttribute(*at.node, "axis", 0) != 0) {
+    return std::nullopt;
+  }
+  const Defined shape = Define(index, at.graph, at.node->input(0));
+  const std::optional<int64_t> position = ScalarConstant(index, at.graph, at.node->input(1));
+  if (shape.node == nullptr || !IsOnnxOp(*shape.node, {"Shape"}) || !position || *position < 0) return std::nullopt;
+  if (FindAttribute(*shape.node, "end") != nullptr) return std::nullopt;
+  const int64_t start = IntAttribute(*shape.node, "start", 0);
+  if (start < 0) return std::nullopt;
+  return Trace(index, shape.graph, shape.node->input(0), start + *position, 0);
+}
+
+}  // namespace
+
+Trip ReadTrip(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  Trip trip;
+  if (name.empty()) return trip;
+  if (std::optional<TimeRef> time = LengthOf(index, path, name)) {
+    trip.kind = Trip::Kind::kLength;
+    trip.time = *time;
+    return trip;
+  }
+  std::string stripped;
+  const Defined at = Strip(index, path, name, &stripped);
+  trip.defined = ValueRef{at.graph, stripped};
+  if (std::optional<int64_t> value = ScalarConstant(index, at.graph, stripped)) {
+    trip.kind = Trip::Kind::kConstant;
+    trip.constant = *value;
+  } else if (at.graph.empty() &&
+             (at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput)) {
+    trip.kind = Trip::Kind::kInput;
+  } else {
+    trip.kind = Trip::Kind::kOther;
+    trip.producer = at.node ? at.node->op_type() + " '" + at.node->name() + "'" : "'" + stripped + "'";
+  }
+  return trip;
+}
+
+namespace {
+
+/// True when `bound` is the trip count's length again (for a constant trip count: the same constant,
+/// recorded in `constants`).
+bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::string& bound, const Trip& trip,
+                 std::vector<ValueRef>* constants) {
+  std::string stripped;
+  const Defined at = Strip(index, path, bound, &stripped);
+  switch (trip.kind) {
+    case Trip::Kind::kLength: {
+      const std::optional<TimeRef> time = LengthOf(index, path, bound);
+      return time && *time == trip.time;
+    }
+    case Trip::Kind::kConstant:
+      if (ScalarConstant(index, at.graph, stripped) != trip.constant) return false;
+      constants->push_back(ValueRef{at.graph, stripped});
+      return true;
+    case Trip::Kind::kInput:
+      return ValueRef{at.graph, stripped} == trip.defined;
+    case Trip::Kind::kAbsent:
+    case Trip::Kind::kOther:
+      break;
+  }
+  return false;
+}
+
+std::optional<bool> BoolConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const Defined at = Define(index, path, name);
+  const onnx::AttributeProto* value =
+      at.node && IsOnnxOp(*at.node, {"Constant"}) ? FindAttribute(*at.node, "value") : nullptr;
+  if (value == nullptr || value->t().data_type() != onnx::TensorProto::BOOL) return std::nullopt;
+  const onnx::TensorProto& t = value->t();
+  if (t.int32_data_size() == 1) return t.int32_data(0) != 0;
+  if (t.raw_data().size() == 1) return t.raw_data()[0] != 0;
+  return std::nullopt;
+}
+
+/// `a < b` as (a, b) from Less(a, b) or Greater(b, a); false for other nodes.
+bool LessThan(const Defined& at, std::string* a, std::string* b) {
+  if (at.node == nullptr || at.node->input_size() != 2) return false;
+  if (IsOnnxOp(*at.node, {"Less"}))
+    *a = at.node->input(0), *b = at.node->input(1);
+  else if (IsOnnxOp(*at.node, {"Greater"}))
+    *a = at.node->input(1), *b = at.node->input(0);
+  else
+    return false;
+  return true;
+}
+
+}  // namespace
+
+/// True when the Loop's condition never ends it before the trip count does: absent or true, or
+/// tf2onnx's `counter + 1 < length` in the body (and `start < length` before the loop), with a counter
+/// started at 0 stepping by 1. Bounds that are constants are added to `constants`.
+bool CondEndsWithTrip(const ModelIndex& index, const LoopAnatomy& loop, const Trip& trip,
+                      std::vector<ValueRef>* constants) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
+  if (body.input_size() < 2 || body.output_size() < 1) return false;
+  std::string cond_out;
+  const Defined out = Strip(index, loop.body, body.output(0).name(), &cond_out);
+  const bool body_true = cond_out == body.input(1).name() || BoolConstant(index, loop.body, cond_out) == true;
+  const std::string& initial = node.input(1);
+  const bool initial_true = initial.empty() || BoolConstant(index, loop.graph, initial) == true;
+  if (body_true && initial_true) return true;
+  std::string a, b;
+  if (!LessThan(out, &a, &b) || !IsTripBound(index, loop.body, b, trip, constants)) return false;
+  std::string counter_next;
+  Strip(index, loop.body, a, &counter_next);
+  const CarriedInfo* counter = nullptr;
+  for (const auto& c : loop.carried) {
+    if (c.role == CarriedRole::kCounter && c.body_output == counter_next && c.start == 0 && c.step == 1) counter = &c;
+  }
+  if (counter == nullptr) return false;
+  if (initial_true) return true;
+  std::string start;
+  const Defined initial_at = Strip(index, loop.graph, initial, &start);
+  return LessThan(initial_at, &a, &b) && ScalarConstant(index, initial_at.graph, a) == 0 &&
+         IsTripBound(index, initial_at.graph, b, trip, constants);
+}
+
+std::optional<TimeRef> TraceToInput(const ModelIndex& index, const GraphPath& path, const std::string& name,
+                                    int64_t axis) {
+  return Trace(index, path, name, axis, 0);
+}
+
+int64_t StaticLength(const ModelIndex& index, const TimeRef& time) {
+  const onnx::TypeProto* type = index.TypeOf(GraphPath{}, time.input);
+  if (type == nullptr || !type->has_tensor_type() || time.axis >= type->tensor_type().shape().dim_size()) return -1;
+  const auto& dim = type->tensor_type().shape().dim(static_cast<int>(time.axis));
+  return dim.has_dim_value() ? dim.dim_value() : -1;
+}
+
+}  // namespace rnnstate
