@@ -270,6 +270,7 @@ async function verifyModel(raw, index, labels, opts) {
   if (entry.expectChunkingDiffers) await runCheck(label, '(2) not streamable', () => checks.checkChunkingDiffers(m));
   if (entry.zeroDefault) await runCheck(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
   if (m.pairs.length) await runCheck(label, 'required-direct', () => checks.checkRequiredDirect(m));
+  if (m.pairs.length) await runCheck(label, 'state inputs live', () => checks.checkStateInputsLive(m));
   if (m.pairs.length) await contractChecks(m, label, opts.cli);
   await releaseAll(m);
 }

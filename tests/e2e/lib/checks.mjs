@@ -309,6 +309,34 @@ export async function checkZeroState(m) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Each state input moves its own output: with every state fed zeros, feeding one pair's input
+// random values instead must change that pair's output. A state input left disconnected (or read
+// by nothing but a Shape) would pass (1)-(3) on zeros; this catches it, pair by pair. Any change
+// counts, not only one above the tolerance: both runs are deterministic, and an input's influence
+// on the final state fades over a long sequence (a quantized model's tolerance is larger than it).
+export async function checkStateInputsLive(m) {
+  requireDefaultsRun(m);
+  const zeros = { ...m.fullFeeds };
+  for (const p of m.pairs) zeros[p.input] = zerosTensor(m.defOut[p.output].type, m.defOut[p.output].dims);
+  const base = await runExact(m.sessions.req, zeros, 'required model fed zeros');
+  const dead = [];
+  let checked = 0, weakest = Infinity;
+  for (const p of m.pairs) {
+    const like = m.defOut[p.output];
+    if (!like.type.startsWith('float') || like.dims.includes(0)) continue;
+    const feeds = { ...zeros, [p.input]: randomTensor(like.type, like.dims, `${m.seedBase}|live|${p.input}`) };
+    const out = await runExact(m.sessions.req, feeds, `required model, '${p.input}' random`);
+    const { diff } = maxAbsDiff(out[p.output], base[p.output]);
+    checked++;
+    weakest = Math.min(weakest, diff);
+    if (!(diff > 0)) dead.push(`${p.input}->${p.output}`);
+  }
+  if (!checked) return null;
+  return dead.length ? fail(weakest, `output unmoved by its input: ${dead.join(', ')}`)
+    : pass(weakest, `${checked} state input(s), each moves its output (smallest change shown)`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The two ways to get a required-inputs model (from the rewritten model, or directly from the
 // original) must compute the same function, checked with random (non-zero) state.
 export async function checkRequiredDirect(m) {
