@@ -50,7 +50,9 @@ RecurrentOp DynamicQuantizeLstm() {
   op.streaming_caveat =
       "it quantizes X on every call with the range (minimum and maximum) of that call's X, so chunked runs "
       "equal one full run only when every chunk has the same minimum and maximum; a stacked layer quantizes "
-      "the previous layer's output the same way";
+      "the previous layer's output the same way; and one batch row's results depend on the other rows batched "
+      "with it (quantization ranges span the batch), so a server batching sequences together gets results close "
+      "to, not equal to, each sequence run alone";
   return op;
 }
 

@@ -44,6 +44,9 @@ ISSUE = 10
 MS = "com.microsoft"
 ORT_OPTIONS = {"intraOpNumThreads": 1}
 CHUNK_TOLERANCE_STACKED = 5e-3  # layer 2 of a quantized stack sees each chunk's own range of layer 1's output
+# One batch row's results depend on the other rows (quantization ranges span the batch): a sequence batched with
+# others (the Triton-like check) differs from its run alone (4.6e-4 to 1.0e-3 observed) however x's range is pinned.
+BATCH_MATES_TOLERANCE = 5e-3
 FLOAT_TWIN_TOLERANCE = 0.05  # quantization error bound for "close to the float LSTM" (observed values printed)
 PIN = {0: -1.0, 1: 1.0}  # x[..., feature] = value in every time step and batch row: every chunk sees min -1, max +1
 RANGE_PINNING = {
@@ -222,6 +225,7 @@ def q_entry(rel, dims, chunks, streaming, zero_default, states, note, reason=Non
     if reason:
         entry["not_streamable_reason"] = reason
     entry["range_pinning"] = RANGE_PINNING
+    entry["batch_mates_tolerance"] = BATCH_MATES_TOLERANCE
     note_ = entry.pop("note")
     entry["note"] = note_
     return entry

@@ -46,6 +46,7 @@ TEST(DynamicQuantizeLstm, HiddenSizeComesFromTheTransposedWeights) {
   EXPECT_TRUE(node.problem.empty()) << node.problem;
   EXPECT_TRUE(node.streamable);
   EXPECT_THAT(node.streaming_caveat, HasSubstr("quantizes X on every call"));
+  EXPECT_THAT(node.streaming_caveat, HasSubstr("depend on the other rows"));
   ASSERT_EQ(analysis.states.size(), 2u);
   EXPECT_EQ(ShapeText(analysis.states[0].state.shape), "[1,batch,4]");
 }

@@ -390,6 +390,7 @@ export async function checkTritonLike(m, session, states, batchSymbol, reference
     const cmp = compareOutputs(names, got, want);
     if (!(cmp.diff <= worst.diff)) worst = { ...cmp, worst: `sequence ${seq}: ${cmp.worst}` };
   }
-  return verdict(worst, m.tol, `3 slots, chunks [${chunks}], slot 1 reset after chunk 1`);
+  const coupled = m.entry.batchMatesTolerance === null ? '' : `; rows share quantization ranges: tolerance ${m.tol}`;
+  return verdict(worst, m.tol, `3 slots, chunks [${chunks}], slot 1 reset after chunk 1${coupled}`);
 }
 
