@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "control_flow.h"
+#include "graph_edit.h"
 #include "overloaded.h"
 #include "rnnstate/error.h"
 #include "proto_access.h"
@@ -13,70 +14,13 @@ namespace rnnstate {
 
 namespace {
 
-onnx::TensorProto ZeroTensor(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
-  onnx::TensorProto tensor;
-  tensor.set_name(name);
-  tensor.set_data_type(elem_type);
-  if (FloatElementSize(elem_type) == 0) {
-    throw Error(ExitCode::kUnsupported, "state element type " + std::to_string(elem_type) + " is not a float type");
-  }
+/// A zero default of the plan: the planner keeps these under kMaxZeroDefaultBytes.
+onnx::TensorProto ZeroDefault(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
   const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
-  if (!bytes || *bytes > kMaxZeroDefaultBytes) {
+  if (bytes && *bytes > kMaxZeroDefaultBytes) {
     throw Error(ExitCode::kInternal, "the plan asks for a zero initializer '" + name + "' over the size limit");
   }
-  for (auto d : dims) tensor.add_dims(d);
-  tensor.set_raw_data(std::string(*bytes, '\0'));
-  return tensor;
-}
-
-onnx::ValueInfoProto TensorValueInfo(const std::string& name, int32_t elem_type, const std::vector<Dim>& shape) {
-  onnx::ValueInfoProto info;
-  info.set_name(name);
-  auto* tensor_type = info.mutable_type()->mutable_tensor_type();
-  tensor_type->set_elem_type(elem_type);
-  auto* proto_shape = tensor_type->mutable_shape();
-  for (const auto& d : shape) {
-    auto* dim = proto_shape->add_dim();
-    if (d.fixed()) dim->set_dim_value(d.value);
-    else if (!d.param.empty()) dim->set_dim_param(d.param);
-  }
-  return info;
-}
-
-onnx::NodeProto MakeNode(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs) {
-  onnx::NodeProto node;
-  node.set_op_type(op);
-  node.set_name(outputs.front());
-  for (auto& input : inputs) node.add_input(std::move(input));
-  for (auto& output : outputs) node.add_output(std::move(output));
-  return node;
-}
-
-/// A Constant node holding a 1-D int64 tensor.
-onnx::NodeProto Int64Constant(const std::string& output, std::vector<int64_t> values, bool scalar = false) {
-  onnx::NodeProto node = MakeNode("Constant", {}, {output});
-  auto* attribute = node.add_attribute();
-  attribute->set_name("value");
-  attribute->set_type(onnx::AttributeProto::TENSOR);
-  auto* tensor = attribute->mutable_t();
-  tensor->set_data_type(onnx::TensorProto::INT64);
-  if (!scalar) tensor->add_dims(static_cast<int64_t>(values.size()));
-  for (auto v : values) tensor->add_int64_data(v);
-  return node;
-}
-
-void AddIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
-  auto* attribute = node.add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::INT);
-  attribute->set_i(value);
-}
-
-void AddGraphAttribute(onnx::NodeProto& node, const std::string& name, onnx::GraphProto graph) {
-  auto* attribute = node.add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::GRAPH);
-  *attribute->mutable_g() = std::move(graph);
+  return ZeroTensor(name, elem_type, dims);
 }
 
 void SetSlot(google::protobuf::RepeatedPtrField<std::string>* slots, int slot, const std::string& value) {
@@ -94,18 +38,18 @@ struct GraphEdits {
 
 void AddBroadcastNodes(const BroadcastShapeNames& b, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Shape", {b.x}, {b.shape_of_x}));
-  out.push_back(Int64Constant(b.batch_index, {b.batch_axis}));
+  out.push_back(Int64ConstantNode(b.batch_index, {b.batch_axis}));
   onnx::NodeProto gather = MakeNode("Gather", {b.shape_of_x, b.batch_index}, {b.batch});
-  AddIntAttribute(gather, "axis", 0);
+  SetIntAttribute(gather, "axis", 0);
   out.push_back(std::move(gather));
   std::vector<std::string> parts;
   for (const auto& [value, name] : b.fixed_dims) {
-    out.push_back(Int64Constant(name, {value}));
+    out.push_back(Int64ConstantNode(name, {value}));
     parts.push_back(name);
   }
   parts.insert(parts.begin() + b.batch_position, b.batch);
   onnx::NodeProto concat = MakeNode("Concat", parts, {b.state_shape});
-  AddIntAttribute(concat, "axis", 0);
+  SetIntAttribute(concat, "axis", 0);
   out.push_back(std::move(concat));
 }
 
@@ -124,32 +68,13 @@ onnx::GraphProto IdentityBranch(const std::string& name, const std::string& from
 void AddSelectNodes(const StateEdit& edit, const std::string& original, const SelectOriginalDefault& d,
                     const std::string& selected, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Size", {edit.input}, {d.size_value}));
-  out.push_back(Int64Constant(d.zero_value, {0}, /*scalar=*/true));
+  out.push_back(Int64ConstantNode(d.zero_value, {0}, /*scalar=*/true));
   out.push_back(MakeNode("Equal", {d.size_value, d.zero_value}, {d.is_empty_value}));
   onnx::NodeProto select = MakeNode("If", {d.is_empty_value}, {selected});
-  onnx::ValueInfoProto type = TensorValueInfo(selected, edit.elem_type, edit.shape);
-  AddGraphAttribute(select, "then_branch", IdentityBranch(d.then_value, original, d.then_value, type));
-  AddGraphAttribute(select, "else_branch", IdentityBranch(d.else_value, edit.input, d.else_value, type));
+  onnx::ValueInfoProto type = TensorInfo(selected, edit.elem_type, edit.shape);
+  SetGraphAttribute(select, "then_branch", IdentityBranch(d.then_value, original, d.then_value, type));
+  SetGraphAttribute(select, "else_branch", IdentityBranch(d.else_value, edit.input, d.else_value, type));
   out.push_back(std::move(select));
-}
-
-int FindInitializer(const onnx::GraphProto& graph, const std::string& name) {
-  for (int i = 0; i < graph.initializer_size(); ++i) {
-    if (graph.initializer(i).name() == name) return i;
-  }
-  return -1;
-}
-
-void RemoveInitializer(onnx::GraphProto& graph, const std::string& name) {
-  int i = FindInitializer(graph, name);
-  if (i >= 0) graph.mutable_initializer()->DeleteSubrange(i, 1);
-}
-
-bool HasOutput(const onnx::GraphProto& graph, const std::string& name) {
-  for (const auto& output : graph.output()) {
-    if (output.name() == name) return true;
-  }
-  return false;
 }
 
 onnx::GraphProto* Subgraph(onnx::NodeProto* node, const std::string& attribute) {
@@ -212,27 +137,29 @@ void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, 
   std::visit(
       Overloaded{
           [](const NoDefault&) {},
-          [&](const ZerosDefault& d) { *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims); },
+          [&](const ZerosDefault& d) { *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.dims); },
           [&](const BroadcastZerosDefault& d) {
-            *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims);
+            *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.dims);
             const BroadcastShapeNames& b = plan.broadcasts.at(d.broadcast);
             if (broadcasts_done.insert(d.broadcast).second) AddBroadcastNodes(b, before_site);
             before_site.push_back(MakeNode("Expand", {edit.input, b.state_shape}, {input.slot_value}));
           },
           [&](const InitializerDefault& d) {
             onnx::GraphProto* source = d.move ? &main : ResolveGraph(model, d.source);
-            const int i = source ? FindInitializer(*source, edit.original) : -1;
-            if (i < 0) throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
+            onnx::TensorProto* tensor = source ? FindInitializer(*source, edit.original) : nullptr;
+            if (tensor == nullptr) {
+              throw Error(ExitCode::kInternal, "plan refers to a missing initializer '" + edit.original + "'");
+            }
             if (d.move) {
-              main.mutable_initializer(i)->set_name(edit.input);
+              tensor->set_name(edit.input);
               return;
             }
-            onnx::TensorProto copy = source->initializer(i);
+            onnx::TensorProto copy = *tensor;
             copy.set_name(edit.input);
             *main.add_initializer() = std::move(copy);
           },
           [&](const SelectOriginalDefault& d) {
-            if (d.empty_default) *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.dims);
+            if (d.empty_default) *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.dims);
             AddSelectNodes(edit, edit.original, d, input.slot_value, before_site);
           },
       },
@@ -245,7 +172,7 @@ void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, 
 void ThreadOut(const ResolvedEdit& r, const ThreadedOutput& threaded) {
   const StateEdit& edit = *r.edit;
   const auto& input = std::get<NewInput>(edit.input_edit);
-  const onnx::ValueInfoProto type = TensorValueInfo("", edit.elem_type, edit.shape);
+  const onnx::ValueInfoProto type = TensorInfo("", edit.elem_type, edit.shape);
   std::string value = threaded.site_value;
   for (const auto& s : r.steps) {
     const ThreadStep& step = *s.step;
@@ -256,31 +183,20 @@ void ThreadOut(const ResolvedEdit& r, const ThreadedOutput& threaded) {
   }
 }
 
-/// Renames every read of `from` in `graph` (and in its subgraphs, which read it from outer scope) to `to`.
-void RenameReads(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& input : *node.mutable_input()) {
-      if (input == from) input = to;
-    }
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) RenameReads(*attribute.mutable_g(), from, to);
-      for (auto& sub : *attribute.mutable_graphs()) RenameReads(sub, from, to);
-    }
-  }
-}
-
 /// The input's non-zero default moves to a new name; an If selects it when the fed tensor is empty, and
 /// what read the input reads the selection. The selection goes first in the main graph: it reads only the
 /// input and the default.
 void PutDefaultBehindSelect(const StateEdit& edit, const DefaultBehindSelect& d, onnx::GraphProto& main,
                             GraphEdits& main_edits) {
-  const int i = FindInitializer(main, edit.input);
-  if (i < 0 || main.node_size() == 0) throw Error(ExitCode::kInternal, "plan refers to a missing default '" + edit.input + "'");
+  onnx::TensorProto* tensor = FindInitializer(main, edit.input);
+  if (tensor == nullptr || main.node_size() == 0) {
+    throw Error(ExitCode::kInternal, "plan refers to a missing default '" + edit.input + "'");
+  }
   RenameReads(main, edit.input, d.selected);
-  main.mutable_initializer(i)->set_name(d.default_name);
-  if (d.keep_empty_default) *main.add_initializer() = ZeroTensor(edit.input, edit.elem_type, d.select.dims);
+  tensor->set_name(d.default_name);
+  if (d.keep_empty_default) *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.select.dims);
   for (auto& input : *main.mutable_input()) {
-    if (input.name() == edit.input) input = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+    if (input.name() == edit.input) input = TensorInfo(edit.input, edit.elem_type, edit.shape);
   }
   AddSelectNodes(edit, d.default_name, d.select, d.selected, main_edits.before[main.mutable_node(0)]);
 }
@@ -297,13 +213,13 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
                    RemoveInitializer(main, edit.input);
                    for (auto& declared : *main.mutable_input()) {
                      if (drop.redeclare && declared.name() == edit.input) {
-                       declared = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+                       declared = TensorInfo(edit.input, edit.elem_type, edit.shape);
                      }
                    }
                  },
                  [&](const DefaultBehindSelect& d) { PutDefaultBehindSelect(edit, d, main, per_graph[&main]); },
                  [&](const NewInput& input) {
-                   *main.add_input() = TensorValueInfo(edit.input, edit.elem_type, edit.shape);
+                   *main.add_input() = TensorInfo(edit.input, edit.elem_type, edit.shape);
                    AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor],
                               broadcasts_done);
                    SetSlot(r.site->mutable_input(), edit.site.input_slot, input.slot_value);
@@ -333,8 +249,8 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
           },
       },
       edit.output_edit);
-  if (output_added && !HasOutput(main, edit.output)) {
-    *main.add_output() = TensorValueInfo(edit.output, edit.elem_type, edit.shape);
+  if (output_added && !HasGraphOutput(main, edit.output)) {
+    *main.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
   }
 }
 
@@ -426,10 +342,7 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   // Resolve every proto first: paths are indices into the model as it was analyzed.
   std::vector<onnx::NodeProto*> renamed;
   for (const auto& [where, name] : plan.node_names) renamed.push_back(NodeIn(model, where.first, where.second));
-  int64_t onnx_opset = 0;
-  for (const auto& import : model.opset_import()) {
-    if (IsOnnxDomain(import.domain())) onnx_opset = import.version();
-  }
+  const int64_t onnx_opset = OnnxOpset(model);
   std::vector<ResolvedEdit> edits;
   for (const auto& edit : plan.edits) edits.push_back(Resolve(model, onnx_opset, edit));
 

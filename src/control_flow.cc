@@ -1,5 +1,6 @@
 #include "control_flow.h"
 
+#include "graph_edit.h"
 #include "model_index.h"
 #include "proto_access.h"
 
@@ -26,15 +27,6 @@ onnx::ValueInfoProto Named(const onnx::ValueInfoProto& type, const std::string& 
   onnx::ValueInfoProto info = type;
   info.set_name(name);
   return info;
-}
-
-onnx::NodeProto IdentityNode(const std::string& input, const std::string& output) {
-  onnx::NodeProto node;
-  node.set_op_type("Identity");
-  node.set_name(output);
-  node.add_input(input);
-  node.add_output(output);
-  return node;
 }
 
 }  // namespace
@@ -165,7 +157,7 @@ bool CanThreadOut(ContainerKind kind, const std::string& attribute) {
 
 void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::GraphProto& inner, onnx::GraphProto* other,
                       const std::string& value, const ThreadedValue& names, const onnx::ValueInfoProto& type) {
-  *inner.add_node() = IdentityNode(value, names.inner);
+  *inner.add_node() = MakeNode("Identity", {value}, {names.inner});
   switch (kind) {
     case ContainerKind::kLoop: {
       const int carried = container.input_size() - 2;
@@ -185,7 +177,7 @@ void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::Grap
     }
     case ContainerKind::kIf:
       *inner.add_output() = Named(type, names.inner);
-      *other->add_node() = IdentityNode(names.initial, names.other_inner);
+      *other->add_node() = MakeNode("Identity", {names.initial}, {names.other_inner});
       *other->add_output() = Named(type, names.other_inner);
       container.add_output(names.outer);
       return;

@@ -77,9 +77,7 @@ const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
 
 ModelIndex::ModelIndex(const onnx::ModelProto& model)
     : model_(&model), arena_(std::make_unique<google::protobuf::Arena>()) {
-  for (const auto& opset : model.opset_import()) {
-    if (IsOnnxDomain(opset.domain())) onnx_opset_ = opset.version();
-  }
+  onnx_opset_ = OnnxOpset(model);
 
   onnx::ModelProto& inferred = *StructuralCopy(model, *arena_);
   inference_error_ = InferShapes(inferred);

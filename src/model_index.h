@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph_path.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 
@@ -102,8 +103,5 @@ class ModelIndex {
   int64_t onnx_opset_ = 0;
   std::string inference_error_;
 };
-
-/// True for the default ONNX operator domain ("" or "ai.onnx").
-inline bool IsOnnxDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 }  // namespace rnnstate

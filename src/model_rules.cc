@@ -22,14 +22,6 @@ using OwnerRules = std::string (*)(const ModelIndex&);
 
 constexpr OwnerRules kOwnerRules[] = {FirstOpRuleViolation};
 
-int64_t OnnxOpset(const onnx::ModelProto& model) {
-  int64_t opset = 0;
-  for (const auto& import : model.opset_import()) {
-    if (IsOnnxDomain(import.domain())) opset = import.version();
-  }
-  return opset;
-}
-
 /// The first node of the default domain that is no operator of the model's ai.onnx opset and no function
 /// the model defines. Judged only at the opsets rnnstate supports (kMinOpset and newer: an older model is
 /// refused as unsupported, exit 4) that onnx 1.12 knows (a newer opset may have operators it does not

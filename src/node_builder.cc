@@ -1,5 +1,6 @@
 #include "node_builder.h"
 
+#include "graph_edit.h"
 #include "graph_path.h"
 #include "model_index.h"
 #include "proto_access.h"
@@ -65,79 +66,23 @@ std::set<std::string> ModelNames(const onnx::ModelProto& model) {
   return names;
 }
 
-int64_t OnnxOpset(const onnx::ModelProto& model) {
-  int64_t opset = 0;
-  for (const auto& import : model.opset_import()) {
-    if (IsOnnxDomain(import.domain())) opset = import.version();
-  }
-  return opset;
-}
-
-onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<MetaDim>& shape) {
-  onnx::ValueInfoProto info;
-  info.set_name(name);
-  auto* tensor = info.mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(elem_type);
-  auto* proto_shape = tensor->mutable_shape();
-  for (const MetaDim& d : shape) {
-    auto* dim = proto_shape->add_dim();
-    if (d.value >= 0)
-      dim->set_dim_value(d.value);
-    else if (!d.symbol.empty())
-      dim->set_dim_param(d.symbol);
-  }
-  return info;
-}
-
-onnx::ValueInfoProto SequenceInfo(const std::string& name, int32_t elem_type) {
-  onnx::ValueInfoProto info;
-  info.set_name(name);
-  info.mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(elem_type);
-  return info;
-}
-
-onnx::ValueInfoProto RankOnlyInfo(const std::string& name, int32_t elem_type, size_t rank) {
-  return TensorInfo(name, elem_type, std::vector<MetaDim>(rank));
-}
-
-onnx::TensorProto ZeroTensorOf(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
-  const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
-  if (!bytes)
-    throw Error(ExitCode::kUnsupported,
-                "'" + name + "': a state of element type " + std::to_string(elem_type) + " cannot be packed");
-  onnx::TensorProto tensor;
-  tensor.set_name(name);
-  tensor.set_data_type(elem_type);
-  for (int64_t d : dims) tensor.add_dims(d);
-  tensor.set_raw_data(std::string(*bytes, '\0'));
-  return tensor;
-}
-
 onnx::NodeProto& NodeBuilder::Add(const std::string& op, std::vector<std::string> inputs,
                                   std::vector<std::string> outputs) {
-  onnx::NodeProto& node = nodes_.emplace_back();
-  node.set_op_type(op);
-  node.set_name(node_names_.Allocate(outputs.front()));
-  for (auto& input : inputs) node.add_input(std::move(input));
-  for (auto& output : outputs) node.add_output(std::move(output));
-  return node;
+  Push(MakeNode(op, std::move(inputs), std::move(outputs)));
+  return nodes_.back();
+}
+
+void NodeBuilder::Push(onnx::NodeProto node) {
+  node.set_name(node_names_.Allocate(node.name()));
+  nodes_.push_back(std::move(node));
 }
 
 void NodeBuilder::Int64Constant(const std::string& output, const std::vector<int64_t>& values, bool scalar) {
-  onnx::TensorProto tensor;
-  tensor.set_data_type(onnx::TensorProto::INT64);
-  if (!scalar) tensor.add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) tensor.add_int64_data(v);
-  TensorConstant(output, std::move(tensor));
+  Push(Int64ConstantNode(output, values, scalar));
 }
 
 void NodeBuilder::TensorConstant(const std::string& output, onnx::TensorProto value) {
-  onnx::NodeProto& node = Add("Constant", {}, {output});
-  auto* attribute = node.add_attribute();
-  attribute->set_name("value");
-  attribute->set_type(onnx::AttributeProto::TENSOR);
-  value.clear_name();
-  *attribute->mutable_t() = std::move(value);
+  Push(TensorConstantNode(output, std::move(value)));
 }
 
 void NodeBuilder::AddAxes(onnx::NodeProto& node, const std::string& stem, const std::vector<int64_t>& axes) {
@@ -189,85 +134,6 @@ void NodeBuilder::Transpose(const std::string& input, const std::vector<int64_t>
 
 void NodeBuilder::Concat(const std::vector<std::string>& inputs, int64_t axis, const std::string& output) {
   SetIntAttribute(Add("Concat", inputs, {output}), "axis", axis);
-}
-
-void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
-  auto* attribute = node.add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::INT);
-  attribute->set_i(value);
-}
-
-void SetIntsAttribute(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
-  auto* attribute = node.add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) attribute->add_ints(v);
-}
-
-void SetGraphAttribute(onnx::NodeProto& node, const std::string& name, onnx::GraphProto graph) {
-  auto* attribute = node.add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::GRAPH);
-  *attribute->mutable_g() = std::move(graph);
-}
-
-namespace {
-
-/// Renames reads in `graph`; a subgraph's outputs that are the outer name itself are reads too.
-void RenameReads(onnx::GraphProto& graph, const std::string& from, const std::string& to, bool subgraph) {
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& input : *node.mutable_input()) {
-      if (input == from) input = to;
-    }
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) RenameReads(*attribute.mutable_g(), from, to, true);
-      for (auto& sub : *attribute.mutable_graphs()) RenameReads(sub, from, to, true);
-    }
-  }
-  if (!subgraph) return;
-  for (auto& output : *graph.mutable_output()) {
-    if (output.name() == from) output.set_name(to);
-  }
-}
-
-}  // namespace
-
-void RenameReadsEverywhere(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
-  RenameReads(graph, from, to, false);
-}
-
-namespace {
-
-template <typename Field>
-void RemoveNamed(Field* field, const std::string& name) {
-  for (int i = field->size() - 1; i >= 0; --i) {
-    if (field->Get(i).name() == name) field->DeleteSubrange(i, 1);
-  }
-}
-
-}  // namespace
-
-void RemoveGraphInput(onnx::GraphProto& graph, const std::string& name) { RemoveNamed(graph.mutable_input(), name); }
-void RemoveGraphOutput(onnx::GraphProto& graph, const std::string& name) { RemoveNamed(graph.mutable_output(), name); }
-void RemoveInitializerNamed(onnx::GraphProto& graph, const std::string& name) {
-  RemoveNamed(graph.mutable_initializer(), name);
-}
-
-onnx::TensorProto* FindInitializerNamed(onnx::GraphProto& graph, const std::string& name) {
-  for (auto& tensor : *graph.mutable_initializer()) {
-    if (tensor.name() == name) return &tensor;
-  }
-  return nullptr;
-}
-
-void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after) {
-  auto* nodes = graph.mutable_node();
-  std::vector<onnx::NodeProto*> old(nodes->size());
-  for (int i = nodes->size() - 1; i >= 0; --i) old[i] = nodes->ReleaseLast();
-  for (auto& node : before) *nodes->Add() = std::move(node);
-  for (onnx::NodeProto* node : old) nodes->AddAllocated(node);
-  for (auto& node : after) *nodes->Add() = std::move(node);
 }
 
 }  // namespace rnnstate

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "graph_edit.h"
 #include "naming.h"
 #include "rnnstate/metadata.h"
 
@@ -24,21 +25,6 @@ std::set<std::string> ModelNodeNames(const onnx::ModelProto& model);
 
 /// The dim_param names `model` uses anywhere.
 std::set<std::string> ModelDimParams(const onnx::ModelProto& model);
-
-/// The ai.onnx opset `model` imports (0 when none).
-int64_t OnnxOpset(const onnx::ModelProto& model);
-
-/// A tensor ValueInfo: element type and shape (a MetaDim without value and symbol is an unknown dim).
-onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<MetaDim>& shape);
-
-/// A Sequence<Tensor<elem_type>> ValueInfo.
-onnx::ValueInfoProto SequenceInfo(const std::string& name, int32_t elem_type);
-
-/// A tensor ValueInfo of known rank whose dims are all unknown (If branch outputs whose size differs).
-onnx::ValueInfoProto RankOnlyInfo(const std::string& name, int32_t elem_type, size_t rank);
-
-/// Zeros of a float element type (`dims` may hold a 0: an empty tensor).
-onnx::TensorProto ZeroTensorOf(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims);
 
 /// Builds nodes into one list, each named after its first output (made unique among node names).
 class NodeBuilder {
@@ -73,6 +59,8 @@ class NodeBuilder {
   int64_t opset() const { return opset_; }
 
  private:
+  /// Appends `node`, renamed to a name unique among node names.
+  void Push(onnx::NodeProto node);
   /// `axes` as an attribute (before opset 13) or a Constant input.
   void AddAxes(onnx::NodeProto& node, const std::string& stem, const std::vector<int64_t>& axes);
 
@@ -81,23 +69,5 @@ class NodeBuilder {
   NameAllocator& node_names_;
   std::vector<onnx::NodeProto> nodes_;
 };
-
-/// Sets an INT / INTS / GRAPH attribute.
-void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value);
-void SetIntsAttribute(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values);
-void SetGraphAttribute(onnx::NodeProto& node, const std::string& name, onnx::GraphProto graph);
-
-/// Renames every read of `from` in `graph` and in its subgraphs to `to`.
-void RenameReadsEverywhere(onnx::GraphProto& graph, const std::string& from, const std::string& to);
-
-/// Removes the graph input, output or initializer named `name` (if any).
-void RemoveGraphInput(onnx::GraphProto& graph, const std::string& name);
-void RemoveGraphOutput(onnx::GraphProto& graph, const std::string& name);
-void RemoveInitializerNamed(onnx::GraphProto& graph, const std::string& name);
-/// The initializer named `name`, or nullptr.
-onnx::TensorProto* FindInitializerNamed(onnx::GraphProto& graph, const std::string& name);
-
-/// Puts `before` at the front of `graph`'s node list and `after` at its end.
-void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after);
 
 }  // namespace rnnstate

@@ -55,11 +55,11 @@ onnx::GraphProto Branch(const std::string& name, std::vector<onnx::NodeProto> no
 void AddZeros(NodeBuilder& b, const ZeroBatch& zero_batch, int32_t elem_type, std::vector<int64_t> one_row,
               int64_t batch_axis, const std::string& stem, const std::string& output) {
   if (zero_batch.fixed == 1) {
-    b.TensorConstant(output, ZeroTensorOf(output, elem_type, one_row));
+    b.TensorConstant(output, ZeroTensor(output, elem_type, one_row));
     return;
   }
   const std::string row = b.Name(stem + ".zero_row");
-  b.TensorConstant(row, ZeroTensorOf(row, elem_type, one_row));
+  b.TensorConstant(row, ZeroTensor(row, elem_type, one_row));
   std::vector<int64_t> ones(one_row.size(), 1);
   const std::string repeats = b.Name(stem + ".repeats");
   if (zero_batch.fixed >= 0) {
@@ -266,7 +266,7 @@ class Applier {
         // The model selects its own default when the state is fed empty (batch 0).
         std::vector<int64_t> dims = axis >= 0 ? WithBatch(member, 0) : member.dims;
         for (int64_t& d : dims) d = d < 0 ? 0 : d;
-        then_nodes.TensorConstant(member.default_value, ZeroTensorOf(member.default_value, member.elem_type, dims));
+        then_nodes.TensorConstant(member.default_value, ZeroTensor(member.default_value, member.elem_type, dims));
       }
       else_nodes.Int64Constant(member.position, {member.meta.position}, /*scalar=*/true);
       else_nodes.Add("SequenceAt", {value.meta.input, member.position}, {member.given});
@@ -283,7 +283,7 @@ class Applier {
   void Interface(const PackValuePlan& value) {
     for (const auto& member : value.members) {
       RemoveGraphInput(main_, member.meta.input);
-      if (!member.default_initializer.empty()) RemoveInitializerNamed(main_, member.default_initializer);
+      if (!member.default_initializer.empty()) RemoveInitializer(main_, member.default_initializer);
       RemoveGraphOutput(main_, member.meta.output);
     }
     if (plan_.kind == PackKind::kSequence) {
@@ -293,7 +293,7 @@ class Applier {
     }
     *main_.add_input() =
         TensorInfo(value.meta.input, value.elem_type, {MetaDim{-1, value.declared_batch}, MetaDim{value.width, ""}});
-    if (plan_.defaults) *main_.add_initializer() = ZeroTensorOf(value.meta.input, value.elem_type, {0, value.width});
+    if (plan_.defaults) *main_.add_initializer() = ZeroTensor(value.meta.input, value.elem_type, {0, value.width});
     *main_.add_output() = TensorInfo(value.meta.output, value.elem_type, value.meta.shape);
   }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "node_builder.h"
+#include "proto_access.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {

@@ -2,6 +2,14 @@
 
 namespace rnnstate {
 
+int64_t OnnxOpset(const onnx::ModelProto& model) {
+  int64_t opset = 0;
+  for (const auto& import : model.opset_import()) {
+    if (IsOnnxDomain(import.domain())) opset = import.version();
+  }
+  return opset;
+}
+
 size_t FloatElementSize(int32_t elem_type) {
   switch (elem_type) {
     case onnx::TensorProto::FLOAT: return 4;

@@ -25,6 +25,12 @@ std::string DataTypeName(int32_t elem_type);
 /// not a float type, a dim is negative, or the size does not fit in 64 bits.
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims);
 
+/// True for the default ONNX operator domain ("" or "ai.onnx").
+inline bool IsOnnxDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+/// The ai.onnx opset `model` imports (0 when none).
+int64_t OnnxOpset(const onnx::ModelProto& model);
+
 /// True when `node` is of the default ONNX domain and one of `ops`.
 bool IsOnnxOp(const onnx::NodeProto& node, std::initializer_list<const char*> ops);
 

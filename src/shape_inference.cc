@@ -98,10 +98,7 @@ onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf
 }
 
 std::string InferShapes(onnx::ModelProto& copy) {
-  int64_t opset = 0;
-  for (const auto& import : copy.opset_import()) {
-    if (IsOnnxDomain(import.domain())) opset = import.version();
-  }
+  const int64_t opset = OnnxOpset(copy);
   if (std::string problem = MalformedAttributes(copy.graph(), opset); !problem.empty()) return problem;
   RegisterContribSchemas();
   try {

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "graph_edit.h"
 #include "node_builder.h"
 #include "rnnstate/error.h"
 
@@ -124,11 +125,8 @@ void ApplyBatchFirst(const LayoutPlan& plan, onnx::ModelProto& model) {
   std::vector<onnx::NodeProto> before, after;
   auto transpose = [](const std::string& from, const std::string& to, const std::string& name,
                       const std::vector<int64_t>& perm) {
-    onnx::NodeProto node;
-    node.set_op_type("Transpose");
+    onnx::NodeProto node = MakeNode("Transpose", {from}, {to});
     node.set_name(name);
-    node.add_input(from);
-    node.add_output(to);
     SetIntsAttribute(node, "perm", perm);
     return node;
   };
@@ -138,7 +136,7 @@ void ApplyBatchFirst(const LayoutPlan& plan, onnx::ModelProto& model) {
     }
   };
   for (const LayoutChange& change : plan.inputs) {
-    RenameReadsEverywhere(main, change.name, change.internal);
+    RenameReads(main, change.name, change.internal);
     rename_value_info(change.name, change.internal);
     before.push_back(transpose(change.name, change.internal, change.node, change.perm));
     for (auto& input : *main.mutable_input()) {
@@ -147,7 +145,7 @@ void ApplyBatchFirst(const LayoutPlan& plan, onnx::ModelProto& model) {
       auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
       if (!change.own_batch.empty() && shape->dim_size() > 0) shape->mutable_dim(0)->set_dim_param(change.own_batch);
     }
-    if (onnx::TensorProto* tensor = FindInitializerNamed(main, change.name)) {
+    if (onnx::TensorProto* tensor = FindInitializer(main, change.name)) {
       std::vector<int64_t> dims(tensor->dims().begin(), tensor->dims().end());
       tensor->clear_dims();
       for (int64_t d : Permuted(dims, change.to_batch_first)) tensor->add_dims(d);
@@ -159,7 +157,7 @@ void ApplyBatchFirst(const LayoutPlan& plan, onnx::ModelProto& model) {
         if (output == change.name) output = change.internal;
       }
     }
-    RenameReadsEverywhere(main, change.name, change.internal);
+    RenameReads(main, change.name, change.internal);
     rename_value_info(change.name, change.internal);
     after.push_back(transpose(change.internal, change.name, change.node, change.perm));
     for (auto& output : *main.mutable_output()) {

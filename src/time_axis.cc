@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "carried_variables.h"
+#include "graph_edit.h"
 #include "loop_streaming.h"
 #include "naming.h"
 #include "proto_access.h"
@@ -156,37 +157,13 @@ void SetDimParam(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* value
   }
 }
 
-onnx::NodeProto MakeNode(const std::string& op, std::vector<std::string> inputs, const std::string& output) {
-  onnx::NodeProto node;
-  node.set_op_type(op);
-  node.set_name(output);
-  for (auto& input : inputs) node.add_input(std::move(input));
-  node.add_output(output);
-  return node;
-}
-
 /// The length, as the constant's type: Identity for int64, else Cast.
 onnx::NodeProto LengthAs(const TimeAxisEdit& edit, const LengthConstant& constant, const std::string& node_name) {
   const bool int64 = constant.elem_type == onnx::TensorProto::INT64;
-  onnx::NodeProto node = MakeNode(int64 ? "Identity" : "Cast", {edit.length_value}, constant.value.name);
+  onnx::NodeProto node = MakeNode(int64 ? "Identity" : "Cast", {edit.length_value}, {constant.value.name});
   if (!node_name.empty()) node.set_name(node_name);
-  if (!int64) {
-    auto* to = node.add_attribute();
-    to->set_name("to");
-    to->set_type(onnx::AttributeProto::INT);
-    to->set_i(constant.elem_type);
-  }
+  if (!int64) SetIntAttribute(node, "to", constant.elem_type);
   return node;
-}
-
-/// Prepends `nodes` to `graph`, in order.
-void Prepend(onnx::GraphProto& graph, std::vector<onnx::NodeProto> nodes) {
-  auto* list = graph.mutable_node();
-  const int count = static_cast<int>(nodes.size());
-  for (auto& node : nodes) *list->Add() = std::move(node);
-  for (int k = 0; k < count; ++k) {
-    for (int i = list->size() - count + k; i > k; --i) list->SwapElements(i, i - 1);
-  }
 }
 
 }  // namespace
@@ -243,15 +220,9 @@ void ApplyTimeAxes(const TimeAxisPlan& plan, onnx::ModelProto& model) {
     for (const auto& [output, axis] : edit.output_dims)
       SetDimParam(main.mutable_output(), output, axis, edit.dim_param);
     std::vector<onnx::NodeProto>& main_front = front[&main];
-    main_front.push_back(MakeNode("Shape", {edit.time.input}, edit.shape));
-    onnx::NodeProto axis = MakeNode("Constant", {}, edit.axis);
-    auto* value = axis.add_attribute();
-    value->set_name("value");
-    value->set_type(onnx::AttributeProto::TENSOR);
-    value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-    value->mutable_t()->add_int64_data(edit.time.axis);
-    main_front.push_back(std::move(axis));
-    main_front.push_back(MakeNode("Gather", {edit.shape, edit.axis}, edit.length_value));
+    main_front.push_back(MakeNode("Shape", {edit.time.input}, {edit.shape}));
+    main_front.push_back(Int64ConstantNode(edit.axis, {edit.time.axis}, /*scalar=*/true));
+    main_front.push_back(MakeNode("Gather", {edit.shape, edit.axis}, {edit.length_value}));
     for (const LengthConstant& constant : edit.constants) {
       onnx::GraphProto* graph = ResolveGraph(model, constant.value.graph);
       if (graph == nullptr) throw Error(ExitCode::kInternal, "--time-axis plan does not fit the model");
@@ -262,14 +233,11 @@ void ApplyTimeAxes(const TimeAxisPlan& plan, onnx::ModelProto& model) {
         *node = LengthAs(edit, constant, node->name());  // the Constant node, replaced in place
         continue;
       }
-      auto* initializers = graph->mutable_initializer();
-      for (int i = 0; i < initializers->size(); ++i) {
-        if (initializers->Get(i).name() == constant.value.name) initializers->DeleteSubrange(i--, 1);
-      }
+      RemoveInitializer(*graph, constant.value.name);
       front[graph].push_back(LengthAs(edit, constant, ""));
     }
   }
-  for (auto& [graph, nodes] : front) Prepend(*graph, std::move(nodes));
+  for (auto& [graph, nodes] : front) SurroundNodes(*graph, std::move(nodes), {});
 }
 
 }  // namespace rnnstate
