@@ -1,0 +1,70 @@
+#pragma once
+/// \file
+/// The command line as plain data: main.cc's parser fills these, the subcommands (cli_run.h) read them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnnstate::cli {
+
+/// Options every command over files has.
+struct FilesArgs {
+  std::vector<std::string> paths;
+  int jobs = 0;  ///< 0: one per core
+  bool fail_fast = false;
+  bool json = false;
+};
+
+struct RewriteArgs {
+  FilesArgs files;
+  std::string output;
+  std::string out_dir;
+  bool in_place = false;
+  bool dry_run = false;
+  bool strict = false;
+  bool fsync = false;
+  bool no_fsync = false;
+  std::string mode = "defaults";
+  std::string nodes;
+  std::string input_names = "{node}.{kind}_in";
+  std::string output_names = "{node}.{kind}_out";
+  bool streamable_only = false;
+  std::string pack = "none";
+  std::string layout = "node";
+  std::string packed_input = "state_in";
+  std::string packed_output = "state_out";
+  std::vector<std::string> time_axes;
+};
+
+struct ReportArgs {
+  FilesArgs files;
+  std::string format = "text";
+  bool format_given = false;  ///< --format was on the command line (it may conflict with --json)
+};
+
+struct InitArgs {
+  FilesArgs files;
+  std::optional<int64_t> batch;
+  std::vector<std::string> dims;  ///< NAME=VALUE
+};
+
+struct ExportArgs {
+  std::string target;
+  std::string model;
+  bool json = false;
+};
+
+/// Every option of the command line; each subcommand fills its own member.
+struct Args {
+  bool quiet = false;
+  RewriteArgs rewrite;
+  ReportArgs report;
+  FilesArgs check;
+  bool check_streamable_only = false;
+  InitArgs init;
+  ExportArgs exports;
+};
+
+}  // namespace rnnstate::cli
