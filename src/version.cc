@@ -2,10 +2,10 @@
 
 #include <google/protobuf/stubs/common.h>
 
-#include <cstdio>
 #include <string>
 
 #include "build_info.h"  // generated at build time by cmake/build_info.cmake
+#include "rnnstate/json.h"
 
 namespace rnnstate {
 namespace {
@@ -17,24 +17,6 @@ std::string ProtobufVersion() {
          std::to_string(kVersion % 1000);
 }
 
-/// `text` as a JSON string literal.
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string VersionText() {
@@ -43,10 +25,13 @@ std::string VersionText() {
 }
 
 std::string VersionJson() {
-  return "{\"name\":\"rnnstate\",\"version\":" + JsonString(RNNSTATE_BUILD_VERSION) +
-         ",\"revision\":" + JsonString(RNNSTATE_BUILD_REVISION) +
-         ",\"onnx\":" + JsonString(RNNSTATE_BUILD_ONNX_VERSION) + ",\"protobuf\":" + JsonString(ProtobufVersion()) +
-         "}";
+  Json version = Json::object();
+  version["name"] = "rnnstate";
+  version["version"] = RNNSTATE_BUILD_VERSION;
+  version["revision"] = RNNSTATE_BUILD_REVISION;
+  version["onnx"] = RNNSTATE_BUILD_ONNX_VERSION;
+  version["protobuf"] = ProtobufVersion();
+  return DumpJson(version);
 }
 
 }  // namespace rnnstate
