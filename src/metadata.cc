@@ -214,10 +214,6 @@ bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAx
   return true;
 }
 
-bool RowsOverlap(const RowRange& a, const RowRange& b) {
-  return std::max(a.first, b.first) < std::min(a.second, b.second);
-}
-
 std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error) {
   std::vector<StatePair> pairs;
   for (const auto& prop : model.metadata_props()) {

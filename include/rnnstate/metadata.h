@@ -27,8 +27,6 @@ using RowRange = std::pair<int64_t, int64_t>;
 std::string RowRangeText(const std::optional<RowRange>& rows);
 /// [first, second] as a JSON array.
 Json RowRangeJson(const RowRange& rows);
-/// True when the two ranges share a row.
-bool RowsOverlap(const RowRange& a, const RowRange& b);
 
 /// One axis of a region of a tensor: one index (the axis is dropped), a range [begin, end) (the axis is
 /// kept), or the whole axis (kept).
