@@ -375,7 +375,8 @@ def build_zoo(zoo_dir, n, seed):
 
 # The recurrent operators rnnstate knows (the list its unit tests keep equal to the C++ table).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "recurrent_ops.json")) as _f:
-    RECURRENT_OPS = [(op["domain"], op["op_type"]) for op in json.load(_f)["ops"]]
+    # (domain, op_type) -> the output slot of the final hidden state
+    RECURRENT_OPS = {(op["domain"], op["op_type"]): op["y_h"] for op in json.load(_f)["ops"]}
 
 BASELINE = r'''
 """Python baseline: onnx.load + add each recurrent node's Y_h as a graph output + onnx.save."""
@@ -389,14 +390,15 @@ def add_state_outputs(model):
     g = model.graph
     have = {o.name for o in g.output}
     for i, n in enumerate(g.node):
-        if (n.domain if n.domain != "ai.onnx" else "", n.op_type) in RECURRENT_OPS:
-            while len(n.output) < 2:
+        y_h = RECURRENT_OPS.get((n.domain if n.domain != "ai.onnx" else "", n.op_type))
+        if y_h is not None:
+            while len(n.output) <= y_h:
                 n.output.append("")
-            if not n.output[1]:
-                n.output[1] = (n.name or f"{n.op_type}_{i}") + ".Y_h"
-            if n.output[1] not in have:
-                g.output.append(helper.make_tensor_value_info(n.output[1], TensorProto.FLOAT, None))
-                have.add(n.output[1])
+            if not n.output[y_h]:
+                n.output[y_h] = (n.name or f"{n.op_type}_{i}") + ".Y_h"
+            if n.output[y_h] not in have:
+                g.output.append(helper.make_tensor_value_info(n.output[y_h], TensorProto.FLOAT, None))
+                have.add(n.output[y_h])
 
 def one(src, dst):
     m = onnx.load(src)
