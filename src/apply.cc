@@ -171,12 +171,15 @@ void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, 
 /// through: the effective initial state where it is visible, else the state input itself.
 void ThreadOut(const ResolvedEdit& r, const ThreadedOutput& threaded) {
   const StateEdit& edit = *r.edit;
-  const auto& input = std::get<NewInput>(edit.input_edit);
+  // The planner threads only states it gives a new input: the effective state passes through where the
+  // owner does not run.
+  const auto* input = std::get_if<NewInput>(&edit.input_edit);
+  if (input == nullptr) throw Error(ExitCode::kInternal, "the plan threads out a state without a new input");
   const onnx::ValueInfoProto type = TensorInfo("", edit.elem_type, edit.shape);
   std::string value = threaded.site_value;
   for (const auto& s : r.steps) {
     const ThreadStep& step = *s.step;
-    const std::string& incoming = Encloses(input.default_graph, step.level.graph) ? input.slot_value : edit.input;
+    const std::string& incoming = Encloses(input->default_graph, step.level.graph) ? input->slot_value : edit.input;
     ThreadedValue names{incoming, step.inner_value, step.carried_input, step.other_value, step.outer_value};
     AddThreadedValue(s.kind, *s.container, *s.inner, s.other, value, names, type);
     value = step.outer_value;

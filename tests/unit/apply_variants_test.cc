@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "apply.h"
+#include "rnnstate/error.h"
 #include "test_models.h"
 
 namespace rnnstate {
@@ -256,6 +257,27 @@ g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 
   const onnx::GraphProto& body = scan.attribute(1).g();
   EXPECT_THAT(InputNames(body), ElementsAre("si", "carried", "xi"));
   EXPECT_THAT(OutputNames(body), ElementsAre("so", "inner", "yo"));
+}
+
+TEST(ApplyVariants, AThreadedOutputWithoutANewInputIsAnInternalError) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[2] s, float[4, 2] ys) {
+  s, ys = Scan <num_scan_inputs = 1, body = b (float[2] si, float[2] xi) => (float[2] so, float[2] yo) {
+    Y = GRU <hidden_size = 3> (X, W, R)
+    so = Add (si, xi)
+    yo = Identity (so)
+  }> (s0, xs)
+})");
+  StateEdit edit = BodyEdit(StepOutOf(ContainerKind::kScan9), 0);
+  edit.input_edit = KeepInput{};
+  Plan plan;
+  plan.edits.push_back(edit);
+  try {
+    ApplyPlan(plan, model);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInternal);
+  }
 }
 
 }  // namespace
