@@ -50,8 +50,8 @@ struct RewriteArgs {
   bool streamable_only = false;
   std::string pack = "none";
   std::string layout = "node";
-  std::string packed_input = "state_in";
-  std::string packed_output = "state_out";
+  std::string packed_input;  // "": not given (state_in)
+  std::string packed_output;
   std::vector<std::string> time_axes;
 };
 
@@ -129,8 +129,10 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
                  : args.pack == "sequence" ? rnnstate::PackKind::kSequence
                                            : rnnstate::PackKind::kNone;
   options.layout = args.layout == "batch-first" ? rnnstate::StateLayout::kBatchFirst : rnnstate::StateLayout::kAsNode;
-  options.packed_input = args.packed_input;
-  options.packed_output = args.packed_output;
+  options.packed_input_given = !args.packed_input.empty();
+  options.packed_output_given = !args.packed_output.empty();
+  if (options.packed_input_given) options.packed_input = args.packed_input;
+  if (options.packed_output_given) options.packed_output = args.packed_output;
   if (options.packed_input.empty() || options.packed_output.empty() || options.packed_input == options.packed_output) {
     throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
   }
