@@ -37,7 +37,9 @@ OpenVinoPairs OpenVinoStatePairs(const onnx::ModelProto& model) {
       for (const std::string& name : tensor.empty_init) members += (members.empty() ? "'" : ", '") + name + "'";
       const bool packed = tensor.empty_init.size() > 1 || tensor.empty_init.front() != tensor.input;
       pairs.warnings.push_back(
-          "state '" + tensor.input + "' " + (packed ? "holds state " + members + ", which starts" : "starts") +
+          "state '" + tensor.input + "' " +
+          (packed ? "holds state " + members + (tensor.empty_init.size() > 1 ? ", which start" : ", which starts")
+                  : "starts") +
           " from the model's own default (a learned or computed initial state, what an empty feed gives), but " +
           "OpenVINO starts a variable from zeros (ReadValue without an initial value): before the first " +
           "inference of a sequence, set the variable to that default (for a learned one: the initializer's " +

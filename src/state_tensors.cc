@@ -89,8 +89,9 @@ std::vector<std::string> NotStreamableWarnings(const std::vector<StateTensor>& t
     std::string names;
     for (const std::string& name : tensor.not_streamable) names += (names.empty() ? "'" : ", '") + name + "'";
     const bool packed = tensor.not_streamable.size() > 1 || tensor.not_streamable.front() != tensor.input;
+    const std::string verb = tensor.not_streamable.size() > 1 ? " do" : " does";
     warnings.push_back(
-        (packed ? "state '" + tensor.input + "' holds state " + names + ", which does" : "state " + names + " does") +
+        (packed ? "state '" + tensor.input + "' holds state " + names + ", which" + verb : "state " + names + verb) +
         " not stream (bidirectional, reverse or sequence_lens): carried by " + runtime +
         " from one request to the next it gives other results than one full run; send each "
         "sequence in one request, or rewrite with --streamable-only");
