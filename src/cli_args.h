@@ -35,6 +35,8 @@ struct RewriteArgs {
   std::string layout = "node";
   std::string packed_input = "state_in";
   std::string packed_output = "state_out";
+  bool packed_input_given = false;  ///< --packed-input was on the command line (a collision is then an error)
+  bool packed_output_given = false;
   std::vector<std::string> time_axes;
 };
 

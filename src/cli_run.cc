@@ -48,6 +48,8 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   options.layout = args.layout == "batch-first" ? rnnstate::StateLayout::kBatchFirst : rnnstate::StateLayout::kAsNode;
   options.packed_input = args.packed_input;
   options.packed_output = args.packed_output;
+  options.packed_input_given = args.packed_input_given;
+  options.packed_output_given = args.packed_output_given;
   if (options.packed_input.empty() || options.packed_output.empty() || options.packed_input == options.packed_output) {
     throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
   }

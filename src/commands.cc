@@ -183,7 +183,7 @@ FileResult ExportFile(const std::string& input, ExportTarget target, bool json) 
     result.states = ReadStatePairs(model, nullptr);
     Timed(&result.timings.process_ms, [&] {
       if (target == ExportTarget::kTriton) {
-        result.text = TritonStateConfig(model, std::filesystem::path(input).filename().string());
+        result.text = TritonStateConfig(model, std::filesystem::path(input).filename().string(), &result.warnings);
         return;
       }
       OpenVinoPairs pairs = OpenVinoStatePairs(model);

@@ -9,7 +9,9 @@ OpenVinoPairs OpenVinoStatePairs(const onnx::ModelProto& model) {
   OpenVinoPairs pairs;
   Json names = Json::object(), states = Json::array();
   std::string text;
-  for (const StateTensor& tensor : StateTensorsOf(model)) {
+  const std::vector<StateTensor> tensors = StateTensorsOf(model);
+  pairs.warnings = NotStreamableWarnings(tensors, "OpenVINO");
+  for (const StateTensor& tensor : tensors) {
     if (tensor.sequence) {
       throw Error(ExitCode::kUnsupported, "state '" + tensor.input + "' is a Sequence: MakeStateful takes tensor " +
                                               "parameters (rewrite the model with --pack tensor, or without --pack)");
@@ -30,10 +32,18 @@ OpenVinoPairs OpenVinoStatePairs(const onnx::ModelProto& model) {
                       {"batch_axis", tensor.batch_axis},
                       {"init", tensor.empty_init.empty() ? kInitZeros : kInitEmpty}});
     text += (text.empty() ? "" : ",") + ("'" + tensor.input + "':'" + tensor.output + "'");
-    for (const std::string& state : tensor.empty_init) {
-      pairs.warnings.push_back("state '" + state + "' starts from the model's own default, but OpenVINO starts a " +
-                               "variable from zeros (ReadValue without an initial value): set the state before the " +
-                               "first inference (its value: the model run once with this state fed empty)");
+    if (!tensor.empty_init.empty()) {
+      std::string members;
+      for (const std::string& name : tensor.empty_init) members += (members.empty() ? "'" : ", '") + name + "'";
+      const bool packed = tensor.empty_init.size() > 1 || tensor.empty_init.front() != tensor.input;
+      pairs.warnings.push_back(
+          "state '" + tensor.input + "' " +
+          (packed ? "holds state " + members + (tensor.empty_init.size() > 1 ? ", which start" : ", which starts")
+                  : "starts") +
+          " from the model's own default (a learned or computed initial state, what an empty feed gives), but " +
+          "OpenVINO starts a variable from zeros (ReadValue without an initial value): before the first " +
+          "inference of a sequence, set the variable to that default (for a learned one: the initializer's " +
+          "values), or serve the model where the first call can be fed empty");
     }
   }
   pairs.text = "MakeStateful[param_res_names={" + text + "}]\n";

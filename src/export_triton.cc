@@ -27,6 +27,16 @@ std::vector<int64_t> RowDims(const StateTensor& tensor) {
     throw Error(ExitCode::kUnsupported, "state '" + tensor.input + "' is a Sequence: Triton passes tensors only " +
                                             "(rewrite the model with --pack tensor)");
   }
+  if (tensor.batch_axis < 0) {
+    throw Error(ExitCode::kUnsupported,
+                label + " has no batch axis: Triton keeps one row of each state per " + "sequence, on axis 0");
+  }
+  if (tensor.batch_axis != 0 && tensor.stacked) {
+    throw Error(ExitCode::kUnsupported, label + " is the model's own tensor of stacked states, with its batch on " +
+                                            "axis " + std::to_string(tensor.batch_axis) +
+                                            ", which --state-layout batch-first keeps as it is: Triton batches on " +
+                                            "axis 0 (rewrite the original model with --pack tensor)");
+  }
   if (tensor.batch_axis != 0) {
     throw Error(ExitCode::kUnsupported, label + " has its batch on axis " + std::to_string(tensor.batch_axis) +
                                             ": Triton batches on axis 0 (rewrite the model with --pack tensor or " +
@@ -93,12 +103,14 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file) {
+std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file,
+                              std::vector<std::string>* warnings) {
   const std::vector<StateTensor> tensors = StateTensorsOf(model);
   std::vector<std::vector<int64_t>> rows;
   for (const StateTensor& tensor : tensors) rows.push_back(RowDims(tensor));
   RequireZeroDefaults(tensors);
   RequireSortedPairing(tensors);
+  if (warnings) *warnings = NotStreamableWarnings(tensors, "Triton");
   std::ostringstream out;
   out << "# Implicit state of " << file << " (rnnstate export triton), for its config.pbtxt.\n"
       << "# States are batch-first: dims are one sequence's row; a new sequence starts from zeros, which is\n"

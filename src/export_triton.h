@@ -8,12 +8,15 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <vector>
 
 namespace rnnstate {
 
 /// The config fragment for `model` (`file` names it in a comment). Throws Error(kUnsupported) when a
 /// state is not batch-first, is a sequence, has a size other than the batch that is not fixed, has a
 /// default that is not zeros, or when the sorted names of the inputs and outputs do not pair them.
-std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file);
+/// `warnings`, when given, gets one line per state tensor holding states that do not stream.
+std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file,
+                              std::vector<std::string>* warnings = nullptr);
 
 }  // namespace rnnstate

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "default_path.h"
 #include "proto_access.h"
 #include "recurrent_ops.h"
 #include "shape_eval.h"
@@ -29,7 +30,8 @@ namespace {
 
 class ReadWalk {
  public:
-  explicit ReadWalk(const ModelIndex& index) : index_(index) {}
+  explicit ReadWalk(const ModelIndex& index, const std::map<std::string, size_t>* empty_inputs = nullptr)
+      : index_(index), empty_inputs_(empty_inputs) {}
 
   ReadTrace From(GraphPath path, std::string value, ElementMap map, std::vector<int32_t> types, int depth) {
     for (int step = 0; step < kMaxSteps && depth < 8; ++step) {
@@ -58,12 +60,13 @@ class ReadWalk {
  private:
   static ReadTrace Fail(std::string why) { return ReadTrace{std::nullopt, std::move(why)}; }
 
-  /// Both branches must read the same place.
+  /// Both branches must read the same place (but one that runs only on an empty fed value, when asked).
   ReadTrace ThroughIf(const GraphPath& path, const Producer& producer, const ElementMap& map,
                       const std::vector<int32_t>& types, int depth) {
     const onnx::NodeProto& node = ResolveGraph(index_.model(), path)->node(producer.index);
     std::optional<ReadTrace> first;
     for (const char* branch : {"then_branch", "else_branch"}) {
+      if (empty_inputs_ && RunsOnlyWhenEmpty(index_, path, producer.index, branch, *empty_inputs_)) continue;
       const onnx::GraphProto* body = GraphAttribute(node, branch);
       if (body == nullptr || producer.slot >= body->output_size())
         return Fail(Where(node, producer.index) + " is malformed");
@@ -76,6 +79,7 @@ class ReadWalk {
       }
       first = std::move(trace);
     }
+    if (!first) return Fail(Where(node, producer.index) + " runs no branch for a fed value");
     return *first;
   }
 
@@ -240,9 +244,15 @@ class ReadWalk {
   }
 
   const ModelIndex& index_;
+  const std::map<std::string, size_t>* empty_inputs_;
 };
 
 }  // namespace
+
+ReadTrace TraceValueRead(const ModelIndex& index, const std::string& value, const SymShape& shape, int32_t elem_type,
+                         const std::map<std::string, size_t>& empty_inputs) {
+  return ReadWalk(index, &empty_inputs).From(GraphPath{}, value, ElementMap::Identity(shape), {elem_type}, 0);
+}
 
 ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state) {
   const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);

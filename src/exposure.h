@@ -7,6 +7,7 @@
 /// authors stream it themselves reads each state from a region of one of its inputs and writes the final
 /// value to the same region of one of its outputs.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,16 @@ ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state);
 
 /// Traces the value in the owner's final slot forward to main-graph outputs.
 WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state);
+
+/// Traces `value` of the main graph (of shape `shape` and type `elem_type`) back to a main-graph input,
+/// as TraceRead does from a slot; at an `If` that takes one branch exactly when the inputs of
+/// `empty_inputs` (name -> batch axis) are fed empty (RunsOnlyWhenEmpty), only the other branch is
+/// followed: what the value reads when they are fed.
+ReadTrace TraceValueRead(const ModelIndex& index, const std::string& value, const SymShape& shape, int32_t elem_type,
+                         const std::map<std::string, size_t>& empty_inputs);
+
+/// Traces `value` of the main graph forward to main-graph outputs, as TraceWrite does from a slot.
+WriteTrace TraceValueWrite(const ModelIndex& index, const std::string& value, const SymShape& shape, int32_t elem_type);
 
 /// The state's shape as the element maps see it.
 SymShape StateShape(const RecurrentState& state);

@@ -342,6 +342,11 @@ class WriteWalk {
 
 }  // namespace
 
+WriteTrace TraceValueWrite(const ModelIndex& index, const std::string& value, const SymShape& shape,
+                           int32_t elem_type) {
+  return WriteWalk(index, elem_type).Run(Reached{GraphPath{}, value, ElementMap::Identity(shape), {elem_type}, shape});
+}
+
 WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state) {
   const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);
   if (state.final_slot >= owner.output_size() || owner.output(state.final_slot).empty()) {

@@ -12,6 +12,11 @@ std::vector<int64_t> Concrete(const StatePair& pair, std::optional<int64_t> batc
   for (size_t axis = 0; axis < pair.shape.size(); ++axis) {
     const MetaDim& dim = pair.shape[axis];
     if (static_cast<int64_t>(axis) == pair.batch_axis) {
+      if (batch && dim.value >= 0 && *batch != dim.value) {
+        throw Error(ExitCode::kUsage, "--batch " + std::to_string(*batch) + ": state input '" + pair.input +
+                                          "' has a fixed batch of " + std::to_string(dim.value) +
+                                          " (the model runs at that batch only)");
+      }
       // The batch: --batch, else the value given to its name (--dim batch=3), else 1.
       auto named = dims.find(dim.symbol);
       const int64_t size = batch ? *batch : named != dims.end() ? named->second : 1;

@@ -73,8 +73,10 @@ void DeclareRewrite(CLI::App& command, Args& all) {
       .add_option("--state-layout", rewrite.layout,
                   "node: states as the node takes them ([D,B,H]); batch-first: [B,D,H] (Triton's implicit state)")
       ->check(CLI::IsMember({"node", "batch-first"}));
-  command.add_option("--packed-input", rewrite.packed_input, "Name of the packed state input (default state_in)");
-  command.add_option("--packed-output", rewrite.packed_output, "Name of the packed state output (default state_out)");
+  command.add_option("--packed-input", rewrite.packed_input, "Name of the packed state input (default state_in)")
+      ->each([&rewrite](const std::string&) { rewrite.packed_input_given = true; });
+  command.add_option("--packed-output", rewrite.packed_output, "Name of the packed state output (default state_out)")
+      ->each([&rewrite](const std::string&) { rewrite.packed_output_given = true; });
   command
       .add_option("--time-axis", rewrite.time_axes,
                   "INPUT:AXIS a Loop walks with a constant trip count equal to its static length (tf2onnx): "

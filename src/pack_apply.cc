@@ -33,10 +33,16 @@ std::vector<int64_t> Range(int64_t count) {
   return out;
 }
 
-/// The dims of `member` with `rows` at its batch axis.
+/// The dims of `member` with `rows` at its batch axis (a member without one: its own dims, or with
+/// `rows` 0 an empty axis 0, which the model's selection of its own default takes as "empty").
 std::vector<int64_t> WithBatch(const PackMemberPlan& member, int64_t rows) {
   std::vector<int64_t> dims = member.dims;
-  dims[static_cast<size_t>(member.meta.batch_axis)] = rows;
+  const int64_t axis = member.meta.batch_axis;
+  if (axis >= 0) {
+    dims[static_cast<size_t>(axis)] = rows;
+  } else if (rows == 0 && !dims.empty()) {
+    dims[0] = 0;
+  }
   return dims;
 }
 
@@ -105,6 +111,7 @@ class Applier {
         after_.Add("SequenceConstruct", Outputs(value), {value.meta.output});
       }
       Interface(value);
+      if (plan_.kind == PackKind::kTensor) DeclareShapes(value);
     }
     SurroundNodes(main_, before_.Take(), after_.Take());
   }
@@ -129,10 +136,12 @@ class Applier {
     AddZeros(then_nodes, value.zero_batch, value.elem_type, {1, value.width}, 0, value.meta.input, value.then_out);
     else_nodes.Add("Identity", {value.meta.input}, {value.else_out});
     onnx::NodeProto& select = before_.Add("If", {value.is_empty}, {value.selected});
+    // [?, N]: the row size known, so that inference (and check's trace of the columns) knows the parts'.
+    const std::vector<MetaDim> rows{MetaDim{-1, ""}, MetaDim{value.width, ""}};
     SetGraphAttribute(select, "then_branch",
-                      Branch(value.then_out, then_nodes.Take(), {RankOnlyInfo(value.then_out, value.elem_type, 2)}));
+                      Branch(value.then_out, then_nodes.Take(), {TensorInfo(value.then_out, value.elem_type, rows)}));
     SetGraphAttribute(select, "else_branch",
-                      Branch(value.else_out, else_nodes.Take(), {RankOnlyInfo(value.else_out, value.elem_type, 2)}));
+                      Branch(value.else_out, else_nodes.Take(), {TensorInfo(value.else_out, value.elem_type, rows)}));
   }
 
   /// The input of each block of `value` taking its columns from `source` (zero or not): the source
@@ -263,8 +272,8 @@ class Applier {
         AddZeros(then_nodes, member.zero_batch, member.elem_type, WithBatch(member, 1), axis, member.meta.input,
                  member.default_value);
       } else {
-        // The model selects its own default when the state is fed empty (batch 0).
-        std::vector<int64_t> dims = axis >= 0 ? WithBatch(member, 0) : member.dims;
+        // The model selects its own default when the state is fed empty (batch 0; axis 0 without a batch).
+        std::vector<int64_t> dims = WithBatch(member, 0);
         for (int64_t& d : dims) d = d < 0 ? 0 : d;
         then_nodes.TensorConstant(member.default_value, ZeroTensor(member.default_value, member.elem_type, dims));
       }
@@ -279,12 +288,44 @@ class Applier {
     SetGraphAttribute(select, "else_branch", Branch(value.else_out, else_nodes.Take(), std::move(else_outputs)));
   }
 
-  /// The states' inputs, defaults and outputs leave the interface; the packed value takes their place.
+  /// Declares the shapes of the members and their columns ([?, length]: the batch left unknown, as it is
+  /// the data's or 0), where onnx's inference cannot know them (values leaving a Loop, an If): so that
+  /// check can trace which columns hold which member.
+  void DeclareShapes(const PackValuePlan& value) {
+    auto declare = [&](const std::string& name, std::vector<int64_t> dims, int64_t batch_axis) {
+      for (const auto& info : main_.value_info()) {
+        if (info.name() == name) return;
+      }
+      for (const auto& info : main_.output()) {
+        if (info.name() == name) return;
+      }
+      std::vector<MetaDim> shape;
+      for (size_t axis = 0; axis < dims.size(); ++axis) {
+        shape.push_back(static_cast<int64_t>(axis) == batch_axis ? MetaDim{-1, ""} : MetaDim{dims[axis], ""});
+      }
+      *main_.add_value_info() = TensorInfo(name, value.elem_type, shape);
+    };
+    for (const PackMemberPlan& member : value.members) {
+      declare(member.meta.input, member.dims, member.meta.batch_axis);
+      declare(member.meta.output, member.dims, member.meta.batch_axis);
+    }
+    if (!value.selected.empty()) declare(value.selected, {-1, value.width}, 0);  // the If's output
+    for (const PackBlock& block : value.blocks) {
+      for (const std::string& name : {block.part, block.flat}) {
+        if (!name.empty() && name != value.meta.input && name != value.meta.output) {
+          declare(name, {-1, block.length}, 0);
+        }
+      }
+    }
+  }
+
+  /// The states' inputs, defaults and outputs leave the interface, the packed value takes their place; the
+  /// model's own outputs (h_n) stay, as the packed value holds a copy of them.
   void Interface(const PackValuePlan& value) {
     for (const auto& member : value.members) {
       RemoveGraphInput(main_, member.meta.input);
       if (!member.default_initializer.empty()) RemoveInitializer(main_, member.default_initializer);
-      RemoveGraphOutput(main_, member.meta.output);
+      if (!plan_.kept_outputs.count(member.meta.output)) RemoveGraphOutput(main_, member.meta.output);
     }
     if (plan_.kind == PackKind::kSequence) {
       *main_.add_input() = SequenceInfo(value.meta.input, value.elem_type);

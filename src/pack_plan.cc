@@ -159,13 +159,22 @@ class Planner {
  private:
   std::string Helper(const std::string& base, const char* what) { return names_.Allocate(base + "." + what); }
 
+  /// `wanted`, or (a default name) the next free one; a name the user asked for must be free.
+  std::string PackedName(const std::string& wanted, const char* option, bool given) {
+    if (given && names_.Taken(wanted)) {
+      throw Error(ExitCode::kUsage, std::string(option) + " '" + wanted +
+                                        "' is already a name in the model (an input, output or value): choose another");
+    }
+    return names_.Allocate(wanted);
+  }
+
   PackValuePlan Value(int32_t type, std::vector<PackMemberPlan> members, const std::string& suffix,
                       const std::vector<StatePair>& pairs) {
     const bool tensor = plan_.kind == PackKind::kTensor;
     PackValuePlan value;
     value.elem_type = type;
-    value.meta.input = names_.Allocate(options_.packed_input + suffix);
-    value.meta.output = names_.Allocate(options_.packed_output + suffix);
+    value.meta.input = PackedName(options_.packed_input + suffix, "--packed-input", options_.packed_input_given);
+    value.meta.output = PackedName(options_.packed_output + suffix, "--packed-output", options_.packed_output_given);
     value.meta.dtype = ElementTypeName(type);
     value.meta.init = kInitEmpty;
     value.meta.optional = plan_.defaults;
@@ -219,8 +228,10 @@ class Planner {
       member.meta.offset = value.width;
       value.width += member.meta.length;
     }
-    // Not the data's batch name: the first call feeds 0 rows while the data has B, and ONNX Runtime
-    // plans buffer reuse assuming that one dim_param is one size.
+    // Not the data's batch name, which the metadata's shape gives (what is fed after the first call): the
+    // first call feeds 0 rows while the data has B, and ONNX Runtime reuses buffers assuming that one
+    // dim_param is one size (measured: "Shape mismatch attempting to re-use buffer. {1,0,4} != {1,2,4}"
+    // on exposed/f5_torch_packed_in_direct_out.onnx).
     value.declared_batch = dim_names_.Allocate(value.meta.input + "_batch");
     value.meta.shape = {value.batch, MetaDim{value.width, ""}};
     value.meta.batch_axis = 0;
@@ -254,7 +265,8 @@ class Planner {
         member.default_value = Helper(member.meta.input, "default");
         member.given = Helper(member.meta.input, "given");
         if (member.zero_default) {
-          member.zero_batch = ZeroBatchOf(main_, {&member}, pairs);
+          // Without a batch axis the zeros are one constant of the member's own (fixed) shape.
+          member.zero_batch = axis < 0 ? ZeroBatch{1, "", -1} : ZeroBatchOf(main_, {&member}, pairs);
           for (size_t a = 0; a < rank; ++a) {
             if (static_cast<int64_t>(a) != axis && member.dims[a] < 0) {
               throw Error(ExitCode::kUnsupported, "cannot pack state '" + member.meta.input + "': its default is " +
@@ -345,8 +357,14 @@ std::vector<std::string> PackPlan::Describe() const {
 }
 
 PackPlan PlanPack(const onnx::ModelProto& model, const std::vector<StatePair>& pairs, const PlanOptions& options,
-                  NameAllocator& names, NameAllocator& dim_names) {
-  return Planner(model, options, names, dim_names).Plan(pairs);
+                  NameAllocator& names, NameAllocator& dim_names, const std::set<std::string>& own_outputs) {
+  PackPlan plan = Planner(model, options, names, dim_names).Plan(pairs);
+  for (const auto& value : plan.values) {
+    for (const auto& member : value.members) {
+      if (own_outputs.count(member.meta.output)) plan.kept_outputs.insert(member.meta.output);
+    }
+  }
+  return plan;
 }
 
 }  // namespace rnnstate

@@ -22,6 +22,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,17 +96,21 @@ struct PackPlan {
   std::vector<StatePair> pairs;    ///< the "states" recorded afterwards
   PackedStates packed;             ///< the "packed" object recorded afterwards
   std::vector<std::string> notes;  ///< what a runtime must know (first feed, streamability)
+  /// Members' outputs that are the model's own outputs (h_n): they stay graph outputs beside the packed one.
+  std::set<std::string> kept_outputs;
 
   /// One line per packed value, for --dry-run and rewrite's text.
   std::vector<std::string> Describe() const;
 };
 
-/// Plans packing every recorded pair of `model` as `options` asks (kind, names, defaults mode). Throws
-/// Error(kUnsupported) with the reason when the states cannot be packed that way (sequences below opset
-/// 11, a dimension other than the batch unknown, members of one element type with different batches, a
-/// zero default whose batch no graph input declares), Error(kBadInput) for metadata without the contract
-/// fields (dtype, shape, init).
+/// Plans packing every recorded pair of `model` as `options` asks (kind, names, defaults mode). The
+/// members' outputs that are in `own_outputs` (the outputs the model had before rnnstate) stay graph
+/// outputs. Throws Error(kUnsupported) with the reason when the states cannot be packed that way
+/// (sequences below opset 11, a dimension other than the batch unknown, members of one element type with
+/// different batches, a zero default whose batch no graph input declares), Error(kBadInput) for metadata
+/// without the contract fields (dtype, shape, init), Error(kUsage) when a packed name asked for
+/// explicitly (`options.packed_input_given`, ...) is a name of the model.
 PackPlan PlanPack(const onnx::ModelProto& model, const std::vector<StatePair>& pairs, const PlanOptions& options,
-                  NameAllocator& names, NameAllocator& dim_names);
+                  NameAllocator& names, NameAllocator& dim_names, const std::set<std::string>& own_outputs = {});
 
 }  // namespace rnnstate

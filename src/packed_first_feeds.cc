@@ -16,6 +16,11 @@ std::vector<FirstFeed> FirstFeedsOf(const onnx::ModelProto& model, const std::ve
   for (const PackedValue& value : packed->values) {
     FirstFeed feed{value.input, value.dtype, {}, value.init, packed->kind == kPackedSequence};
     if (!feed.sequence) feed.shape = {0, value.shape.size() == 2 ? value.shape[1].value : 0};
+    if (batch && !value.shape.empty() && value.shape[0].value >= 0 && *batch != value.shape[0].value) {
+      throw Error(ExitCode::kUsage, "--batch " + std::to_string(*batch) + ": packed input '" + value.input +
+                                        "' has a fixed batch of " + std::to_string(value.shape[0].value) +
+                                        " (the model runs at that batch only)");
+    }
     feeds.push_back(std::move(feed));
   }
   for (size_t i = 0; i < pairs.size(); ++i) {

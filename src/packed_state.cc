@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "exposure.h"
+#include "shape_eval.h"
+#include "view_ops.h"
 #include "wiring.h"
 
 namespace rnnstate {
@@ -56,6 +59,122 @@ std::string TensorMemberProblem(const PackedMember& member, int64_t expected_off
     if (static_cast<int64_t>(axis) != member.batch_axis) rows.push_back(member.shape[axis].value);
   }
   return rows == member.row_shape ? "" : "has a row_shape that is not its shape without the batch axis";
+}
+
+SymShape SymShapeOf(const std::vector<MetaDim>& shape) {
+  SymShape out;
+  for (const MetaDim& dim : shape) out.push_back(SymDim{dim.value, dim.value >= 0 ? "" : dim.symbol});
+  return out;
+}
+
+/// Where a tensor member's elements sit in [B, N] as the description says: moved batch-first, flattened
+/// row-major, at columns [offset, offset + length).
+std::optional<ElementMap> DescribedColumns(const PackedMember& member) {
+  const size_t rank = member.shape.size();
+  if (member.batch_axis < 0 || static_cast<size_t>(member.batch_axis) >= rank) return std::nullopt;
+  ElementMap map = ElementMap::Identity(SymShapeOf(member.shape));
+  std::vector<int64_t> perm{member.batch_axis};
+  for (int64_t axis = 0; axis < static_cast<int64_t>(rank); ++axis) {
+    if (axis != member.batch_axis) perm.push_back(axis);
+  }
+  map.Permute(perm);
+  if (rank == 1) {
+    map.InsertUnit(1);
+  } else {
+    map.Merge(1, member.row_shape);
+  }
+  map.Scale(1, 1, member.offset);
+  return map;
+}
+
+/// "columns [5:10)" of a map into [B, N], or "" when they are not one known range.
+std::string ColumnsText(const ElementMap& map) {
+  if (map.rank() != 2) return "";
+  const auto range = map.Range(1);
+  if (!range) return "";
+  return "columns [" + std::to_string(range->first) + ":" + std::to_string(range->second + 1) + ")";
+}
+
+/// Why the graph does not unpack tensor member `member` from the columns of `value` the description
+/// names, or pack its final state into other columns of the output, or "". A side whose trace is not
+/// conclusive (onnx's inference does not know a shape on the way) is left to the other; neither
+/// conclusive is a problem too.
+std::string TensorColumnsProblem(const ModelIndex& index, const PackedValue& value, const PackedMember& member) {
+  const std::optional<ElementMap> described = DescribedColumns(member);
+  if (!described) return "";  // reported by TensorMemberProblem
+  const std::string claimed = ColumnsText(*described);
+  const SymShape shape = SymShapeOf(member.shape);
+  const int32_t type = ElemType(index, {}, value.input);
+  const ReadTrace read = TraceValueRead(index, member.input, shape, type, {{value.input, 0}});
+  if (read.place && read.place->tensor != value.input) {
+    return "is read from '" + read.place->tensor + "', not from '" + value.input + "'";
+  }
+  if (read.place && !read.place->map.SamePlaces(*described)) {
+    const std::string found = ColumnsText(read.place->map);
+    return "is described at " + claimed + " of '" + value.input + "', but the graph unpacks it from " +
+           (found.empty() || found == claimed ? "other elements" : found);
+  }
+  const WriteTrace write = TraceValueWrite(index, member.output, shape, type);
+  for (const ElementPlace& place : write.places) {
+    if (place.tensor != value.output) continue;
+    if (place.map.SamePlaces(*described)) return "";
+    const std::string found = ColumnsText(place.map);
+    return "'" + member.output + "' is described at " + claimed + " of '" + value.output +
+           "', but the graph packs it into " + (found.empty() || found == claimed ? "other elements" : found);
+  }
+  if (read.place) return "";
+  return "its columns cannot be traced (" + read.broken + "; " +
+         (write.broken.empty() ? "'" + member.output + "' is not packed into '" + value.output + "' whole"
+                               : write.broken) +
+         ")";
+}
+
+/// The node writing main-graph value `name`, or nullptr.
+const onnx::NodeProto* MainProducer(const ModelIndex& index, const std::string& name, int* slot) {
+  const ResolvedName resolved = index.Resolve(GraphPath{}, name);
+  if (resolved.producer.kind != Producer::Kind::kNode || !resolved.graph.empty()) return nullptr;
+  if (slot) *slot = resolved.producer.slot;
+  return &index.model().graph().node(resolved.producer.index);
+}
+
+/// Why the graph does not take sequence member `member` from position `position` of `value`'s input
+/// (SequenceAt in the branch that runs for a fed sequence) and put its final state there in the output
+/// (SequenceConstruct), or "".
+std::string SequencePositionProblem(const ModelIndex& index, const PackedValue& value, const PackedMember& member) {
+  const std::string claimed = "position " + std::to_string(member.position);
+  int slot = -1;
+  const onnx::NodeProto* unpack = MainProducer(index, member.input, &slot);
+  std::optional<int64_t> read;
+  if (unpack && unpack->op_type() == "If") {
+    for (const auto& attribute : unpack->attribute()) {
+      if (!attribute.has_g() || slot >= attribute.g().output_size()) continue;
+      const std::string& inner = attribute.g().output(slot).name();
+      for (const auto& node : attribute.g().node()) {
+        if (node.op_type() != "SequenceAt" || node.output_size() != 1 || node.output(0) != inner) continue;
+        if (node.input(0) != value.input) continue;
+        GraphPath path{GraphStep{index.Resolve(GraphPath{}, member.input).producer.index, attribute.name(), -1}};
+        std::optional<std::vector<int64_t>> at = IntValues(index, path, node.input(1));
+        if (at && at->size() == 1) read = at->front();
+      }
+    }
+  }
+  if (!read) return "is not taken from '" + value.input + "' by a SequenceAt at a constant position";
+  if (*read != member.position) {
+    return "is described at " + claimed + " of '" + value.input + "', but the graph takes it from position " +
+           std::to_string(*read);
+  }
+  const onnx::NodeProto* pack = MainProducer(index, value.output, nullptr);
+  if (!pack || pack->op_type() != "SequenceConstruct") return "'" + value.output + "' is not a SequenceConstruct";
+  if (member.position >= pack->input_size() || pack->input(static_cast<int>(member.position)) != member.output) {
+    for (int k = 0; k < pack->input_size(); ++k) {
+      if (pack->input(k) == member.output) {
+        return "'" + member.output + "' is described at " + claimed + " of '" + value.output +
+               "', but the graph puts it at position " + std::to_string(k);
+      }
+    }
+    return "'" + member.output + "' is not in '" + value.output + "'";
+  }
+  return "";
 }
 
 class PackedChecker {
@@ -132,6 +251,11 @@ class PackedChecker {
       if (output && !ComputedFrom(index_, ValueRef{{}, value.output}, ValueRef{{}, member.output})) {
         Add(CheckProblem::Kind::kOutputNotWired,
             where + "'" + member.output + "' is not packed into '" + value.output + "'");
+      } else if (input && output) {
+        // Which columns (positions) hold which member: traced through the unpacking and packing nodes.
+        const std::string why =
+            tensor ? TensorColumnsProblem(index_, value, member) : SequencePositionProblem(index_, value, member);
+        if (!why.empty()) Add(CheckProblem::Kind::kPackedMismatch, where + why);
       }
     }
     std::sort(positions.begin(), positions.end());
@@ -170,7 +294,11 @@ bool PackedRecordHolds(const ModelIndex& index, const PackedStates& packed, int6
   if (!ComputedFrom(index, ValueRef{{}, pair.input}, ValueRef{{}, value.input})) return false;
   if (!ComputedFrom(index, ValueRef{{}, value.output}, ValueRef{{}, pair.output})) return false;
   const PairWiring wiring = TracePairWiring(index, state, pair.input, pair.output);
-  return wiring.input_reaches_slot && wiring.output_from_final;
+  if (!wiring.input_reaches_slot || !wiring.output_from_final) return false;
+  // The member must sit where the description says: a runner reads and writes those columns (position).
+  return (packed.kind == kPackedTensor ? TensorColumnsProblem(index, value, member)
+                                       : SequencePositionProblem(index, value, member))
+      .empty();
 }
 
 void CheckPackedValues(const ModelIndex& index, const PackedStates& packed, const std::vector<StatePair>& pairs,

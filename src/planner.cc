@@ -174,6 +174,9 @@ class StatePlanner {
   void NoteModelInput(const StateAnalysis& analyzed, const StateEdit& edit) {
     const auto* input = std::get_if<NewInput>(&edit.input_edit);
     if (input == nullptr || !std::holds_alternative<SelectOriginalDefault>(input->default_value)) return;
+    // A default that is zeros (init "zeros") only takes its size from the model's inputs: fed zeros and
+    // fed empty give the same first call, so no input of the model gives the state.
+    if (edit.init == kInitZeros) return;
     std::set<std::string> read;
     const GraphIndex& main = index_.graph(GraphPath{});
     auto note_if_input = [&](const std::string& name) {

@@ -164,7 +164,14 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
   }
   out << "  " << StateTitle(state.state) << "  from: " << OriginKindName(state.origin.kind);
   if (!state.origin.value.empty()) out << " '" << state.origin.value << "'";
-  if (state.origin.zero) out << ", zeros";
+  using Origin = StateOrigin::Kind;
+  if (state.origin.zero) {
+    out << ", zeros";
+  } else if (state.origin.kind == Origin::kInitializer || state.origin.kind == Origin::kDefaultedInput) {
+    out << ", not zeros (a learned initial state: the first feed is empty, not zeros)";
+  } else if (state.origin.kind == Origin::kComputed) {
+    out << ", not known to be zeros";
+  }
   auto computed = ComputedBy(model, state.origin);
   if (!computed.empty()) {
     out << ", computed by";

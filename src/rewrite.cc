@@ -1,6 +1,7 @@
 #include "rewrite.h"
 
 #include <algorithm>
+#include <set>
 
 #include "apply.h"
 #include "model_index.h"
@@ -104,7 +105,9 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + SkipWarnings(outcome.plan).front());
   }
-  if (!outcome.plan.ChangesModel() && !options.Transforms() && !staged) return outcome;
+  // A packed or batch-first model still has its mode to switch (the transform stage does that).
+  const bool switch_mode = options.mode == StateInputMode::kRequired && TransformsOf(target).any();
+  if (!outcome.plan.ChangesModel() && !options.Transforms() && !switch_mode && !staged) return outcome;
   ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir);
   if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
   for (const std::string& op : baseline.unchecked_ops) {
@@ -113,12 +116,14 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
                                "rewrite is checked)");
   }
   outcome.changed = staged.has_value();
+  std::set<std::string> own_outputs;  // the model's interface, which packing and layout keep
+  for (const auto& output : target.graph().output()) own_outputs.insert(output.name());
   if (outcome.plan.ChangesModel()) {
     ApplyPlan(outcome.plan, target);
     outcome.changed = true;
   }
-  if (options.Transforms()) {
-    TransformOutcome transform = TransformStates(target, options);
+  if (options.Transforms() || switch_mode) {
+    TransformOutcome transform = TransformStates(target, options, own_outputs);
     outcome.changed |= transform.changed;
     if (options.pack != PackKind::kNone) {  // the notes are about state inputs packing replaced
       for (const std::string& note : outcome.plan.notes) {

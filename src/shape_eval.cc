@@ -171,10 +171,12 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymSh
                                                        SymShape* resolved) {
   // Resolve 0 (copy) and -1 (the rest) in the target.
   int inferred = -1;
+  std::vector<bool> copied(target.size(), false);  // a copy is that very axis, even of an unknown size
   for (size_t j = 0; j < target.size(); ++j) {
     if (target[j].fixed() && target[j].value == 0 && !allow_zero) {
       if (j >= in.size()) return std::nullopt;
       target[j] = in[j];
+      copied[j] = true;
     } else if (!target[j].known()) {
       // -1 in the target (or a size unknown to us, which the input's size then decides the same way).
       if (inferred >= 0) return std::nullopt;
@@ -215,7 +217,7 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymSh
     }
     if (i >= in.size() || j >= target.size()) return std::nullopt;
     if (!in[i].fixed() || !target[j].fixed()) {
-      if (!in[i].known() || !(in[i] == target[j])) return std::nullopt;
+      if (!(copied[j] && i == j) && (!in[i].known() || !(in[i] == target[j]))) return std::nullopt;
       groups.push_back({{i++}, {j++}});
       continue;
     }

@@ -57,6 +57,15 @@ void PermuteDeclared(onnx::ValueInfoProto& info, const std::vector<int64_t>& to_
   for (size_t i = 0; i < permuted.size(); ++i) *shape->mutable_dim(static_cast<int>(i)) = permuted[i];
 }
 
+/// The op of the main-graph node a pair names ("" when it is not there), for `{op}` in name templates.
+std::string OpOf(const onnx::GraphProto& main, const StatePair& pair) {
+  if (!pair.path.empty()) return "";
+  for (const auto& node : main.node()) {
+    if (node.name() == pair.node) return node.op_type();
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<int64_t> BatchFirstPermutation(size_t rank, int64_t batch_axis) {
@@ -74,20 +83,25 @@ std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
 }
 
 LayoutPlan PlanBatchFirst(const onnx::ModelProto& model, const std::vector<StatePair>& pairs, NameAllocator& names,
-                          NameAllocator& node_names, NameAllocator& dim_names) {
+                          NameAllocator& node_names, NameAllocator& dim_names, const std::set<std::string>& own_outputs,
+                          const std::string& output_template) {
   const onnx::GraphProto& main = model.graph();
   LayoutPlan plan;
   plan.pairs = pairs;
-  std::set<std::string> planned_inputs, planned_outputs;
+  std::set<std::string> planned_inputs, warned;
+  std::map<std::string, std::string> planned_outputs;  // output -> the pairs' batch-first output
   for (StatePair& pair : plan.pairs) {
     if (pair.batch_axis == 0 || !pair.layout.empty()) continue;
-    const std::string label = "state pair '" + pair.input + "' -> '" + pair.output + "'";
+    const std::string label = "state input '" + pair.input + "' (-> '" + pair.output + "')";
     if (pair.rows || !pair.region.empty()) {
-      plan.warnings.push_back(label + " takes a region of the model's own tensors: it keeps its layout");
+      // One line per tensor, whichever of its rows or regions are states.
+      if (warned.insert(pair.input).second) {
+        plan.warnings.push_back(label + " is the model's own tensor of stacked states: it keeps its layout");
+      }
       continue;
     }
     if (pair.batch_axis < 0 || static_cast<size_t>(pair.batch_axis) >= pair.shape.size()) {
-      plan.warnings.push_back(label + " has no batch axis: it keeps its layout");
+      if (warned.insert(pair.input).second) plan.warnings.push_back(label + " has no batch axis: it keeps its layout");
       continue;
     }
     const std::vector<int64_t> to_batch_first = BatchFirstPermutation(pair.shape.size(), pair.batch_axis);
@@ -109,10 +123,19 @@ LayoutPlan PlanBatchFirst(const onnx::ModelProto& model, const std::vector<State
       plan.inputs.push_back({pair.input, internal, node_names.Allocate(internal), InversePermutation(to_batch_first),
                              to_batch_first, own_batch});
     }
-    if (planned_outputs.insert(pair.output).second) {
-      plan.outputs.push_back({pair.output, names.Allocate(pair.output + ".node_layout"),
-                              node_names.Allocate(pair.output + ".batch_first"), to_batch_first, to_batch_first, ""});
+    if (auto [at, fresh] = planned_outputs.try_emplace(pair.output, pair.output); fresh) {
+      if (own_outputs.count(pair.output)) {
+        // The model's own output (h_n) is its interface: it stays, and the state leaves through a copy.
+        const std::string kind = pair.variable.empty() ? pair.kind : pair.variable;
+        at->second = names.Allocate(ExpandNameTemplate(output_template, NodeStem(pair.node), kind, OpOf(main, pair)));
+        plan.outputs.push_back({at->second, pair.output, node_names.Allocate(at->second + ".batch_first"),
+                                to_batch_first, to_batch_first, "", /*copy=*/true});
+      } else {
+        plan.outputs.push_back({pair.output, names.Allocate(pair.output + ".node_layout"),
+                                node_names.Allocate(pair.output + ".batch_first"), to_batch_first, to_batch_first, ""});
+      }
     }
+    pair.output = planned_outputs[pair.output];
     pair.shape = Permuted(pair.shape, to_batch_first);
     pair.batch_axis = 0;
     pair.layout = kLayoutBatchFirst;
@@ -152,6 +175,14 @@ void ApplyBatchFirst(const LayoutPlan& plan, onnx::ModelProto& model) {
     }
   }
   for (const LayoutChange& change : plan.outputs) {
+    if (change.copy) {
+      after.push_back(transpose(change.internal, change.name, change.node, change.perm));
+      onnx::ValueInfoProto info = *FindInfo(main.output(), change.internal);
+      info.set_name(change.name);
+      PermuteDeclared(info, change.to_batch_first);
+      *main.add_output() = std::move(info);
+      continue;
+    }
     for (auto& node : *main.mutable_node()) {
       for (auto& output : *node.mutable_output()) {
         if (output == change.name) output = change.internal;

@@ -12,6 +12,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct LayoutChange {
   /// Input fed empty on the first call (`init` "empty"): the dim_param its batch declares, its own, as
   /// ONNX Runtime plans buffer reuse assuming that one dim_param is one size ("" otherwise).
   std::string own_batch;
+  /// Output only: `internal` is one of the model's own outputs (h_n), which keeps its name and layout;
+  /// `name` is a new output, its batch-first copy.
+  bool copy = false;
 };
 
 /// The layout change of a model, as data.
@@ -43,12 +47,16 @@ struct LayoutPlan {
 };
 
 /// Plans the batch-first layout of every state pair with a batch axis other than 0. Pairs of a stacked
-/// tensor (`rows`) and pairs without a batch axis keep their layout (a warning each). Throws
-/// Error(kUnsupported) when an input's default would need its values reordered, or an output is not
-/// computed by a main-graph node.
+/// tensor (`rows`) and pairs without a batch axis keep their layout (a warning per tensor). A pair whose
+/// output is one of `own_outputs` (the outputs the model had before rnnstate: its interface) keeps that
+/// output as it is and gets a batch-first copy, named by `output_template` (see ExpandNameTemplate).
+/// Throws Error(kUnsupported) when an input's default would need its values reordered, or an output is
+/// not computed by a main-graph node.
 /// `names` hands out value names, `node_names` node names, `dim_names` dim_params.
 LayoutPlan PlanBatchFirst(const onnx::ModelProto& model, const std::vector<StatePair>& pairs, NameAllocator& names,
-                          NameAllocator& node_names, NameAllocator& dim_names);
+                          NameAllocator& node_names, NameAllocator& dim_names,
+                          const std::set<std::string>& own_outputs = {},
+                          const std::string& output_template = "{node}.{kind}_out");
 
 /// Applies the plan (the only mutation of this stage); the metadata is written by the caller.
 void ApplyBatchFirst(const LayoutPlan& plan, onnx::ModelProto& model);

@@ -25,7 +25,16 @@ struct StateTensor {
   std::vector<std::string> empty_init;  ///< the state inputs (members) whose default is not zeros
   bool streamable = true;
   bool optional = false;  ///< the input has a default (an initializer of its name)
+  /// The state inputs (members) that do not stream (bidirectional, reverse, sequence_lens).
+  std::vector<std::string> not_streamable;
+  /// The model's own tensor of several states (rows or regions of it), kept in its layout by
+  /// --state-layout batch-first.
+  bool stacked = false;
 };
+
+/// One warning per state tensor holding states that do not stream: carried from one call (request) to
+/// the next, they give other results than one full run. `runtime` names what carries them.
+std::vector<std::string> NotStreamableWarnings(const std::vector<StateTensor>& tensors, const std::string& runtime);
 
 /// The state tensors of `model`. Throws Error(kBadInput) for invalid metadata or pairs without the
 /// contract fields, Error(kUnsupported) for a model without recorded pairs.

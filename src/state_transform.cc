@@ -16,7 +16,37 @@ AppliedTransforms TransformsOf(const onnx::ModelProto& model) {
   return applied;
 }
 
-TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& options) {
+namespace {
+
+/// `--state-inputs required` on a packed model: every packed tensor input loses its default (the empty
+/// tensor), which is all that tells the two modes apart (the members take their defaults inside either
+/// way, from an empty value), so the result is what packing the original in required mode gives.
+void RequirePackedInputs(onnx::ModelProto& model, TransformOutcome& outcome) {
+  std::string error;
+  std::optional<PackedStates> packed = ReadPackedStates(model, outcome.pairs.size(), &error);
+  if (!error.empty() || !packed) throw Error(ExitCode::kBadInput, error);
+  bool changed = false;
+  for (PackedValue& value : packed->values) {
+    if (!value.optional) continue;
+    RemoveInitializer(*model.mutable_graph(), value.input);
+    value.optional = false;
+    changed = true;
+    const int64_t width = value.shape.size() == 2 ? value.shape[1].value : 0;
+    outcome.warnings.push_back("packed input '" + value.input + "': feed an empty tensor [0," + std::to_string(width) +
+                               "] on the first call (every state takes its default), then '" + value.output + "'");
+    outcome.lines.push_back("packed input '" + value.input + "': default removed (required)");
+  }
+  if (!changed) return;
+  Json document = ReadStateDocument(model).value_or(Json::object());
+  document["packed"] = PackedStatesJson(*packed);
+  WriteStateDocument(model, document);
+  outcome.changed = true;
+}
+
+}  // namespace
+
+TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& options,
+                                 const std::set<std::string>& own_outputs) {
   TransformOutcome outcome;
   std::string error;
   outcome.pairs = ReadStatePairs(model, &error);
@@ -27,14 +57,28 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
                   "the model's states are packed already; pack the model they came from "
                   "(or rewrite this one without --pack)");
     }
-    outcome.warnings.push_back("the model's states are packed: --state-layout leaves it as it is");
+    if (options.layout != StateLayout::kAsNode) {
+      outcome.warnings.push_back("the model's states are packed: --state-layout leaves it as it is");
+    }
+    if (options.mode == StateInputMode::kRequired) RequirePackedInputs(model, outcome);
     return outcome;
+  }
+  if (options.mode == StateInputMode::kRequired && options.pack == PackKind::kNone) {
+    for (const StatePair& pair : outcome.pairs) {
+      if (pair.optional && !pair.layout.empty()) {
+        throw Error(ExitCode::kUnsupported,
+                    "state input '" + pair.input + "' was made batch-first in defaults mode, and --state-inputs " +
+                        "required cannot remove its default here: rewrite the model it came from with " +
+                        "--state-layout batch-first --state-inputs required");
+      }
+    }
   }
   NameAllocator names(ModelNames(model));
   NameAllocator dim_names(ModelDimParams(model));
   NameAllocator node_names(ModelNodeNames(model));
   if (options.layout == StateLayout::kBatchFirst) {
-    LayoutPlan layout = PlanBatchFirst(model, outcome.pairs, names, node_names, dim_names);
+    LayoutPlan layout =
+        PlanBatchFirst(model, outcome.pairs, names, node_names, dim_names, own_outputs, options.output_template);
     outcome.warnings.insert(outcome.warnings.end(), layout.warnings.begin(), layout.warnings.end());
     if (layout.Changes()) {
       ApplyBatchFirst(layout, model);
@@ -50,7 +94,7 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
     if (outcome.pairs.empty()) {
       outcome.warnings.push_back("no state pairs to pack");
     } else {
-      PackPlan plan = PlanPack(model, outcome.pairs, options, names, dim_names);
+      PackPlan plan = PlanPack(model, outcome.pairs, options, names, dim_names, own_outputs);
       ApplyPack(plan, model, names, node_names);
       outcome.changed = true;
       outcome.lines = plan.Describe();

@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,13 @@ struct TransformOutcome {
   std::vector<std::string> lines;     ///< one line per change, for --dry-run
 };
 
-/// Applies the layout and packing `options` ask for to `model` and records them in its metadata. A model
-/// packed already is refused with Error(kUnsupported) when packing is asked for again, and otherwise left
-/// as it is; see PlanPack and PlanBatchFirst for the other errors.
-TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& options);
+/// Applies the layout and packing `options` ask for to `model` and records them in its metadata.
+/// `own_outputs` are the outputs the model had before rnnstate (its interface): they keep their names
+/// and layout, and packing keeps them beside the packed value. A model packed already is refused with
+/// Error(kUnsupported) when packing is asked for again, and otherwise left as it is; see PlanPack and
+/// PlanBatchFirst for the other errors.
+TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& options,
+                                 const std::set<std::string>& own_outputs = {});
 
 /// The plan of `rewrite` for a model whose states were transformed: every recorded state kept as it is,
 /// every other state skipped (the state rewrite does not run on such a model).

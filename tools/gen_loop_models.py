@@ -423,6 +423,39 @@ def scan_leaky_cell(rng):
                        carry={"h_state_in": "h_state_out"}, compare_last={"h_n": "h_state_out"}))]
 
 
+def scan_nobatch_cell(rng):
+    """Scan over x [seq, 2] without a batch: a leaky cell s = 0.5 s + tanh(x W); s [2] starts from a zero initializer."""
+    w = rng.uniform(-0.8, 0.8, (2, 2)).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["x_t", "cell_W"], ["xw"]), helper.make_node("Tanh", ["xw"], ["cand"]),
+         helper.make_node("Mul", ["s_prev", "half"], ["kept"]), helper.make_node("Add", ["kept", "cand"], ["s_next"]),
+         helper.make_node("Identity", ["s_next"], ["y_t"])],
+        "body", [vi("s_prev", [2]), vi("x_t", [2])], [vi("s_next", [2]), vi("y_t", [2])])
+    nodes = [helper.make_node("Scan", ["s0", "x"], ["s_n", "y"], name="nobatch_scan", body=body, num_scan_inputs=1)]
+    inits = [numpy_helper.from_array(np.zeros(2, np.float32), "s0"), numpy_helper.from_array(w, "cell_W"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    model = common.make_model(nodes, [vi("x", ["seq", 2])], [vi("y", ["seq", 2]), vi("s_n", [2])], inits,
+                              "scan_nobatch_cell", scan_nobatch_cell.__doc__)
+
+    def reference(f):
+        st = np.zeros(2)
+        ys = []
+        for xt in f["x"].astype(np.float64):
+            st = 0.5 * st + np.tanh(xt @ w)
+            ys.append(st)
+        return {"y": np.stack(ys), "s_n": st}
+
+    rel = f"{SUBDIR}/scan_nobatch_cell.onnx"
+    return [dict(rel=rel, model=model, reference=reference, entry=loop_entry(
+        rel, {"seq": 7}, {"x": 0}, {"y": 0}, [3, 4], True, True,
+        [carried_state("nobatch_scan", 0, "s_prev", "s0", "s_n")],
+        "Scan over x [seq, 2] with no batch axis anywhere: state s [2] from a zero initializer (metadata batch_axis -1; "
+        "--pack tensor refuses it, --pack sequence carries it); body s = 0.5 s + tanh(x W); final s_n a graph output",
+        time_input="x:0"),
+        emulation=dict(node="nobatch_scan", pairs=[(0, 0, "s_state_in", "s_state_out", [2], TensorProto.FLOAT)],
+                       carry={"s_state_in": "s_state_out"}, compare_last={"s_n": "s_state_out"}))]
+
+
 def ar_gru_cell(rng):
     """Autoregressive Loop (trip count = graph input `steps`): x_t = tanh(h P) + context; GRU equations by hand."""
     i, h = 3, 4
@@ -573,7 +606,7 @@ def loop_passthrough_var(rng):
                        carry={"h_state_in": "h_state_out"}, compare_last={"h_n": "h_state_out"}))]
 
 
-BUILDERS = [tf_lstm_models, scan_leaky_cell, ar_gru_cell, neg_counter_in_state, loop_passthrough_var]
+BUILDERS = [tf_lstm_models, scan_leaky_cell, scan_nobatch_cell, ar_gru_cell, neg_counter_in_state, loop_passthrough_var]
 
 
 def make_feeds(model, entry, seed):
@@ -615,7 +648,8 @@ def main():
             chunks = em.get("chunks", e.get("chunks"))
             feeds = make_feeds(s["model"], e, s["seed"] + 2)
             some = next(iter(feeds.values()))
-            batch = some.shape[list(common.declared_shape(s["model"].graph.input[0])).index("batch")]
+            declared = list(common.declared_shape(s["model"].graph.input[0]))
+            batch = some.shape[declared.index("batch")] if "batch" in declared else None  # none: scan_nobatch_cell
             first = {p[2]: np.zeros([batch if d == "batch" else d for d in p[4]], np.float32) for p in em["pairs"]}
             if e.get("chunk_mode") == "trip_count":
                 trip = e["trip_count_input"]

@@ -52,6 +52,10 @@ struct PlanOptions {
   StateLayout layout = StateLayout::kAsNode;
   std::string packed_input = "state_in";    ///< name of the packed input (per element type: a suffix)
   std::string packed_output = "state_out";  ///< name of the packed output
+  /// Each packed name was asked for (--packed-input / --packed-output): one the model uses already is a
+  /// usage error, where a default name is made unique (a `_2` suffix).
+  bool packed_input_given = false;
+  bool packed_output_given = false;
 
   /// True when a stage after the state rewrite is asked for.
   bool Transforms() const { return pack != PackKind::kNone || layout != StateLayout::kAsNode; }

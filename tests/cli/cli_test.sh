@@ -272,9 +272,14 @@ fi
 
 # init: the first call's feeds, from the metadata alone.
 "$bin" -q rewrite "$models/handbuilt/lstm_init_state.onnx" -o "$work/init_req.onnx" --state-inputs required >/dev/null
-check "init: exit 0" run 0 init "$work/init_req.onnx" --batch 5
+check "init: --batch other than the model's fixed batch is a usage error" run 2 init "$work/init_req.onnx" --batch 5
+check "...naming the state and its batch" grep -q "state input 'lstm.h_in' has a fixed batch of 2" "$work/err"
+check "init: exit 0" run 0 init "$work/init_req.onnx" --batch 2
 check "init: a zero default is fed as zeros of the data's shape" grep -qx "lstm.h_in  float32  \[1,2,4\]  zeros" "$work/out"
 check "init: a learned default is fed empty (batch 0)" grep -qx "lstm.c_in  float32  \[1,0,4\]  empty" "$work/out"
+check "rewrite: --packed-input naming a data input is a usage error" \
+  run 2 rewrite "$models/handbuilt/lstm_init_state.onnx" -o "$work/collide.onnx" --pack tensor --packed-input x
+check "...and writes nothing" test ! -e "$work/collide.onnx"
 "$bin" -q rewrite "$models/torch/gru2_dyn.onnx" -o "$work/init_dyn.onnx" >/dev/null
 check "init: a dynamic batch takes --batch" run 0 init "$work/init_dyn.onnx" --batch 3
 check "init: ...for every layer" test "$(grep -c '  float32  \[1,3,6\]  zeros$' "$work/out")" -eq 2

@@ -48,6 +48,9 @@ case_ control/hb_loop_ar_lstm.onnx ar-tensor --pack tensor --state-inputs requir
 case_ handbuilt/gru_nonzero_default.onnx nonzero-tensor --pack tensor --state-inputs required -- triton
 case_ handbuilt/gru_nonzero_default.onnx nonzero-tensor --pack tensor --state-inputs required -- openvino
 case_ handbuilt/lstm_big_fixed_batch.onnx big-tensor --pack tensor --state-inputs required -- triton
+case_ torch/lstm_h0.onnx h0-bf --state-layout batch-first --state-inputs required -- triton
+case_ handbuilt/gru_reverse.onnx reverse-tensor --pack tensor --state-inputs required -- triton
+case_ handbuilt/gru_reverse.onnx reverse-tensor --pack tensor --state-inputs required -- openvino
 
 if [ "$update" = "--update" ]; then
   cp "$actual" "$golden"

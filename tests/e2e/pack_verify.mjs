@@ -89,6 +89,11 @@ function rewriteAll(m, cli) {
     const r = cli.rewrite(m.origPath, out, variant.mode ?? null, [...m.entry.rewriteArgs, ...variant.args]);
     if (name === 'sequence' && r.status === 4 && /opset 11/.test(r.stderr)) { m.sequenceRefused = lastLines(r.stderr, 1); continue; }
     // Required mode has no default to size the zeros of a state whose batch no input names (documented).
+    // A state without a batch axis has no rows to put side by side: tensor packing refuses it (documented).
+    if (name.startsWith('tensor') && r.status === 4 && /no batch axis \(use --pack sequence\)/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
     if (variant.mode === 'required' && r.status === 4 && /which no graph input declares/.test(r.stderr)) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
@@ -112,8 +117,11 @@ function rewriteAll(m, cli) {
   }
   m.meta = Object.fromEntries(Object.entries(m.files).map(([name, file]) => [name, metadataOf(file)]));
   // The node's own batch axis of each state output (the tensor packing keeps the node's layout).
-  m.nodeBatchAxis = Object.fromEntries((m.meta.tensor?.states ?? []).map((p) => [p.output, p.batch_axis]));
-  if (!problems.length && !m.meta.tensor?.states?.length) return { ok: true, diff: NaN, detail: 'no state pairs: nothing packed', stop: true };
+  // The pairs as the state rewrite recorded them (node layout): from the tensor packing, or the sequence
+  // packing where tensor packing is refused (a state without a batch axis).
+  m.base = m.meta.tensor ?? m.meta.sequence;
+  m.nodeBatchAxis = Object.fromEntries((m.base?.states ?? []).map((p) => [p.output, p.batch_axis]));
+  if (!problems.length && !m.base?.states?.length) return { ok: true, diff: NaN, detail: 'no state pairs: nothing packed', stop: true };
   if (m.meta.tensor && !m.meta.tensor.packed) problems.push('the tensor-packed model has no "packed" metadata');
   // The fed path of the defaults-mode packed models, on copies without the packed input's default.
   for (const name of ['tensor', 'tensor+bf']) {
@@ -144,13 +152,14 @@ function batchSymbol(m) {
 async function reference(m, entry, seedText) {
   const full = buildFeeds(m.sessions.orig, entry, seedText);
   const feeds = { ...full };
-  for (const pair of m.meta.tensor.states) {
+  for (const pair of m.base.states) {
     if (feeds[pair.input]) feeds[pair.input] = zerosTensor(feeds[pair.input].type, feeds[pair.input].dims);
   }
   return { full, out: await runExact(m.sessions.orig, feeds, 'original model') };
 }
 
 async function tensorChecks(label, m, name, base, batches) {
+  if (m.refused[name]) { skip(label, name, m.refused[name]); return; }
   const fed = { name, meta: m.meta[`${name}-fed`], req: m.sessions[`${name}-fed`] };
   await runCheck(label, `(1) ${name} unfed==original`, () => pack.checkFirstCall(m, fed, m.sessions[name], false, base.full, base.out));
   await runCheck(label, `(1) ${name} empty==original`, () => pack.checkFirstCall(m, fed, fed.req, true, base.full, base.out));
@@ -236,7 +245,7 @@ async function tritonChecks(label, m, symbol) {
       if (!batched.has(name)) { feeds[name] = m.fullFeeds[name]; continue; }
       const axis = m.entry.seqAxes[name];
       feeds[name] = axis === undefined ? data[name] : sliceAxis(data[name], axis, 0, length);
-      if (m.meta.tensor.states.some((p) => p.input === name)) feeds[name] = zerosTensor(feeds[name].type, feeds[name].dims);
+      if (m.base.states.some((p) => p.input === name)) feeds[name] = zerosTensor(feeds[name].type, feeds[name].dims);
     }
     return runExact(m.sessions.orig, feeds, 'original model, one sequence');
   };

@@ -4,7 +4,7 @@
 //   node stream_helper_test.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--workdir DIR]
 //
 // For every streaming entry of the manifest where ORT runs the model: `rnnstate rewrite ORIG
-// --state-inputs required`, then the helper streams the entry's chunks (the caller passes only data
+// --state-inputs required` (and again with `--pack tensor`: one packed tensor), then the helper streams the entry's chunks (the caller passes only data
 // inputs) and must match one full run of the original (every original output, within the tolerance);
 // after reset() a second pass must match again (a restart from the model's defaults); and a negative
 // control - the same stream through a session whose state hand-over is broken (carried state halved) -
@@ -115,8 +115,9 @@ async function streamEntry(m, stream, dataInputs) {
     const names = Object.keys(out).sort().join();
     if (names !== [...stream.outputNames].sort().join()) throw new Error(`run() returned [${names}], expected [${stream.outputNames}]`);
     // The state outputs: what the helper carries (input name -> the tensor of its pair's output).
+    // (A packed model returns them itself: the helper carries the packed value.)
     const state = stream.state;
-    for (const st of stream.states) out[st.output] = state[st.input];
+    for (const st of stream.states) if (!(st.output in out) && state[st.input]) out[st.output] = state[st.input];
     calls.push(out);
     offset += length ?? 0;
   }
@@ -155,6 +156,12 @@ async function streamable(m, label, file) {
     for (const spec of first) {
       if (orig.inputNames.includes(spec.input)) refFeeds[spec.input] = tensorFromValues(spec.dtype, spec.shape, 0);
     }
+    // Packed: the model's own state inputs are columns of the packed value, which an empty one fills
+    // with their default, zeros (their init).
+    for (const st of stream.metadata.packed ? stream.states : []) {
+      const fed = refFeeds[st.input];
+      if (fed && orig.inputNames.includes(st.input)) refFeeds[st.input] = tensorFromValues(fed.type, fed.dims, 0);
+    }
     const ref = await runExact(orig, refFeeds, 'original model, full run');
     const names = orig.outputNames.filter((n) => !m.entry.streamingSkipOutputs.includes(n));
     const plan = m.entry.chunkMode === 'calls' ? `${m.entry.chunks} calls` : `chunks [${m.entry.chunks}]`;
@@ -173,7 +180,7 @@ async function streamable(m, label, file) {
     await check(label, 'helper negative control', async () => {
       const session = (await ort.InferenceSession.create(file, sessionOptions));
       try {
-        const broken = await StreamingSession.create(brokenHandOver(session, stream.states.map((s) => s.input)), { ort, model: file });
+        const broken = await StreamingSession.create(brokenHandOver(session, stream.stateInputNames), { ort, model: file });
         const bad = compareStream(m, await streamEntry(m, broken, dataInputs), ref, names);
         if (bad.diff > m.tol) return { ok: true, diff: bad.diff, detail: 'carried state halved: mismatch detected as expected' };
         // Nothing to detect when every carried state is zero or empty (a branch never taken).
@@ -181,7 +188,11 @@ async function streamable(m, label, file) {
           const t = out[st.output];
           return t && t.type.startsWith('float') && t.data.some((v) => v !== 0);
         }));
-        return carried ? { ok: false, diff: bad.diff, detail: 'carried state halved: NOT detected - the test cannot fail' }
+        const carriedPacked = calls.slice(0, -1).some((out) => stream.stateOutputNames.some((name) => {
+          const t = out[name];
+          return t && t.type.startsWith('float') && t.data.some((v) => v !== 0);
+        }));
+        return carried || carriedPacked ? { ok: false, diff: bad.diff, detail: 'carried state halved: NOT detected - the test cannot fail' }
           : { ok: null, diff: bad.diff, detail: 'no non-zero state is carried between calls (nothing to break)' };
       } finally {
         await session.release();
@@ -302,6 +313,21 @@ async function main() {
         await streamable(m, m.label, file);
       } catch (err) {
         line(false, m.label, 'helper stream==full run', NaN, `error: ${err.message}`);
+      }
+      // The same through one packed tensor (README's runtime table: --pack tensor for onnxruntime-node).
+      const packedLabel = `${m.label} [--pack tensor]`;
+      const r = cli.rewrite(m.origPath, join(m.dir, 'packed.onnx'), 'required', [...m.entry.rewriteArgs, '--pack', 'tensor']);
+      if (r.status === 4 && /no batch axis|which no graph input declares/.test(r.stderr)) {
+        line(null, packedLabel, 'helper stream==full run', NaN, `refused as documented: ${lastLines(r.stderr, 1)}`);
+      } else if (r.status !== 0 || !r.written) {
+        line(false, packedLabel, 'rewrite --pack tensor --state-inputs required', NaN, `exit ${r.status}: ${lastLines(r.stderr)}`);
+      } else {
+        try {
+          await streamable(m, packedLabel, join(m.dir, 'packed.onnx'));
+        } catch (err) {
+          line(false, packedLabel, 'helper stream==full run', NaN, `error: ${err.message}`);
+        }
+        await readerAgrees(packedLabel, join(m.dir, 'packed.onnx'));
       }
     }
     await readerAgrees(m.label, file);

@@ -99,6 +99,86 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2
               HasSubstr("input 'GRU_0.in' would get the state of 'GRU_2.out' instead of 'zz.out'"));
 }
 
+const char* kReverseGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = GRU <hidden_size = 3, direction = "reverse"> (X, W, R)
+})";
+
+onnx::ModelProto RewrittenText(const char* text, PackKind pack, StateLayout layout) {
+  onnx::ModelProto model = ParseModel(text);
+  PlanOptions options;
+  options.pack = pack;
+  options.layout = layout;
+  options.mode = StateInputMode::kRequired;
+  RewriteModel(model, options, false);
+  return model;
+}
+
+TEST(Export, StatesThatDoNotStreamAreNamedInAWarning) {
+  for (StateLayout layout : {StateLayout::kAsNode, StateLayout::kBatchFirst}) {
+    const PackKind pack = layout == StateLayout::kAsNode ? PackKind::kTensor : PackKind::kNone;
+    const onnx::ModelProto model = RewrittenText(kReverseGru, pack, layout);
+    std::vector<std::string> warnings;
+    TritonStateConfig(model, "m", &warnings);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_THAT(warnings[0], HasSubstr("'GRU_0.h_in'"));
+    EXPECT_THAT(warnings[0], HasSubstr("not stream"));
+    EXPECT_THAT(warnings[0], HasSubstr("carried by Triton from one request to the next"));
+    if (pack == PackKind::kTensor) {
+      EXPECT_THAT(warnings[0], HasSubstr("state 'state_in' holds state 'GRU_0.h_in'"));
+    }
+    const OpenVinoPairs pairs = OpenVinoStatePairs(model);
+    ASSERT_EQ(pairs.warnings.size(), 1u);
+    EXPECT_THAT(pairs.warnings[0], HasSubstr("carried by OpenVINO"));
+  }
+  std::vector<std::string> none;
+  TritonStateConfig(Rewritten(PackKind::kTensor, StateLayout::kAsNode), "m", &none);
+  EXPECT_TRUE(none.empty());
+}
+
+TEST(ExportTriton, TheAuthorsStackedTensorsAreNamedAsSuch) {
+  const char* stacked = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3] h0) => (float[seq, 1, batch, 3] Y, float[2, batch, 3] h_n) {
+  s0 = Constant <value = int64[1] {0}> ()
+  s1 = Constant <value = int64[1] {1}> ()
+  s2 = Constant <value = int64[1] {2}> ()
+  ha = Slice (h0, s0, s1)
+  hb = Slice (h0, s1, s2)
+  Y1, fa = GRU <hidden_size = 3> (X, W, R, , , ha)
+  S = Squeeze <axes = [1]> (Y1)
+  Y, fb = GRU <hidden_size = 3> (S, W, R, , , hb)
+  h_n = Concat <axis = 0> (fa, fb)
+})";
+  const std::string why =
+      ErrorOf([&] { TritonStateConfig(RewrittenText(stacked, PackKind::kNone, StateLayout::kBatchFirst), "m"); });
+  EXPECT_THAT(why, HasSubstr("the model's own tensor of stacked states"));
+  EXPECT_THAT(why, HasSubstr("--pack tensor"));
+  EXPECT_THAT(why, ::testing::Not(HasSubstr("--state-layout batch-first)")));
+}
+
+TEST(ExportOpenVino, ANonZeroDefaultIsTheInitialStateNotOneCall) {
+  const char* learned = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R, , , h0)
+})";
+  for (PackKind pack : {PackKind::kNone, PackKind::kTensor}) {
+    onnx::ModelProto model = ParseModel(learned);
+    testing::AddFloatInitializer(*model.mutable_graph(), "h0", {1, 1, 3}, {0.5F, -0.25F});
+    PlanOptions options;
+    options.pack = pack;
+    options.mode = StateInputMode::kRequired;
+    RewriteModel(model, options, false);
+    const OpenVinoPairs pairs = OpenVinoStatePairs(model);
+    ASSERT_EQ(pairs.warnings.size(), 1u);
+    EXPECT_THAT(pairs.warnings[0], ::testing::Not(HasSubstr("run once")));
+    EXPECT_THAT(pairs.warnings[0], HasSubstr("set the variable to that default"));
+    // A packed model's parameter is the packed value: the warning names it, and the member in it.
+    if (pack == PackKind::kTensor) {
+      EXPECT_THAT(pairs.warnings[0], HasSubstr("state 'state_in' holds state 'GRU_0.h_in'"));
+    }
+  }
+}
+
 TEST(ExportOpenVino, PairsAsMakeStatefulTakesThem) {
   OpenVinoPairs pairs = OpenVinoStatePairs(Rewritten(PackKind::kNone, StateLayout::kAsNode));
   EXPECT_EQ(pairs.text, "MakeStateful[param_res_names={'LSTM_0.h_in':'LSTM_0.h_out','LSTM_0.c_in':'LSTM_0.c_out'}]\n");

@@ -381,7 +381,8 @@ export async function checkInitFeeds(m, cli) {
   return onEachRequired(m, async (model) => {
     const plan = contract.firstFeedPlan(m, model, m.fullFeeds);
     const problems = [];
-    const args = ['init', model.file, '--json', '--batch', String(plan.batch ?? 1)];
+    // --batch only where the harness knows one: on a model of fixed batch another one is refused.
+    const args = ['init', model.file, '--json', ...(plan.batch == null ? [] : ['--batch', String(plan.batch)])];
     for (const [name, value] of Object.entries(plan.dims)) args.push('--dim', `${name}=${value}`);
     const r = cli.run(args);
     if (r.status !== 0) return fail(NaN, `'${r.command}' exited ${r.status}: ${r.stderr.trim().split('\n').pop()}`);

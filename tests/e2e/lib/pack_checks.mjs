@@ -2,10 +2,10 @@
 // `--state-layout batch-first`), run on one manifest entry. See README.md, "Packed states".
 //
 // The reference is always the ORIGINAL model, run once on the whole input (its own state inputs, if it
-// has any, fed zeros: what an empty packed value gives them). A packed model no longer returns the
-// states as outputs of their own: an original output that became a member of a packed value is read back
-// from the packed output with the metadata's description (offset, length, row_shape, batch_axis), which
-// checks that description too.
+// has any, fed zeros: what an empty packed value gives them). A packed or batch-first model keeps every
+// output of the original, in its own layout, beside the packed value (or the batch-first copies); the
+// Triton-like run reads the states back from the packed value with the metadata's description (offset,
+// length, row_shape, batch_axis), which checks that description too.
 import { Tensor } from 'onnxruntime-node';
 import { compareOutputs, runExact } from './checks.mjs';
 import { concatAxis, numel, sliceAxis, tensorFromValues, zerosTensor } from './tensors.mjs';
@@ -79,17 +79,15 @@ export function inNodeLayout(m, meta, state, tensor) {
   return transpose(tensor, fromBatchFirst(tensor.dims.length, m.nodeBatchAxis[pair.output]));
 }
 
-/** Outputs of a tensor-packed run as the original's outputs (members unpacked) plus the packed outputs. */
-export function asOriginalOutputs(m, out, meta) {
-  const result = { ...out };
-  for (const value of meta.packed?.values ?? []) {
-    for (const member of value.members) {
-      if (m.origOutputNames.includes(member.output) && !(member.output in out)) {
-        result[member.output] = inNodeLayout(m, meta, member.states[0], unpackMember(out[value.output], member));
-      }
-    }
-  }
-  return result;
+/**
+ * Outputs of a packed run, checked to hold every output of the original model as it was: packing keeps
+ * the model's own outputs (h_n) beside the packed value, in their own layout (issue 12's audit: they
+ * used to be removed, and read back from the packed value here).
+ */
+export function asOriginalOutputs(m, out) {
+  const missing = m.origOutputNames.filter((n) => !(n in out));
+  if (missing.length) throw new Error(`the rewritten model lacks the original output(s) ${missing.join(', ')}`);
+  return out;
 }
 
 /** Original outputs a run of the packed model can be compared on. */
@@ -139,7 +137,7 @@ export async function checkFirstCall(m, v, session, feedState, full, reference) 
   if (feedState) for (const value of v.meta.packed.values) feeds[value.input] = emptyPacked(value);
   const out = await runExact(session, feeds, `${v.name} first call`);
   const names = comparedOutputs(m);
-  return verdict(compareOutputs(names, asOriginalOutputs(m, out, v.meta), reference), m.tol);
+  return verdict(compareOutputs(names, asOriginalOutputs(m, out), reference), m.tol);
 }
 
 /**
@@ -156,7 +154,7 @@ async function runPackedChunks(m, v, full, reset = false) {
       feeds[value.input] = outs.length && !reset ? outs[outs.length - 1][value.output] : emptyPacked(value);
     }
     const out = await runExact(v.req, feeds, `${v.name} call ${outs.length + 1}`);
-    outs.push(asOriginalOutputs(m, out, v.meta));
+    outs.push(asOriginalOutputs(m, out));
     offset += length;
   }
   return outs;
@@ -215,13 +213,9 @@ function layoutFirstFeeds(m, meta) {
   return feeds;
 }
 
-/** The original's outputs from a run of the batch-first model (state outputs back in the node's layout). */
+/** The original's outputs from a run of the batch-first model: present, in their own layout. */
 function layoutAsOriginal(m, meta, out) {
-  const result = { ...out };
-  meta.states.forEach((pair, i) => {
-    if (m.origOutputNames.includes(pair.output) && out[pair.output]) result[pair.output] = inNodeLayout(m, meta, i, out[pair.output]);
-  });
-  return result;
+  return asOriginalOutputs(m, out);
 }
 
 export async function checkLayoutFirstCall(m, v, full, reference) {
@@ -271,21 +265,14 @@ async function runSequenceChunks(m, w, full, reset = false) {
     if (session === w.next) w.memberInputs.forEach((name, i) => { feeds[name] = state[w.memberOutputs[i]]; });
     const out = await runExact(session, feeds, `sequence wrapper call ${outs.length + 1}`);
     state = out;
-    const result = { ...out };
-    w.members.forEach((member, i) => {
-      if (m.origOutputNames.includes(member.output) && !(member.output in out)) result[member.output] = out[w.memberOutputs[i]];
-    });
-    outs.push(result);
+    outs.push(asOriginalOutputs(m, { ...out }));
     offset += length;
   }
   return outs;
 }
 
 export async function checkSequenceFirstCall(m, w, full, reference) {
-  const out = { ...(await runExact(w.first, feedsFor(w.first, full), 'sequence wrapper, first call')) };
-  w.members.forEach((member, i) => {
-    if (m.origOutputNames.includes(member.output) && !(member.output in out)) out[member.output] = out[w.memberOutputs[i]];
-  });
+  const out = asOriginalOutputs(m, { ...(await runExact(w.first, feedsFor(w.first, full), 'sequence wrapper, first call')) });
   return verdict(compareOutputs(comparedOutputs(m), out, reference), m.tol, 'SequenceEmpty first call');
 }
 

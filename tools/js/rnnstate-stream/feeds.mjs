@@ -90,3 +90,46 @@ export function firstFeedTensor(spec, Tensor) {
   }
   return new Tensor(spec.dtype, new Array(spec.shape.reduce((a, b) => a * b, 1)), spec.shape);
 }
+
+/**
+ * The state values a caller carries, one per fed tensor: for a packed model (metadata `packed`, rnnstate
+ * `--pack tensor`) one per packed value, holding its members' states; otherwise the state inputs
+ * (groupByInput). Each has the shape, batch axis, dtype and init of what is fed.
+ * Throws for a sequence-packed model: onnxruntime's JavaScript API cannot feed a Sequence.
+ * @param {import('./metadata.mjs').RnnstateMetadata} metadata
+ * @returns {Array<{input: string, output: string, pairs: import('./metadata.mjs').StatePair[], dtype: string,
+ *   shape: Array<number|string>, batch_axis: number, init: string, streamable: boolean}>}
+ */
+export function stateValues(metadata) {
+  const packed = metadata.packed;
+  if (!packed) {
+    return groupByInput(metadata.states).map((g) => ({
+      ...g, dtype: g.pairs[0].dtype, shape: g.pairs[0].shape, batch_axis: g.pairs[0].batch_axis, init: g.pairs[0].init,
+      streamable: g.pairs.every((p) => p.streamable !== false),
+    }));
+  }
+  if (packed.kind !== 'tensor') {
+    throw new Error(`the model's states are packed in a ${packed.kind}, which onnxruntime's JavaScript API cannot feed: ` +
+      'rewrite the original model with `rnnstate rewrite MODEL --pack tensor --state-inputs required`');
+  }
+  return packed.values.map((v) => ({
+    input: v.input, output: v.output, pairs: v.members.flatMap((m) => m.states.map((i) => metadata.states[i])),
+    dtype: v.dtype, shape: v.shape, batch_axis: v.batch_axis, init: v.init,
+    streamable: v.streamable !== false, optional: v.optional === true,
+  }));
+}
+
+/**
+ * Concrete first feeds of the values stateValues() gives: a packed tensor is fed empty ([0, N]); the
+ * state inputs of an unpacked model as firstFeedSpecs() says.
+ * @param {import('./metadata.mjs').RnnstateMetadata} metadata
+ * @param {{dims?: Record<string, number>, batch?: number}} [values]
+ * @returns {FirstFeedSpec[]}
+ */
+export function firstFeedSpecsOf(metadata, values = {}) {
+  if (!metadata.packed) return firstFeedSpecs(metadata.states, values);
+  return stateValues(metadata).map((v) => ({
+    input: v.input, dtype: v.dtype, shape: v.shape.map((d, axis) => (axis === v.batch_axis ? 0 : d)), init: v.init,
+    batchAxis: v.batch_axis,
+  }));
+}

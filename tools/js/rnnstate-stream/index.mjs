@@ -6,10 +6,10 @@
 //   const stream = await StreamingSession.create('model.required.onnx', { ort });
 //   for (const x of chunks) console.log((await stream.run({ x })).y);
 //   await stream.reset();                                // the next call starts from the model's defaults
-import { firstFeedSpecs, firstFeedTensor, groupByInput } from './feeds.mjs';
+import { firstFeedSpecsOf, firstFeedTensor, stateValues } from './feeds.mjs';
 import { asBytes, METADATA_KEY, parseRnnstateMetadata, readMetadataProps, readRnnstateMetadata } from './metadata.mjs';
 
-export { firstFeedSpecs, firstFeedTensor, groupByInput } from './feeds.mjs';
+export { firstFeedSpecs, firstFeedSpecsOf, firstFeedTensor, groupByInput, stateValues } from './feeds.mjs';
 export { METADATA_KEY, parseRnnstateMetadata, readMetadataProps, readRnnstateMetadata } from './metadata.mjs';
 
 /**
@@ -149,8 +149,9 @@ export class StreamingSession {
     }
     if (metadata.states.length === 0) throw new Error('the rnnstate metadata lists no state pairs: nothing to stream');
 
-    const groups = groupByInput(metadata.states);
-    const notStreamable = groups.filter((g) => g.pairs.some((p) => p.streamable === false));
+    // What is fed and fed back: the state inputs, or a packed model's packed tensors (--pack tensor).
+    const groups = stateValues(metadata);
+    const notStreamable = groups.filter((g) => !g.streamable);
     if (notStreamable.length && this.#options.nonStreamable === 'error') {
       throw new Error(`state input(s) ${notStreamable.map((g) => `'${g.input}'`).join(', ')} do not stream (bidirectional, ` +
         'reverse or sequence_lens: their final state needs the whole sequence); chunked runs would not equal one full ' +
@@ -164,7 +165,7 @@ export class StreamingSession {
       const hidden = groups.filter((g) => !inputNames.includes(g.input));
       if (hidden.length) {
         const names = hidden.map((g) => `'${g.input}'`).join(', ');
-        if (hidden.every((g) => g.pairs.every((p) => p.optional))) {
+        if (hidden.every((g) => (metadata.packed ? g.optional : g.pairs.every((p) => p.optional)))) {
           throw new Error(`the model was rewritten in defaults mode: its state inputs ${names} have defaults, which ` +
             'onnxruntime-node and onnxruntime-web do not list and silently ignore feeds for. Rewrite it with ' +
             '`rnnstate rewrite MODEL --state-inputs required` (or `rnnstate rewrite STREAMING.onnx --state-inputs required`)');
@@ -188,6 +189,16 @@ export class StreamingSession {
   /** The state pairs of the metadata. */
   get states() {
     return this.metadata.states;
+  }
+
+  /** The inputs the helper feeds (state inputs, or a packed model's packed inputs), in metadata order. */
+  get stateInputNames() {
+    return this.#groups.map((g) => g.input);
+  }
+
+  /** The outputs the helper feeds back, in the order of stateInputNames. */
+  get stateOutputNames() {
+    return this.#groups.map((g) => g.output);
   }
 
   /** The state the next run() feeds ({input name: tensor}), or null when it starts from the defaults. */
@@ -225,7 +236,7 @@ export class StreamingSession {
    * @returns {import('./feeds.mjs').FirstFeedSpec[]}
    */
   firstFeedSpecs(dataFeeds) {
-    return firstFeedSpecs(this.metadata.states, { dims: this.#dimValues(dataFeeds), batch: this.#options.batch });
+    return firstFeedSpecsOf(this.metadata, { dims: this.#dimValues(dataFeeds), batch: this.#options.batch });
   }
 
   /**
@@ -260,7 +271,7 @@ export class StreamingSession {
     const dims = this.#dimValues(dataFeeds);
     const needFirst = !this.#state || this.#groups.some((g) => !g.carry);
     const first = needFirst
-      ? new Map(firstFeedSpecs(this.metadata.states, { dims, batch: this.#options.batch }).map((s) => [s.input, s]))
+      ? new Map(firstFeedSpecsOf(this.metadata, { dims, batch: this.#options.batch }).map((s) => [s.input, s]))
       : null;
     for (const g of this.#groups) {
       if (this.#state && g.carry) {
@@ -285,7 +296,7 @@ export class StreamingSession {
 
   /** A carried state whose batch differs from the data's: a clear error instead of onnxruntime's. */
   #checkBatch(group, state, dims) {
-    const st = group.pairs[0];
+    const st = group;
     const axis = st.batch_axis;
     if (axis < 0 || state.dims[axis] === 0) return; // an empty state means "the default" again
     const d = st.shape[axis];

@@ -188,6 +188,8 @@ export async function readMetadataProps(model) {
  * @typedef {object} RnnstateMetadata
  * @property {number} version  1
  * @property {StatePair[]} states
+ * @property {{kind: "tensor"|"sequence", values: object[]}} [packed]  a packed model's values (rnnstate
+ *   `--pack`): then the states' `input`/`output` are values inside the graph and the packed values are fed
  */
 
 /**
@@ -234,7 +236,31 @@ export function parseRnnstateMetadata(value) {
       throw new Error(`${where}: "rows" must be [begin, end]`);
     }
   });
+  if (doc.packed !== undefined) checkPacked(doc.packed, doc.states.length);
   return doc;
+}
+
+/** Checks the `packed` object of a packed model (rnnstate's README, "Packed models"). */
+function checkPacked(packed, stateCount) {
+  if (!packed || typeof packed !== 'object' || !Array.isArray(packed.values) || packed.values.length === 0) {
+    throw new Error('rnnstate metadata: "packed" has no "values"');
+  }
+  if (packed.kind !== 'tensor' && packed.kind !== 'sequence') throw new Error(`rnnstate metadata: unknown packed kind '${packed.kind}'`);
+  packed.values.forEach((v, i) => {
+    const where = `rnnstate metadata, packed value ${i}`;
+    for (const key of ['input', 'output', 'dtype']) {
+      if (typeof v?.[key] !== 'string' || !v[key]) throw new Error(`${where}: "${key}" is missing`);
+    }
+    if (v.init !== 'empty') throw new Error(`${where}: unknown "init" '${v.init}' (a packed value is fed empty first)`);
+    if (packed.kind === 'tensor' && !(Array.isArray(v.shape) && v.shape.length === 2 && Number.isInteger(v.shape[1]) &&
+      v.batch_axis === 0)) {
+      throw new Error(`${where}: "shape" must be [batch, N] with "batch_axis" 0`);
+    }
+    if (!Array.isArray(v.members) || !v.members.every((m) => Array.isArray(m?.states) &&
+      m.states.every((s) => Number.isInteger(s) && s >= 0 && s < stateCount))) {
+      throw new Error(`${where}: "members" must name states of "states"`);
+    }
+  });
 }
 
 /**

@@ -214,3 +214,39 @@ test('StreamingSession: defaults-mode models and sessions without a metadata sou
   await stream.release();
   await assert.rejects(stream.run({ x: x([1]) }), /released/);
 });
+
+// A packed model (--pack tensor): one [batch, 1] tensor carries the state; the pairs name values inside.
+const PACKED = {
+  version: 1,
+  states: [{ ...STATES.states[0], input: 'h_in', output: 'h_out', shape: [1, 'batch', 1], optional: false }],
+  packed: { kind: 'tensor', values: [{ input: 'state_in', output: 'state_out', dtype: 'float32', shape: ['batch', 1],
+    batch_axis: 0, init: 'empty', optional: false, streamable: true,
+    members: [{ states: [0], input: 'h_in', output: 'h_out', shape: [1, 'batch', 1], batch_axis: 1, offset: 0, length: 1,
+      row_shape: [1], layout: 'batch-first' }] }] },
+};
+
+test('StreamingSession: a packed tensor model is fed its packed value, empty first, then its output', async () => {
+  const session = fakeSession(['state_in'], ['state_out']);
+  // The fake reads the state as [., B, .]: give it the packed value's [B, 1] as [1, B, 1].
+  const run = session.run;
+  session.run = async (feeds) => {
+    const s = feeds.state_in;
+    const out = await run({ ...feeds, state_in: new Tensor('float32', s.data, [1, s.dims[0], 1]) });
+    const f = out.state_out;
+    return { ...out, state_out: new Tensor('float32', f.data, [f.dims[1], 1]) };
+  };
+  const stream = await StreamingSession.create(session, { ort, metadata: PACKED });
+  assert.deepEqual(stream.stateInputNames, ['state_in']);
+  assert.deepEqual(stream.dataInputNames, ['x']);
+  assert.deepEqual(stream.firstFeedSpecs({ x: x([1, 2]) }), [{ input: 'state_in', dtype: 'float32', shape: [0, 1], init: 'empty', batchAxis: 0 }]);
+  assert.deepEqual([...(await stream.run({ x: x([1, 2]) })).y.data], [1, 3]);
+  assert.deepEqual(session.calls[0].state_in.dims, [1, 0, 1]); // [0, 1] fed: empty
+  assert.deepEqual([...(await stream.run({ x: x([3]) })).y.data], [6]);
+  assert.deepEqual([...stream.state.state_in.data], [6]);
+});
+
+test('StreamingSession: a sequence-packed model is refused (JavaScript cannot feed a Sequence)', async () => {
+  const metadata = { ...PACKED, packed: { ...PACKED.packed, kind: 'sequence' } };
+  await assert.rejects(StreamingSession.create(fakeSession(['state_in'], ['state_out']), { ort, metadata }), /--pack tensor/);
+  assert.throws(() => parseRnnstateMetadata({ ...PACKED, packed: { kind: 'tensor', values: [] } }), /no "values"/);
+});
