@@ -17,8 +17,9 @@ onnx::TensorProto ZeroTensor(const std::string& name, int32_t elem_type, const s
   onnx::TensorProto tensor;
   tensor.set_name(name);
   tensor.set_data_type(elem_type);
-  if (FloatElementSize(elem_type) == 0) {
-    throw Error(ExitCode::kUnsupported, "state element type " + std::to_string(elem_type) + " is not a float type");
+  if (StateElementSize(elem_type) == 0) {
+    throw Error(ExitCode::kUnsupported,
+                "state element type " + std::to_string(elem_type) + " is not a numeric or bool type");
   }
   const std::optional<uint64_t> bytes = DenseTensorBytes(elem_type, dims);
   if (!bytes || *bytes > kMaxZeroDefaultBytes) {
