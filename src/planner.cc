@@ -165,7 +165,7 @@ class StatePlanner {
       edit.shape[axis] = batch;
       edit.input_edit = DropDefault{true};
     }
-    edit.data_shape = DataShape(edit.shape, edit.batch_axis, batch);
+    edit.data_shape = DataShape(FedShape(edit.shape, analyzed.state), edit.batch_axis, batch);
     Record(edit, analyzed.state);
   }
 
