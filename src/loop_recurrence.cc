@@ -133,7 +133,9 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
   if (state.batch_axis >= 0) state.axis_names[state.batch_axis] = "batch";
   for (size_t i = 0; i < state.shape.size(); ++i) {
     Dim& dim = state.shape[i];
-    if (static_cast<int>(i) == state.batch_axis || dim.fixed() || known.count(dim.param)) continue;
+    if (static_cast<int>(i) == state.batch_axis || dim.fixed()) continue;
+    // Traced, the data's own dim (a body's declared names can be stale: TorchScript writes [seq, batch]
+    // for a [batch, 4] state); else a name a data input declares.
     if (traced[i]) {
       const Dim declared = DeclaredInputDim(index, *traced[i]);
       if (declared.fixed() || !declared.param.empty()) {
@@ -141,6 +143,7 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
         continue;
       }
     }
+    if (known.count(dim.param)) continue;
     state.problem = "axis " + std::to_string(i) + " of carried '" + state.variable + "' " + ShapeText(state.shape) +
                     " has a size no data input declares (" + dim.ToString() + "): a caller could not know what to feed";
     return;
