@@ -98,6 +98,19 @@ std::string ChunkDependence::Compute(const ResolvedName& resolved, const std::st
       }
     }
   }
+  // An If's output is its condition and what each branch computes for it (a rewrite's "original when
+  // empty" default computes zeros of the batch inside its then branch).
+  if (IsOnnxOp(node, {"If"}) && node.input_size() == 1) {
+    if (std::string why = Of(graph, node.input(0), depth + 1); !why.empty()) return why;
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      const onnx::GraphProto* body = GraphAttribute(node, branch);
+      if (body == nullptr || producer.slot >= body->output_size()) return "the If '" + node.name() + "'";
+      GraphPath path = graph;
+      path.push_back(GraphStep{producer.index, branch, -1});
+      if (std::string why = Of(path, body->output(producer.slot).name(), depth + 1); !why.empty()) return why;
+    }
+    return "";
+  }
   for (const auto& in : node.input()) {
     if (std::string why = Of(graph, in, depth + 1); !why.empty()) return why;
   }

@@ -154,6 +154,34 @@ TEST(LoopChunks, InitialValuesFromTheWholeInputAreNotStreamable) {
   EXPECT_THAT(state_mean.not_streamable_reason, HasSubstr("the initial value of carried 'h' depends on 'x'"));
 }
 
+TEST(LoopChunks, AnInitialStateSelectedByAnIfIsFollowedIntoItsBranches) {
+  // What a packed or required rewrite feeds a loop: If(fed empty, zeros of x's batch, the fed state). The
+  // branch reads x's batch only: the same in every chunk (before following the branches, any If reading x
+  // counted as a whole read, and a packed model's check failed "streamable is true but the node is not").
+  const std::string select = R"(n = Size (hb)
+  z0 = Constant <value = int64 {0}> ()
+  empty = Equal (n, z0)
+  h1 = If (empty) <then_branch = then () => (float[batch, 4] zt) {
+    s = Shape (x)
+    one = Constant <value = int64[1] {1}> ()
+    b = Gather <axis = 0> (s, one)
+    four = Constant <value = int64[1] {4}> ()
+    d = Concat <axis = 0> (b, four)
+    zt = ConstantOfShape (d)
+  }, else_branch = else () => (float[batch, 4] ze) {
+    ze = Identity (hb)
+  }>
+  m0 = Gather <axis = 1> (W, zero))";
+  const RecurrentNode node = OnlyNode(CarriedFrom(select, "h1", "m0"));
+  EXPECT_TRUE(node.streamable) << node.not_streamable_reason;
+  // A branch taken by the length of x is not.
+  std::string by_length = select;
+  by_length.replace(by_length.find("n = Size (hb)"), 13, "n = Size (x)");
+  const RecurrentNode length = OnlyNode(CarriedFrom(by_length, "h1", "m0"));
+  EXPECT_FALSE(length.streamable);
+  EXPECT_THAT(length.not_streamable_reason, HasSubstr("the initial value of carried 'h' depends on the length of 'x'"));
+}
+
 TEST(LoopChunks, ScanBodyReadingTheLengthOfTheScannedInputIsNotStreamable) {
   const RecurrentNode node = OnlyNode(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 4] x, float[batch, 4] h0) => (float[batch, 4] h_n, float[seq, batch, 4] ys) {

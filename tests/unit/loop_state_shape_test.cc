@@ -139,6 +139,38 @@ g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4
   EXPECT_EQ(FirstFeeds(pairs, 2, {})[0].shape, (std::vector<int64_t>{2, 4}));
 }
 
+TEST(LoopStateShape, ALoopInsideAnIfBranchFindsTheBatchOfTheMainGraphInput) {
+  // The zeros are computed in the main graph from x; the loop runs in the then branch (before: unk__0).
+  const Analysis analysis = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 3] x, bool use, float[3, 4] W) => (float[seq, batch, 4] y) {
+  shape = Shape (x)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  trip = Gather <axis = 0> (shape, zero)
+  b = Gather <axis = 0> (shape, one)
+  four = Constant <value = int64[1] {4}> ()
+  dims = Concat <axis = 0> (b, four)
+  h0 = ConstantOfShape (dims)
+  y0 = MatMul (x, W)
+  y = If (use) <then_branch = then () => (float[seq, batch, 4] yt) {
+    h_end, yt = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
+      x_t = Gather <axis = 0> (x, i)
+      xw = MatMul (x_t, W)
+      s = Add (xw, h)
+      h_next = Tanh (s)
+      y_t = Identity (h_next)
+      cond_out = Identity (cond)
+    }>
+  }, else_branch = else () => (float[seq, batch, 4] ye) {
+    ye = Identity (y0)
+  }>
+})");
+  ASSERT_EQ(analysis.states.size(), 1u);
+  EXPECT_EQ(ShapeText(analysis.states[0].state.shape), "[batch,4]");
+  EXPECT_EQ(analysis.states[0].state.batch_source.value, "x");
+  EXPECT_TRUE(analysis.nodes[0].streamable) << analysis.nodes[0].not_streamable_reason;
+}
+
 TEST(LoopStateShape, AScanStateFromASliceOfAShapeHasTheDataBatch) {
   // A float64 Scan state started from ConstantOfShape(Slice(Shape(x2), 1, 3)): before, declared
   // f64[unk__0,2] with batch_axis -1, and `check` passed it.
