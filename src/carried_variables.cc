@@ -101,6 +101,51 @@ IndexUses UsesOf(const ModelIndex& index, const GraphPath& body, const std::stri
   return uses;
 }
 
+/// True when `output` is `input` again: through Identity, or reshaped or expanded to its own shape
+/// (`Reshape(v, Shape(v))`, as exporters write a value they pass along).
+bool PassedThrough(const ModelIndex& index, const GraphPath& body, const std::string& output, const std::string& input,
+                   int depth = 0) {
+  const std::string value = Through(index, body, output, {"Identity"});
+  if (value == input) return true;
+  const onnx::NodeProto* node = ProducerNode(index, body, value);
+  if (depth > 8 || node == nullptr || !IsOnnxOp(*node, {"Reshape", "Expand"}) || node->input_size() != 2) return false;
+  const onnx::NodeProto* shape = ProducerNode(index, body, Through(index, body, node->input(1), {"Identity"}));
+  return shape != nullptr && IsOnnxOp(*shape, {"Shape"}) && shape->input_size() == 1 &&
+         FindAttribute(*shape, "start") == nullptr && FindAttribute(*shape, "end") == nullptr &&
+         Through(index, body, shape->input(0), {"Identity"}) == input &&
+         PassedThrough(index, body, node->input(0), input, depth + 1);
+}
+
+/// The first body output other than `own_output` computed from body input `input` (the body reads the
+/// carried value for something that leaves the iteration), or "".
+std::string ReadFor(const ModelIndex& index, const GraphPath& body, const std::string& input,
+                    const std::string& own_output) {
+  for (const auto& output : ResolveGraph(index.model(), body)->output()) {
+    if (output.name() == own_output) continue;
+    if (ComputedFrom(index, ValueRef{body, output.name()}, ValueRef{body, input})) return output.name();
+  }
+  return "";
+}
+
+/// Why the sequence `info` appended to by `insert` is more than a collector of per-step values (the body
+/// reads it, or inserts at a position), or "".
+std::string CollectorProblem(const ModelIndex& index, const GraphPath& body, const CarriedInfo& info,
+                             const onnx::NodeProto& insert) {
+  if (insert.input_size() > 2 && !insert.input(2).empty()) return "it inserts at a position, not at the end";
+  const GraphIndex& graph = index.graph(body);
+  // The previous value is read by the insert only; the new one is the body output only.
+  for (const std::string& value : {info.body_input, insert.output(0)}) {
+    for (const Consumer& consumer : graph.ConsumersOf(value)) {
+      const onnx::NodeProto& node = ResolveGraph(index.model(), body)->node(consumer.node);
+      if (&node == &insert && consumer.slot == 0) continue;
+      if (consumer.slot >= 0 && IsOnnxOp(node, {"Identity"}) && node.output(0) == info.body_output) continue;
+      return "the body reads it (" + DescribeNode(index.model(), body, consumer.node) +
+             "): what it collected carries from step to step";
+    }
+  }
+  return "";
+}
+
 bool IsSequence(const onnx::TypeProto* type) { return type != nullptr && type->has_sequence_type(); }
 bool IsOtherNonTensor(const onnx::TypeProto* type) {
   return type != nullptr && !type->has_tensor_type() && type->value_case() != onnx::TypeProto::VALUE_NOT_SET;
@@ -115,19 +160,27 @@ void Classify(const ModelIndex& index, const LoopAnatomy& loop, const std::strin
     info.role = role;
     info.why = std::move(why);
   };
-  if (Through(index, body, info.body_output, {"Identity"}) == info.body_input) {
+  if (PassedThrough(index, body, info.body_output, info.body_input)) {
     return set(CarriedRole::kPassThrough, "passed through unchanged (loop-invariant)");
   }
   if (IsSequence(type) || (producer && IsOnnxOp(*producer, {"SequenceInsert"}))) {
     if (producer && IsOnnxOp(*producer, {"SequenceInsert"}) &&
         Through(index, body, producer->input(0), {"Identity"}) == info.body_input) {
+      if (std::string problem = CollectorProblem(index, body, info, *producer); !problem.empty()) {
+        return set(CarriedRole::kUnclassified, "a carried sequence collecting per-step values, but " + problem);
+      }
       return set(CarriedRole::kCollector, "a sequence collecting per-step values");
     }
     return set(CarriedRole::kUnclassified, "a carried sequence that is not a per-step collector");
   }
   if (IsOtherNonTensor(type)) return set(CarriedRole::kUnclassified, "a carried value that is not a tensor");
   if (!ComputedFrom(index, ValueRef{body, info.body_output}, ValueRef{body, info.body_input})) {
-    return set(CarriedRole::kIndependent, "its next value does not depend on its previous one");
+    // Recomputed every iteration; but read by the body (a delay line: prev' = x[t], y = f(x[t], prev)), its
+    // value crosses from one iteration to the next all the same: a state.
+    if (ReadFor(index, body, info.body_input, info.body_output).empty()) {
+      return set(CarriedRole::kIndependent, "its next value does not depend on its previous one");
+    }
+    return set(CarriedRole::kState, "");
   }
   if (producer && IsOnnxOp(*producer, {"Concat"})) {
     for (const auto& in : producer->input()) {

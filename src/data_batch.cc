@@ -71,7 +71,30 @@ std::optional<std::vector<int64_t>> AxesOf(const ModelIndex& index, const GraphP
 
 int64_t Normalized(int64_t axis, int rank) { return axis < 0 ? axis + rank : axis; }
 
-/// The (input slot, axis) of `node` that output `slot`'s axis `axis` comes from, or nullopt.
+Dim DeclaredDim(const onnx::ValueInfoProto& input, int64_t axis, bool* unnamed) {
+  *unnamed = false;
+  if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) return Dim{};
+  const auto& shape = input.type().tensor_type().shape();
+  if (axis >= shape.dim_size()) return Dim{};
+  const auto& d = shape.dim(static_cast<int>(axis));
+  if (d.has_dim_value() && d.dim_value() >= 0) return Dim{d.dim_value(), ""};
+  if (d.has_dim_param() && !d.dim_param().empty()) return Dim{-1, d.dim_param()};
+  *unnamed = true;
+  return Dim{};
+}
+
+bool DeclaredByAMainInput(const onnx::GraphProto& main, const std::string& param) {
+  for (const auto& input : main.input()) {
+    if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) continue;
+    for (const auto& d : input.type().tensor_type().shape().dim()) {
+      if (d.has_dim_param() && d.dim_param() == param) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const GraphPath& path,
                                                   const onnx::NodeProto& node, int slot, int64_t axis) {
   const std::string& op = node.op_type();
@@ -143,30 +166,6 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
   }
   return std::nullopt;
 }
-
-Dim DeclaredDim(const onnx::ValueInfoProto& input, int64_t axis, bool* unnamed) {
-  *unnamed = false;
-  if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) return Dim{};
-  const auto& shape = input.type().tensor_type().shape();
-  if (axis >= shape.dim_size()) return Dim{};
-  const auto& d = shape.dim(static_cast<int>(axis));
-  if (d.has_dim_value() && d.dim_value() >= 0) return Dim{d.dim_value(), ""};
-  if (d.has_dim_param() && !d.dim_param().empty()) return Dim{-1, d.dim_param()};
-  *unnamed = true;
-  return Dim{};
-}
-
-bool DeclaredByAMainInput(const onnx::GraphProto& main, const std::string& param) {
-  for (const auto& input : main.input()) {
-    if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) continue;
-    for (const auto& d : input.type().tensor_type().shape().dim()) {
-      if (d.has_dim_param() && d.dim_param() == param) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name) {
   DataBatch result;

@@ -6,8 +6,10 @@
 /// main-graph input it comes from, so that state shapes in metadata and declarations use that input's
 /// own dimension: a number, its symbolic name, or — when the input leaves it unnamed — a name given to it.
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "model_index.h"
 #include "recurrent_state.h"
@@ -21,6 +23,12 @@ struct DataBatch {
   /// input and axis to give the name `dim.param`.
   std::optional<std::pair<std::string, int>> unnamed_input_dim;
 };
+
+/// The (input slot, axis) of `node` (in the graph at `path`) that axis `axis` of its output `slot` comes
+/// from, through operators that keep an axis (see FindDataBatch); nullopt when it comes from no one input
+/// axis.
+std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const GraphPath& path,
+                                                  const onnx::NodeProto& node, int slot, int64_t axis);
 
 /// Traces the batch of `state` (its BatchSource) back through operators that keep the batch axis
 /// (elementwise ops, Transpose, Squeeze/Unsqueeze, Gather/Slice/Concat/Split on other axes, recurrent

@@ -1,6 +1,7 @@
 #include "export_triton.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "rnnstate/error.h"
@@ -16,6 +17,14 @@ std::string TritonType(const std::string& dtype) {
   if (dtype == "float64") return "TYPE_FP64";
   if (dtype == "float16") return "TYPE_FP16";
   if (dtype == "bfloat16") return "TYPE_BF16";
+  for (const char* integer : {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"}) {
+    std::string name = integer;
+    if (dtype == name) {
+      for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return "TYPE_" + name;
+    }
+  }
+  if (dtype == "bool") return "TYPE_BOOL";
   return "";
 }
 

@@ -9,9 +9,13 @@ namespace {
 std::vector<int64_t> Concrete(const StatePair& pair, std::optional<int64_t> batch,
                               const std::map<std::string, int64_t>& dims) {
   std::vector<int64_t> shape;
+  // An empty first feed is empty along the batch, or (a loop's state without one) along axis 0.
+  const int64_t empty_axis = pair.batch_axis >= 0 ? pair.batch_axis : 0;
   for (size_t axis = 0; axis < pair.shape.size(); ++axis) {
     const MetaDim& dim = pair.shape[axis];
-    if (static_cast<int64_t>(axis) == pair.batch_axis) {
+    if (pair.init == kInitEmpty && static_cast<int64_t>(axis) == empty_axis && pair.batch_axis < 0) {
+      shape.push_back(0);
+    } else if (static_cast<int64_t>(axis) == pair.batch_axis) {
       if (batch && dim.value >= 0 && *batch != dim.value) {
         throw Error(ExitCode::kUsage, "--batch " + std::to_string(*batch) + ": state input '" + pair.input +
                                           "' has a fixed batch of " + std::to_string(dim.value) +

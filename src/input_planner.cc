@@ -202,9 +202,9 @@ std::string InputPlanner::PlanInitializerDefault(const StateAnalysis& analyzed, 
 
 std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input) {
   const RecurrentState& state = analyzed.state;
-  // Only float types have a size here; any other would be misreported as too large below.
-  if (FloatElementSize(edit.elem_type) == 0) {
-    return "state element type " + DataTypeName(edit.elem_type) + " is not a float type (no zero default)";
+  // Only a state's types have a size here; any other would be misreported as too large below.
+  if (StateElementSize(edit.elem_type) == 0) {
+    return "state element type " + DataTypeName(edit.elem_type) + " is not a numeric or bool type (no zero default)";
   }
   std::vector<Dim> shape = state.shape;
   const int batch_axis = state.batch_axis;
@@ -278,7 +278,13 @@ SelectOriginalDefault InputPlanner::SelectNames(const std::string& input, const 
 }
 
 int InputPlanner::BroadcastFor(const RecurrentState& state, const std::string& stem) {
-  auto key = std::make_pair(state.owner.graph, state.owner.node);
+  std::vector<int64_t> other_dims;
+  for (size_t i = 0; i < state.shape.size(); ++i) {
+    if (static_cast<int>(i) != state.batch_axis) other_dims.push_back(state.shape[i].value);
+  }
+  auto key = std::make_tuple(state.owner.graph, state.owner.node,
+                             state.batch_source.value + ":" + std::to_string(state.batch_source.axis), state.batch_axis,
+                             other_dims);
   if (auto it = broadcasts_.find(key); it != broadcasts_.end()) return it->second;
   BroadcastShapeNames b;
   // Where X is defined: often the main graph even for a node deep in an If or Loop.

@@ -8,7 +8,9 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "analysis.h"
 #include "naming.h"
@@ -49,7 +51,10 @@ class InputPlanner {
   NameAllocator dim_names_;  // dim_param names of symbolic batches this plan declares
   Plan& plan_;
   std::map<std::pair<GraphPath, int>, std::string> batch_params_;  // per owner: its states share one
-  std::map<std::pair<GraphPath, int>, int> broadcasts_;
+  /// One broadcast per owner and state shape (an operator's h and c share one; a loop's states may differ):
+  /// (owner graph, owner node, batch source "x:1", batch position, the other dims) -> index in the plan's
+  /// broadcasts.
+  std::map<std::tuple<GraphPath, int, std::string, int, std::vector<int64_t>>, int> broadcasts_;
   std::string stem_;  // the owner's stem, for the names of its broadcast nodes
 };
 

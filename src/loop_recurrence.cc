@@ -1,6 +1,11 @@
 #include "loop_recurrence.h"
 
+#include <algorithm>
+#include <set>
+
+#include "axis_trace.h"
 #include "carried_variables.h"
+#include "constant_value.h"
 #include "loop_streaming.h"
 #include "proto_access.h"
 #include "state_origin.h"
@@ -19,43 +24,151 @@ CarrierSlots OperatorCarriers(const ModelIndex& index, const std::vector<Recurre
   return slots;
 }
 
-/// Merges the known dims of `type` into `shape` (rank fixed by the first shaped type): an unknown dim
-/// takes the new one, a symbolic one a fixed one.
-void MergeShape(const onnx::TypeProto* type, std::vector<Dim>* shape, bool* ranked) {
-  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return;
-  const auto& dims = type->tensor_type().shape().dim();
-  if (!*ranked) {
-    shape->assign(dims.size(), Dim{});
-    *ranked = true;
+/// The dim params main-graph inputs declare (the names a caller knows).
+std::set<std::string> MainInputParams(const ModelIndex& index) {
+  std::set<std::string> params;
+  const GraphIndex& main = index.graph(GraphPath{});
+  for (const auto& input : index.model().graph().input()) {
+    if (main.initializers.count(input.name()) || !input.type().has_tensor_type()) continue;
+    for (const auto& d : input.type().tensor_type().shape().dim()) {
+      if (d.has_dim_param() && !d.dim_param().empty()) params.insert(d.dim_param());
+    }
   }
-  if (dims.size() != static_cast<int>(shape->size())) return;
-  for (int i = 0; i < dims.size(); ++i) {
-    Dim& dim = (*shape)[i];
-    if (dims[i].has_dim_value() && !dim.fixed())
-      dim = Dim{dims[i].dim_value(), ""};
-    else if (dims[i].has_dim_param() && !dim.fixed() && dim.param.empty())
-      dim.param = dims[i].dim_param();
-  }
+  return params;
 }
 
-/// The first symbolic dim of `state` that a main-graph input also has: the batch, read from that input.
-void FindBatch(const ModelIndex& index, RecurrentState& state) {
-  const onnx::GraphProto& main = index.model().graph();
-  const GraphIndex& main_index = index.graph(GraphPath{});
-  for (size_t i = 0; i < state.shape.size(); ++i) {
-    if (state.shape[i].fixed() || state.shape[i].param.empty()) continue;
-    for (const auto& input : main.input()) {
-      if (main_index.initializers.count(input.name()) || !input.type().has_tensor_type()) continue;
-      const auto& dims = input.type().tensor_type().shape().dim();
-      for (int axis = 0; axis < dims.size(); ++axis) {
-        if (dims[axis].dim_param() != state.shape[i].param) continue;
-        state.batch_axis = static_cast<int>(i);
-        state.batch_source = BatchSource{input.name(), axis};
-        state.axis_names[i] = "batch";
-        return;
+/// The shape of a carried variable from the types of its values (rank fixed by the first shaped one):
+/// per axis a fixed size if any has one, else a name a main-graph input declares, else any name
+/// (onnx's inference invents `unk__N` names that the exporter's declarations of the body know better).
+std::vector<Dim> MergedShape(const std::vector<const onnx::TypeProto*>& types, const std::set<std::string>& known,
+                             bool* ranked) {
+  std::vector<Dim> shape;
+  *ranked = false;
+  for (const onnx::TypeProto* type : types) {
+    if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) continue;
+    const auto& dims = type->tensor_type().shape().dim();
+    if (!*ranked) {
+      shape.assign(dims.size(), Dim{});
+      *ranked = true;
+    }
+    if (dims.size() != static_cast<int>(shape.size())) continue;
+    for (int i = 0; i < dims.size(); ++i) {
+      Dim& dim = shape[i];
+      if (dim.fixed()) continue;
+      if (dims[i].has_dim_value() && dims[i].dim_value() >= 0) {
+        dim = Dim{dims[i].dim_value(), ""};
+      } else if (dims[i].has_dim_param() && !dims[i].dim_param().empty() &&
+                 (dim.param.empty() || (!known.count(dim.param) && known.count(dims[i].dim_param())))) {
+        dim.param = dims[i].dim_param();
       }
     }
   }
+  return shape;
+}
+
+/// The dim of main-graph input `axis`, as declared (unknown when unnamed).
+Dim DeclaredInputDim(const ModelIndex& index, const InputAxis& axis) {
+  const onnx::TypeProto* type = index.TypeOf(GraphPath{}, axis.input);
+  if (type == nullptr || !type->has_tensor_type() || axis.axis >= type->tensor_type().shape().dim_size()) return Dim{};
+  const auto& d = type->tensor_type().shape().dim(static_cast<int>(axis.axis));
+  if (d.has_dim_value() && d.dim_value() >= 0) return Dim{d.dim_value(), ""};
+  return Dim{-1, d.dim_param()};
+}
+
+/// The first main-graph input other than `except` that declares the dim `param`, as a batch source.
+std::optional<BatchSource> InputDeclaring(const ModelIndex& index, const std::string& param,
+                                          const std::string& except) {
+  const GraphIndex& main_index = index.graph(GraphPath{});
+  for (const auto& input : index.model().graph().input()) {
+    if (input.name() == except || main_index.initializers.count(input.name()) || !input.type().has_tensor_type()) {
+      continue;
+    }
+    const auto& dims = input.type().tensor_type().shape().dim();
+    for (int axis = 0; axis < dims.size(); ++axis) {
+      if (!param.empty() && dims[axis].dim_param() == param) return BatchSource{input.name(), axis};
+    }
+  }
+  return std::nullopt;
+}
+
+/// The state's batch: the axis whose length its initial value takes from a main-graph input (the batch
+/// of the data, as exporters compute zeros: `ConstantOfShape(Concat(Gather(Shape(x), 1), [H]))`), a
+/// dynamic one first, that is not an axis the loop walks; else the first symbolic dim a main-graph
+/// input declares too. Every other axis must be fixed or a dim a main-graph input declares, or the
+/// state gets a problem: a caller could not know what to feed.
+void FindBatch(const ModelIndex& index, const std::string& initial, const GraphPath& graph,
+               const std::vector<TimeRef>& times, const std::set<std::string>& known, RecurrentState& state) {
+  std::vector<std::optional<InputAxis>> traced(state.shape.size());
+  int chosen = -1;
+  for (size_t i = 0; i < state.shape.size(); ++i) {
+    traced[i] = TraceAxis(index, graph, initial, static_cast<int64_t>(i));
+    if (!traced[i]) continue;
+    const bool walked = std::any_of(times.begin(), times.end(), [&](const TimeRef& t) {
+      return t.input == traced[i]->input && t.axis == traced[i]->axis;
+    });
+    if (walked) {
+      traced[i].reset();
+      continue;
+    }
+    const bool dynamic = !DeclaredInputDim(index, *traced[i]).fixed();
+    if (chosen < 0 || (dynamic && DeclaredInputDim(index, *traced[chosen]).fixed())) chosen = static_cast<int>(i);
+  }
+  if (chosen >= 0) {
+    state.batch_axis = chosen;
+    state.batch_source = BatchSource{traced[chosen]->input, traced[chosen]->axis};
+    state.shape[chosen] = DeclaredInputDim(index, *traced[chosen]);
+    // The state's own initial value fed as a graph input: take the batch from the data instead.
+    if (traced[chosen]->input == initial) {
+      if (auto other = InputDeclaring(index, state.shape[chosen].param, initial)) state.batch_source = *other;
+    }
+  } else {
+    for (size_t i = 0; i < state.shape.size() && state.batch_axis < 0; ++i) {
+      if (state.shape[i].fixed() || !known.count(state.shape[i].param)) continue;
+      if (auto source = InputDeclaring(index, state.shape[i].param, "")) {
+        state.batch_axis = static_cast<int>(i);
+        state.batch_source = *source;
+      }
+    }
+  }
+  if (state.batch_axis >= 0) state.axis_names[state.batch_axis] = "batch";
+  for (size_t i = 0; i < state.shape.size(); ++i) {
+    Dim& dim = state.shape[i];
+    if (static_cast<int>(i) == state.batch_axis || dim.fixed()) continue;
+    // Traced, the data's own dim (a body's declared names can be stale: TorchScript writes [seq, batch]
+    // for a [batch, 4] state); else a name a data input declares.
+    if (traced[i]) {
+      const Dim declared = DeclaredInputDim(index, *traced[i]);
+      if (declared.fixed() || !declared.param.empty()) {
+        dim = declared;
+        continue;
+      }
+    }
+    if (known.count(dim.param)) continue;
+    state.problem = "axis " + std::to_string(i) + " of carried '" + state.variable + "' " + ShapeText(state.shape) +
+                    " has a size no data input declares (" + dim.ToString() + "): a caller could not know what to feed";
+    return;
+  }
+}
+
+/// True when `name` (seen from `path`) is provably zeros: a Constant or an initializer of zeros, through
+/// Identity and Cast.
+bool KnownZero(const ModelIndex& index, const GraphPath& path, std::string name) {
+  GraphPath graph = path;
+  for (int depth = 0; depth < 16; ++depth) {
+    const ResolvedName resolved = index.Resolve(graph, name);
+    const onnx::GraphProto* proto = ResolveGraph(index.model(), resolved.graph);
+    if (proto == nullptr) return false;
+    if (resolved.producer.kind == Producer::Kind::kInitializer) {
+      return KnownAllZero(proto->initializer(resolved.producer.index));
+    }
+    if (resolved.producer.kind != Producer::Kind::kNode) return false;
+    const onnx::NodeProto& node = proto->node(resolved.producer.index);
+    if (IsOnnxOp(node, {"Constant"})) return ConstantNodeIsZero(node);
+    if (!IsOnnxOp(node, {"Identity", "Cast"}) || node.input_size() == 0) return false;
+    graph = resolved.graph;
+    name = node.input(0);
+  }
+  return false;
 }
 
 RecurrentState StateOf(const ModelIndex& index, const LoopAnatomy& loop, const CarriedInfo& info,
@@ -76,17 +189,26 @@ RecurrentState StateOf(const ModelIndex& index, const LoopAnatomy& loop, const C
                                                               {&loop.graph, node.input(info.slots.node_input)},
                                                               {&loop.body, info.body_output},
                                                               {&loop.body, info.body_input}};
-  bool ranked = false;
+  std::vector<const onnx::TypeProto*> types;
   for (const auto& [graph, name] : sources) {
     if (name.empty()) continue;
     const onnx::TypeProto* type = index.TypeOf(*graph, name);
     if (state.elem_type == 0 && type && type->has_tensor_type()) state.elem_type = type->tensor_type().elem_type();
-    MergeShape(type, &state.shape, &ranked);
+    types.push_back(type);
   }
+  bool ranked = false;
+  const std::set<std::string> known = MainInputParams(index);
+  state.shape = MergedShape(types, known, &ranked);
   for (size_t i = 0; i < state.shape.size(); ++i) state.axis_names.push_back("dim" + std::to_string(i));
-  FindBatch(index, state);
+  FindBatch(index, node.input(info.slots.node_input), loop.graph, verdict.times, known, state);
   state.streamable = verdict.streamable;
   state.not_streamable_reason = verdict.reason;
+  // An initial value other than zeros is selected by an empty feed (along the batch, or axis 0): a
+  // scalar has no axis to be empty along.
+  if (ranked && state.shape.empty() && !KnownZero(index, loop.graph, node.input(info.slots.node_input))) {
+    state.problem = "carried '" + info.body_input +
+                    "' is a scalar whose initial value is not zeros: no empty feed can stand for its default";
+  }
   if (!ranked)
     state.problem = "the shape of carried '" + info.body_input + "' is unknown (no declared or inferred type)";
   if (state.elem_type == 0) state.problem = "the type of carried '" + info.body_input + "' is unknown";
@@ -173,14 +295,29 @@ void FindLoopStates(const ModelIndex& index, Findings* found) {
       if (!recurs) continue;
       const LoopVerdict verdict = JudgeLoop(index, *loop);
       found->nodes.push_back(Describe(index, *loop, verdict));
+      const size_t begin = found->states.size();
       for (const CarriedInfo& info : loop->carried) {
         if (info.role == CarriedRole::kState) found->states.push_back(StateOf(index, *loop, info, owner, verdict));
       }
-      const RecurrentState& first = found->states.back();
+      // A loop exposed in part streams nothing: when one state cannot be rewritten, none is.
+      std::string problem;
+      for (size_t k = begin; k < found->states.size() && problem.empty(); ++k) {
+        if (!found->states[k].problem.empty())
+          problem = "carried '" + found->states[k].variable + "' cannot be exposed (" + found->states[k].problem + ")";
+      }
+      for (size_t k = begin; k < found->states.size() && !problem.empty(); ++k) {
+        if (found->states[k].problem.empty()) found->states[k].problem = problem;
+      }
+      // The node line shows the first state with a batch (the loop's states share the data's batch).
       RecurrentNode& described = found->nodes.back();
-      described.elem_type = first.elem_type;
-      if (first.batch_axis >= 0) described.batch = first.shape[first.batch_axis];
-      described.x = first.batch_source.value;
+      described.elem_type = found->states[begin].elem_type;
+      for (size_t k = begin; k < found->states.size(); ++k) {
+        const RecurrentState& state = found->states[k];
+        if (state.batch_axis < 0) continue;
+        described.batch = state.shape[state.batch_axis];
+        described.x = state.batch_source.value;
+        break;
+      }
     }
   }
 }

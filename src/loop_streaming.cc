@@ -3,27 +3,78 @@
 #include <initializer_list>
 #include <set>
 
+#include "loop_chunks.h"
 #include "proto_access.h"
 
 namespace rnnstate {
 
 namespace {
 
-/// The first value the body reads from outside that is computed from one of `inputs`' values and is used
-/// for more than the Gathers in `allowed` (the reads at the iteration index), Shape and Size; "" if none.
-std::string WholeRead(const ModelIndex& index, const LoopAnatomy& loop, const std::set<std::string>& inputs,
-                      const std::set<int>& allowed) {
-  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+/// `name` followed back through `Identity`, `Cast`, `Squeeze`, `Unsqueeze` and `Reshape`, across scopes:
+/// every name on the way.
+std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  std::vector<ValueRef> chain;
+  GraphPath graph = path;
+  std::string value = name;
+  for (int depth = 0; depth < 32 && !value.empty(); ++depth) {
+    const ResolvedName resolved = index.Resolve(graph, value);
+    chain.push_back(ValueRef{resolved.graph, value});
+    if (resolved.producer.kind != Producer::Kind::kNode) break;
+    const onnx::NodeProto& node = ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index);
+    if (!IsOnnxOp(node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"}) || node.input_size() == 0) break;
+    graph = resolved.graph;
+    value = node.input(0);
+  }
+  return chain;
+}
+
+/// The outer values the loop's condition `t + 1 < bound` reads as its bound and for nothing else in
+/// the body (CondEndsWithTrip has proven them the trip count's length again).
+std::set<std::string> CondBounds(const ModelIndex& index, const LoopAnatomy& loop) {
+  std::set<std::string> bounds;
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
-  for (const std::string& name : SubgraphReferences(node)) {
-    bool from_data = false;
-    for (const auto& input : inputs) from_data |= ComputedFrom(index, ValueRef{loop.graph, name}, ValueRef{{}, input});
-    if (!from_data) continue;
-    for (const Consumer& consumer : index.graph(loop.body).ConsumersOf(name)) {
-      if (consumer.slot < 0) return name;
-      const onnx::NodeProto& user = body.node(consumer.node);
-      const bool indexed = IsOnnxOp(user, {"Gather"}) && consumer.slot == 0 && allowed.count(consumer.node);
-      if (!indexed && !IsOnnxOp(user, {"Shape", "Size"})) return name;
+  if (loop.kind != ContainerKind::kLoop || body.output_size() == 0) return bounds;
+  const std::vector<ValueRef> cond = StripChain(index, loop.body, body.output(0).name());
+  const ResolvedName at = index.Resolve(loop.body, cond.back().name);
+  if (at.graph != loop.body || at.producer.kind != Producer::Kind::kNode) return bounds;
+  const onnx::NodeProto& compare = body.node(at.producer.index);
+  if (!IsOnnxOp(compare, {"Less", "Greater"}) || compare.input_size() != 2) return bounds;
+  const std::string& bound = compare.input(compare.op_type() == "Less" ? 1 : 0);
+  std::set<std::string> chain;  // the body's names on the way to the bound
+  for (const ValueRef& value : StripChain(index, loop.body, bound)) {
+    if (value.graph == loop.body) chain.insert(value.name);
+    if (value.graph == loop.body || index.graph(loop.body).ProducerOf(value.name).kind != Producer::Kind::kOuterScope)
+      continue;
+    // Read only by the comparison, or by the casts on its way.
+    bool only = true;
+    for (const Consumer& use : index.graph(loop.body).ConsumersOf(value.name)) {
+      only &= use.slot >= 0 && (use.node == at.producer.index || chain.count(body.node(use.node).output(0)));
+    }
+    if (only) bounds.insert(value.name);
+  }
+  return bounds;
+}
+
+/// True when the sequence `initial` is empty: SequenceEmpty, through Identity.
+bool EmptySequence(const ModelIndex& index, const GraphPath& path, const std::string& initial) {
+  const std::vector<ValueRef> chain = StripChain(index, path, initial);
+  const ResolvedName at = index.Resolve(chain.back().graph, chain.back().name);
+  return at.producer.kind == Producer::Kind::kNode &&
+         IsOnnxOp(ResolveGraph(index.model(), at.graph)->node(at.producer.index), {"SequenceEmpty"});
+}
+
+/// Why the loop's carried variables keep chunks from equalling one run (an unclassified one, a collector
+/// that starts with items), or "".
+std::string CarriedProblem(const ModelIndex& index, const LoopAnatomy& loop) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  for (const CarriedInfo& c : loop.carried) {
+    if (c.role == CarriedRole::kUnclassified) {
+      return "carried '" + c.body_input + "' recurs in a way rnnstate cannot classify (" + c.why +
+             "): it is not exposed, so every chunk restarts it";
+    }
+    if (c.role == CarriedRole::kCollector && !EmptySequence(index, loop.graph, node.input(c.slots.node_input))) {
+      return "collector '" + c.body_input + "' starts with the items of '" + node.input(c.slots.node_input) +
+             "', not SequenceEmpty: every chunk would repeat them";
     }
   }
   return "";
@@ -102,11 +153,13 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
   std::vector<ValueRef> constants;
   const bool cond_ok = CondEndsWithTrip(index, loop, trip, &constants);
   const std::string cond_problem = "the loop's condition is neither always true nor the end of its trip count";
-  std::set<std::string> inputs;
-  for (const auto& ref : refs) inputs.insert(ref.input);
-  if (trip.kind == Trip::Kind::kLength) inputs.insert(trip.time.input);
-  if (std::string whole = WholeRead(index, loop, inputs, read_nodes); !whole.empty()) {
-    return NotStreamable("the body reads '" + whole + "' whole, not only at the iteration index");
+  ChunkedInputs chunked;
+  for (const auto& ref : refs) chunked.time_axes.emplace(ref.input, ref.axis);
+  if (trip.kind == Trip::Kind::kLength) chunked.time_axes.emplace(trip.time.input, trip.time.axis);
+  if (trip.kind == Trip::Kind::kInput && trip.defined.graph.empty()) chunked.trip_input = trip.defined.name;
+  const ProvenUses proven{read_nodes, cond_ok ? CondBounds(index, loop) : std::set<std::string>{}};
+  if (std::string problem = ChunkProblem(index, loop, chunked, proven); !problem.empty()) {
+    return NotStreamable(problem);
   }
   auto all_at = [&](const TimeRef& time) {
     for (const auto& ref : refs) {
@@ -157,7 +210,7 @@ LoopVerdict JudgeScan(const ModelIndex& index, const LoopAnatomy& loop) {
   const onnx::AttributeProto* axes = FindAttribute(node, "scan_input_axes");
   const onnx::AttributeProto* directions = FindAttribute(node, "scan_input_directions");
   const onnx::AttributeProto* output_directions = FindAttribute(node, "scan_output_directions");
-  std::set<std::string> inputs;
+  std::vector<TimeRef> refs;
   std::string walk;
   for (int k = 0; states + k < node.input_size(); ++k) {
     const std::string& value = node.input(states + k);
@@ -168,7 +221,7 @@ LoopVerdict JudgeScan(const ModelIndex& index, const LoopAnatomy& loop) {
     std::optional<TimeRef> ref = TraceToInput(index, loop.graph, value, axis);
     if (!ref)
       return NotStreamable("scan input '" + value + "' is not a graph input (nor computed from one step by step)");
-    inputs.insert(ref->input);
+    refs.push_back(*ref);
     walk += (walk.empty() ? "scans " : ", ") + ref->Text();
   }
   for (int k = 0; output_directions && k < output_directions->ints_size(); ++k) {
@@ -181,17 +234,48 @@ LoopVerdict JudgeScan(const ModelIndex& index, const LoopAnatomy& loop) {
                            "' inside the Scan");
     }
   }
-  if (std::string whole = WholeRead(index, loop, inputs, {}); !whole.empty()) {
-    return NotStreamable("the body reads '" + whole + "', computed from the scanned input, whole");
+  ChunkedInputs chunked;
+  for (const TimeRef& ref : refs) chunked.time_axes.emplace(ref.input, ref.axis);
+  if (std::string problem = ChunkProblem(index, loop, chunked, ProvenUses{}); !problem.empty()) {
+    return NotStreamable(problem, walk);
   }
   return Streamable(walk);
 }
 
 }  // namespace
 
+/// The input axes the loop walks: its per-step reads (a Scan's scan inputs) and its trip count's length.
+std::vector<TimeRef> TimesOf(const ModelIndex& index, const LoopAnatomy& loop) {
+  std::vector<TimeRef> times;
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  if (loop.kind == ContainerKind::kScan9) {
+    const onnx::AttributeProto* axes = FindAttribute(node, "scan_input_axes");
+    for (int k = 0; ScanStateCount(node) + k < node.input_size(); ++k) {
+      const int64_t axis = axes && k < axes->ints_size() ? axes->ints(k) : 0;
+      if (auto ref = TraceToInput(index, loop.graph, node.input(ScanStateCount(node) + k), axis)) times.push_back(*ref);
+    }
+    return times;
+  }
+  std::vector<TimeRef> refs;
+  std::set<int> nodes;
+  ResolveReads(index, loop, &refs, &nodes);
+  times = refs;
+  const Trip trip = ReadTrip(index, loop.graph, node.input(0));
+  if (trip.kind == Trip::Kind::kLength) times.push_back(trip.time);
+  return times;
+}
+
 LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop) {
-  if (std::string nested = NestedInLoop(index, loop.graph); !nested.empty()) return NotStreamable(nested);
-  return loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop);
+  LoopVerdict verdict;
+  if (std::string nested = NestedInLoop(index, loop.graph); !nested.empty()) {
+    verdict = NotStreamable(nested);
+  } else if (std::string carried = CarriedProblem(index, loop); !carried.empty()) {
+    verdict = NotStreamable(carried);
+  } else {
+    verdict = loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop);
+  }
+  verdict.times = TimesOf(index, loop);
+  return verdict;
 }
 
 }  // namespace rnnstate

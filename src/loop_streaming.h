@@ -9,9 +9,10 @@
 ///     ends the loop at the same length (tf2onnx's `Less(t + 1, T)`);
 ///   - an autoregressive Loop: trip count given by the caller (a graph input), no input read per step.
 /// In every case the body uses the iteration number and the counters for nothing else (a counter used
-/// otherwise is a state, see carried_variables.h). A Loop whose trip count is a constant equal to its time
-/// input's static length (tf2onnx) is not streamable as it is; `rewrite --time-axis` makes it so (see
-/// time_axis.h).
+/// otherwise is a state, see carried_variables.h), no carried variable is unclassified, every collector
+/// starts empty, and the loop's surroundings are the same chunk by chunk (loop_chunks.h). A Loop whose
+/// trip count is a constant equal to its time input's static length (tf2onnx) is not streamable as it
+/// is; `rewrite --time-axis` makes it so (see time_axis.h).
 
 #include <cstdint>
 #include <optional>
@@ -39,6 +40,8 @@ struct LoopVerdict {
   std::string reason;  ///< why not ("" when streamable)
   std::string walk;    ///< what the loop walks, for reports ("walks x:0", "scans x:0", "autoregressive ...")
   std::optional<FixedTimeLoop> fixed;
+  /// The input axes it walks (read per step, or whose length is its trip count).
+  std::vector<TimeRef> times;
 };
 
 /// Judges the Loop or Scan read as `loop`.

@@ -148,6 +148,25 @@ std::string ElementTypeName(int32_t elem_type) {
       return "float16";
     case onnx::TensorProto::BFLOAT16:
       return "bfloat16";
+    // Integer and bool states: a loop's (an autoregressive decoder's token). Names as onnxruntime's.
+    case onnx::TensorProto::INT8:
+      return "int8";
+    case onnx::TensorProto::UINT8:
+      return "uint8";
+    case onnx::TensorProto::INT16:
+      return "int16";
+    case onnx::TensorProto::UINT16:
+      return "uint16";
+    case onnx::TensorProto::INT32:
+      return "int32";
+    case onnx::TensorProto::UINT32:
+      return "uint32";
+    case onnx::TensorProto::INT64:
+      return "int64";
+    case onnx::TensorProto::UINT64:
+      return "uint64";
+    case onnx::TensorProto::BOOL:
+      return "bool";
     default:
       return "";
   }

@@ -13,9 +13,8 @@ namespace {
 
 /// onnx::TensorProto::FLOAT for "float32", ...; 0 when unknown.
 int32_t ElementTypeOf(const std::string& dtype) {
-  for (int32_t type :
-       {onnx::TensorProto::FLOAT, onnx::TensorProto::DOUBLE, onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16}) {
-    if (ElementTypeName(type) == dtype) return type;
+  for (int32_t type = onnx::TensorProto::FLOAT; type <= onnx::TensorProto::BFLOAT16; ++type) {
+    if (!ElementTypeName(type).empty() && ElementTypeName(type) == dtype) return type;
   }
   return 0;
 }

@@ -62,7 +62,7 @@ class StatePlanner {
       return;
     }
     PlanOutput(analyzed, edit);
-    edit.data_shape = DataShape(edit.shape, state.batch_axis, batch);
+    edit.data_shape = DataShape(FedShape(edit.shape, state), state.batch_axis, batch);
     NoteModelInput(analyzed, edit);
     Record(edit, state);
   }
@@ -93,6 +93,17 @@ class StatePlanner {
 
   /// The shape of the tensor fed as a state input, for metadata: the declared shape with the batch as the
   /// data inputs name it (a fixed batch stays a number although an input fed empty declares it symbolic).
+  /// The shape of what is fed: the declared one, except that a state without a batch axis declares
+  /// axis 0 symbolic (so that an empty feed selects its original value) but is fed at its own size.
+  static std::vector<Dim> FedShape(const std::vector<Dim>& declared, const RecurrentState& state) {
+    std::vector<Dim> shape = declared;
+    if (state.batch_axis >= 0 || shape.size() != state.shape.size()) return shape;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (!shape[i].fixed() && shape[i].param.empty()) shape[i] = state.shape[i];
+    }
+    return shape;
+  }
+
   static std::vector<MetaDim> DataShape(const std::vector<Dim>& declared, int64_t batch_axis, const Dim& batch) {
     std::vector<MetaDim> shape;
     for (size_t i = 0; i < declared.size(); ++i) {
@@ -154,7 +165,7 @@ class StatePlanner {
       edit.shape[axis] = batch;
       edit.input_edit = DropDefault{true};
     }
-    edit.data_shape = DataShape(edit.shape, edit.batch_axis, batch);
+    edit.data_shape = DataShape(FedShape(edit.shape, analyzed.state), edit.batch_axis, batch);
     Record(edit, analyzed.state);
   }
 
@@ -189,8 +200,10 @@ class StatePlanner {
       }
     }
     for (const auto& name : read) {
-      plan_.notes.push_back("the model's own input '" + name + "' now gives " + edit.owner_name + "'s " + edit.kind +
-                            " state only when '" + edit.input + "' is fed empty (batch 0); feed '" + edit.input +
+      // A loop's state is its carried variable ("decode's carried 'tok'"), an operator's its kind ("h state").
+      const std::string what = edit.variable.empty() ? edit.kind + " state" : "carried '" + edit.variable + "'";
+      plan_.notes.push_back("the model's own input '" + name + "' now gives " + edit.owner_name + "'s " + what +
+                            " only when '" + edit.input + "' is fed empty (batch 0); feed '" + edit.input +
                             "' back from '" + edit.output + "' to stream");
     }
   }

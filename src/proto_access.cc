@@ -10,12 +10,25 @@ int64_t OnnxOpset(const onnx::ModelProto& model) {
   return opset;
 }
 
-size_t FloatElementSize(int32_t elem_type) {
+size_t StateElementSize(int32_t elem_type) {
   switch (elem_type) {
-    case onnx::TensorProto::FLOAT: return 4;
-    case onnx::TensorProto::DOUBLE: return 8;
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32:
+      return 4;
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+      return 8;
     case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16: return 2;
+    case onnx::TensorProto::BFLOAT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
+      return 2;
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::BOOL:
+      return 1;
     default: return 0;
   }
 }
@@ -28,7 +41,7 @@ std::string DataTypeName(int32_t elem_type) {
 }
 
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims) {
-  uint64_t bytes = FloatElementSize(elem_type);
+  uint64_t bytes = StateElementSize(elem_type);
   if (bytes == 0) return std::nullopt;
   for (int64_t d : dims) {
     if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;

@@ -14,15 +14,17 @@
 
 namespace rnnstate {
 
-/// Bytes per element of a recurrent state's float type (FLOAT, DOUBLE, FLOAT16, BFLOAT16); 0 for others.
-size_t FloatElementSize(int32_t elem_type);
+/// Bytes per element of a type a state can have: the float types (FLOAT, DOUBLE, FLOAT16, BFLOAT16) of
+/// recurrent operators, and the integer types and BOOL a loop may carry (an autoregressive decoder's
+/// token); 0 for others (STRING, complex, 4-bit and 8-bit float types).
+size_t StateElementSize(int32_t elem_type);
 
 /// "FLOAT", "STRING", ...: the onnx::TensorProto_DataType name of `elem_type` ("data type N" for a value
 /// the enum does not have).
 std::string DataTypeName(int32_t elem_type);
 
 /// The size in bytes of a dense tensor of `elem_type` with `dims`, or nullopt when the element type is
-/// not a float type, a dim is negative, or the size does not fit in 64 bits.
+/// not a state's (StateElementSize 0), a dim is negative, or the size does not fit in 64 bits.
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims);
 
 /// True for the default ONNX operator domain ("" or "ai.onnx").

@@ -73,9 +73,18 @@ std::optional<onnx::ModelProto> StageTimeAxes(const onnx::ModelProto& model, con
   return staged;
 }
 
-/// Puts the `--time-axis` stage's lines and warnings in front of the state plan's.
+/// Puts the `--time-axis` stage's lines and warnings in front of the state plan's. A state's "rewrite with
+/// --time-axis x:1" advice is wrong when that very option was given and refused: it points to the refusal.
 void AddTimeAxisNotes(const TimeAxisPlan& plan, RewriteOutcome& outcome) {
   outcome.time_axis_changes = plan.Describe();
+  for (const std::string& text : plan.refused) {
+    const std::string advice = "rewrite with --time-axis " + text + " to stream chunks of any length";
+    for (std::string& warning : outcome.warnings) {
+      for (size_t at = warning.find(advice); at != std::string::npos; at = warning.find(advice, at)) {
+        warning.replace(at, advice.size(), "--time-axis " + text + " did not apply (see its warning)");
+      }
+    }
+  }
   outcome.warnings.insert(outcome.warnings.begin(), plan.warnings.begin(), plan.warnings.end());
 }
 

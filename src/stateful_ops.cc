@@ -5,6 +5,7 @@ namespace rnnstate {
 namespace {
 
 constexpr std::string_view kMicrosoft = "com.microsoft";
+constexpr std::string_view kOnnx = "";  // the default domain ("" or "ai.onnx")
 constexpr std::string_view kKvCache =
     "a key/value cache (past -> present) that grows by the chunk length on every call, not a fixed-size "
     "recurrent state";
@@ -58,6 +59,16 @@ const std::vector<StatefulOp>& StatefulOps() {
       {kMicrosoft, "DecoderAttention", {}, {}, kKvCache},
       {kMicrosoft, "PagedAttention", {}, {}, kKvCache},
       {kMicrosoft, "SparseAttention", {}, {}, kKvCache},
+      // ONNX's own (opset 23+): Attention's past_key / past_value -> present_key / present_value, and
+      // TensorScatter, the in-place update of a fixed-size cache buffer that goes with it (opset 24).
+      {kOnnx, "Attention", {4, 5}, {1, 2}, kKvCache},
+      {kOnnx,
+       "TensorScatter",
+       {0},
+       {0},
+       "a key/value cache buffer of fixed size written at its write indices (past_cache -> present_cache), not an "
+       "RNN state [num_directions, batch, hidden_size]: rnnstate does not expose it; feed present_cache back "
+       "yourself"},
   };
   return ops;
 }
@@ -69,7 +80,8 @@ void FindStatefulOps(const ModelIndex& index, Findings* found) {
     for (int n = 0; n < graph->node_size(); ++n) {
       const onnx::NodeProto& node = graph->node(n);
       for (const StatefulOp& op : StatefulOps()) {
-        if (node.domain() != op.domain || node.op_type() != op.op_type) continue;
+        const bool domain = op.domain.empty() ? IsOnnxDomain(node.domain()) : node.domain() == op.domain;
+        if (!domain || node.op_type() != op.op_type) continue;
         StateNote note;
         note.kind = StateNote::Kind::kUnhandledOp;
         note.owner = StateOwner{path, n, GraphPathString(index.model(), path), NodeLabel(node, n), node.op_type()};

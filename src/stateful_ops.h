@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// Stage 3, a producer of notes only: operators outside the table of recurrent_ops.h whose slots carry
-/// state from call to call (ONNX Runtime's contrib operators), named in `report` and warned about by
-/// `check` with the reason rnnstate does not rewrite them — so that they never pass silently.
+/// state from call to call (ONNX Runtime's contrib operators, ONNX's own Attention and TensorScatter),
+/// named in `report` and warned about by `check` with the reason rnnstate does not rewrite them — so that
+/// they never pass silently.
 
 #include <string_view>
 #include <vector>
@@ -14,7 +15,7 @@ namespace rnnstate {
 
 /// An operator with state-like slots that rnnstate does not handle.
 struct StatefulOp {
-  std::string_view domain;
+  std::string_view domain;  ///< "" for ONNX's default domain (also written "ai.onnx")
   std::string_view op_type;
   std::vector<int> state_inputs;   ///< slots where the previous state enters
   std::vector<int> state_outputs;  ///< slots where the next state leaves

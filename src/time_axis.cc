@@ -203,6 +203,7 @@ TimeAxisPlan PlanTimeAxes(const ModelIndex& index, const std::vector<TimeAxisOpt
     const std::string text = option.input + ":" + std::to_string(option.axis);
     if (!why.empty()) {
       plan.warnings.push_back("--time-axis " + text + ": " + why + "; nothing changed for it");
+      plan.refused.push_back(text);
     } else if (!edit.constants.empty()) {
       const bool twice =
           std::any_of(plan.edits.begin(), plan.edits.end(), [&](const TimeAxisEdit& e) { return e.time == edit.time; });

@@ -44,6 +44,7 @@ struct TimeAxisEdit {
 struct TimeAxisPlan {
   std::vector<TimeAxisEdit> edits;
   std::vector<std::string> warnings;  ///< options that change nothing, and why
+  std::vector<std::string> refused;   ///< those options, as given ("x:1")
 
   bool Changes() const { return !edits.empty(); }
   /// One line per edit, for --dry-run.

@@ -1,5 +1,6 @@
 #include "time_source.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <set>
 
@@ -57,6 +58,16 @@ int64_t ConstantElements(const Defined& at, const onnx::ModelProto& model) {
   return count;
 }
 
+/// The rank of a constant (initializer or Constant node), or -1.
+int ConstantRank(const Defined& at, const onnx::ModelProto& model) {
+  if (at.producer.kind == Producer::Kind::kInitializer) {
+    return ResolveGraph(model, at.graph)->initializer(at.producer.index).dims_size();
+  }
+  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Constant"})) return -1;
+  const onnx::AttributeProto* value = FindAttribute(*at.node, "value");
+  return value == nullptr ? 0 : value->t().dims_size();
+}
+
 std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
                              int depth) {
   if (depth > kMaxDepth || name.empty()) return std::nullopt;
@@ -78,11 +89,19 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
     return Trace(index, at.graph, node.input(0), perm->ints(static_cast<int>(axis)), depth + 1);
   }
   if (IsOnnxOp(node, {"Add", "Sub", "Mul", "Div"}) && node.input_size() == 2) {
-    // One operand a scalar constant: every step is computed from the same step of the other.
+    // One operand a one-element constant: every step is computed from the same step of the other. A
+    // constant of higher rank ([1,1,1,1] times [seq,batch,3]) adds leading axes: the output's axis is the
+    // other's axis plus the difference.
     for (int data = 0; data < 2; ++data) {
-      if (ConstantElements(Define(index, at.graph, node.input(1 - data)), index.model()) == 1) {
-        return Trace(index, at.graph, node.input(data), axis, depth + 1);
-      }
+      const Defined constant = Define(index, at.graph, node.input(1 - data));
+      if (ConstantElements(constant, index.model()) != 1) continue;
+      const int constant_rank = ConstantRank(constant, index.model());
+      if (constant_rank <= 1) return Trace(index, at.graph, node.input(data), axis, depth + 1);
+      const int data_rank = RankOf(index, at.graph, node.input(data));
+      if (data_rank < 0) return std::nullopt;
+      const int64_t shift = std::max(0, constant_rank - data_rank);
+      if (axis < shift) return std::nullopt;  // an axis the constant adds
+      return Trace(index, at.graph, node.input(data), axis - shift, depth + 1);
     }
   }
   return std::nullopt;

@@ -13,8 +13,8 @@ Checks, every run: onnx.checker.check_model(full_check=True), IR <= 8, every gra
 outputs equal PyTorch's (TorchScript exports, at two sets of dims) or a NumPy reference (hand-built) within 1e-5.
 Then the future rewrite is emulated in ONNX (the loop's state variables fed from graph inputs, their final values
 exposed as graph outputs) and chunked runs with the state fed back are compared with one full run: equal (<= 1e-5)
-for every streamable model, different for the negative control that reads the iteration counter. Needs Debian's
-python3-torch, python3-onnx and numpy: run with /usr/bin/python3.
+for every streamable model, different for the negative controls (tools/loop_audit_models.py has the audit's).
+Needs Debian's python3-torch, python3-onnx and numpy: run with /usr/bin/python3.
 """
 
 import argparse
@@ -32,6 +32,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_handbuilt_models as common  # noqa: E402
 import gen_torch_models as gtorch  # noqa: E402
+import loop_audit_models as audit  # noqa: E402
 import stream_emulation as emu  # noqa: E402
 
 SUBDIR = "loops"
@@ -606,7 +607,13 @@ def loop_passthrough_var(rng):
                        carry={"h_state_in": "h_state_out"}, compare_last={"h_n": "h_state_out"}))]
 
 
-BUILDERS = [tf_lstm_models, scan_leaky_cell, scan_nobatch_cell, ar_gru_cell, neg_counter_in_state, loop_passthrough_var]
+def audit_hand_models(rng):
+    """The hand-built cases of issue 10's audit (tools/loop_audit_models.py)."""
+    return audit.hand_specs(loop_entry, carried_state, rng)
+
+
+BUILDERS = [tf_lstm_models, scan_leaky_cell, scan_nobatch_cell, ar_gru_cell, neg_counter_in_state, loop_passthrough_var,
+            audit_hand_models]
 
 
 def make_feeds(model, entry, seed):
@@ -617,7 +624,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
     args = parser.parse_args()
-    specs = [build_torch(case) for case in torch_cases()]
+    specs = [build_torch(case) for case in torch_cases()] + audit.torch_specs(loop_entry, carried_state)
     for builder in BUILDERS:
         seed = common.name_seed(builder.__name__)
         for spec in builder(np.random.RandomState(seed)):
@@ -650,7 +657,12 @@ def main():
             some = next(iter(feeds.values()))
             declared = list(common.declared_shape(s["model"].graph.input[0]))
             batch = some.shape[declared.index("batch")] if "batch" in declared else None  # none: scan_nobatch_cell
-            first = {p[2]: np.zeros([batch if d == "batch" else d for d in p[4]], np.float32) for p in em["pairs"]}
+            # The first call's state: zeros, or (first_fill) the original initial value the full run starts from.
+            first = {}
+            for p in em["pairs"]:
+                shape = [batch if d == "batch" else d for d in p[4]]
+                fill = em.get("first_fill", {}).get(p[2], 0)
+                first[p[2]] = np.broadcast_to(np.asarray(fill), shape).astype(common.NP_OF_ELEM[p[5]]).copy()
             if e.get("chunk_mode") == "trip_count":
                 trip = e["trip_count_input"]
                 parts = [dict(feeds, **{trip: np.array(n, np.int64)}) for n in chunks]

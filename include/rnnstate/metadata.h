@@ -89,7 +89,7 @@ struct StatePair {
   std::vector<RegionAxis> region;
   std::vector<std::string> axes;
   // Written since the contract grew (version stays 1; absent in older metadata):
-  std::string dtype;           ///< element type of `input` ("float32", "float64", "float16", "bfloat16")
+  std::string dtype;           ///< element type of `input` ("float32", ..., "int64", "bool": see ElementTypeName)
   std::vector<MetaDim> shape;  ///< shape of the tensor fed as `input`, the batch named as the data's
   int64_t batch_axis = -1;     ///< the axis of `shape` that is the batch, -1 when none
   std::string init;            ///< kInitZeros or kInitEmpty ("" in older metadata)
@@ -108,7 +108,9 @@ struct StatePair {
   }
 };
 
-/// "float32" for onnx::TensorProto::FLOAT, ...; "" for an element type a state cannot have.
+/// "float32" for onnx::TensorProto::FLOAT, "float64", "float16", "bfloat16", and for a loop's integer or
+/// bool state "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool" (onnxruntime's
+/// names); "" for an element type a state cannot have.
 std::string ElementTypeName(int32_t elem_type);
 
 /// The pairs recorded in `model`, or an empty list when there is no `rnnstate` key.

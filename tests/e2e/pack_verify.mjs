@@ -98,6 +98,11 @@ function rewriteAll(m, cli) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }
+    // A packed tensor is [batch, N]: a loop's state without a batch axis has no row in it (documented).
+    if (name.startsWith('tensor') && r.status === 4 && /it has no batch axis \(use --pack sequence\)/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
     if (r.status !== 0) { problems.push(`${name}: '${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`); continue; }
     if (!r.written) { m.noOutput = true; continue; }
     m.files[name] = out;

@@ -299,6 +299,90 @@ g (float[seq, batch, 4] x, float[4, 4] U) => (float[batch, 4] h_n) {
                                            "loop carries what persists"));
 }
 
+/// A Loop over axis 0 of x carrying `carried` (body inputs after i and cond) with the body `nodes`; h0 zeros
+/// [batch, 4] and prev0 zeros [batch, 3] from the batch of x; outputs h_n (when carried) and y.
+std::string DelayLoop(const std::string& carried_in, const std::string& carried_out, const std::string& inits,
+                      const std::string& finals, const std::string& nodes) {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U, float[3, 4] V) => (float[seq, batch, 4] y) {
+  shape = Shape (x)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  trip = Gather <axis = 0> (shape, zero)
+  b = Gather <axis = 0> (shape, one)
+  four = Constant <value = int64[1] {4}> ()
+  three = Constant <value = int64[1] {3}> ()
+  hdims = Concat <axis = 0> (b, four)
+  pdims = Concat <axis = 0> (b, three)
+  h0 = ConstantOfShape (hdims)
+  prev0 = ConstantOfShape (pdims)
+  )" + finals +
+         R"(, y = Loop (trip, , )" + inits + R"() <body = body (int64 i, bool cond, )" + carried_in +
+         R"() => (bool cond_out, )" + carried_out + R"(, float[batch, 4] y_t) {
+    x_t = Gather <axis = 0> (x, i)
+    )" + nodes +
+         R"(
+    cond_out = Identity (cond)
+  }>
+})";
+}
+
+TEST(LoopRecurrence, ADelayLineReadByTheCellIsAState) {
+  // prev' = x[t] does not depend on prev, but the cell reads prev: its value crosses from one step to the
+  // next (fed back, chunks stream). Before, "not a state": chunked y differed from one run.
+  const Analysis analysis = AnalyzeText(DelayLoop("float[batch, 4] h, float[batch, 3] prev",
+                                                  "float[batch, 4] h_next, float[batch, 3] prev_next", "h0, prev0",
+                                                  "h_n, prev_n", R"(xw = MatMul (x_t, W)
+    hu = MatMul (h, U)
+    pv = MatMul (prev, V)
+    s0 = Add (xw, hu)
+    s = Add (s0, pv)
+    h_next = Tanh (s)
+    prev_next = Identity (x_t)
+    y_t = Identity (h_next))"));
+  ASSERT_EQ(analysis.states.size(), 2u);
+  EXPECT_EQ(analysis.states[1].state.variable, "prev");
+  EXPECT_EQ(ShapeText(analysis.states[1].state.shape), "[batch,3]");
+  EXPECT_TRUE(analysis.nodes[0].streamable) << analysis.nodes[0].not_streamable_reason;
+  EXPECT_THAT(analysis.notes, IsEmpty());
+}
+
+TEST(LoopRecurrence, ADelayLineAloneMakesTheLoopAnOwner) {
+  // y_t = x[t] - prev, prev' = x[t]: no other recurrence. Before: "0 recurrent nodes, nothing to do", check
+  // passed.
+  const Analysis analysis = AnalyzeText(
+      DelayLoop("float[batch, 3] prev", "float[batch, 3] prev_next", "prev0", "prev_n", R"(d = Sub (x_t, prev)
+    y_t = MatMul (d, W)
+    prev_next = Identity (x_t))"));
+  ASSERT_EQ(analysis.nodes.size(), 1u);
+  ASSERT_EQ(analysis.states.size(), 1u);
+  EXPECT_EQ(analysis.states[0].state.variable, "prev");
+  EXPECT_TRUE(analysis.nodes[0].streamable) << analysis.nodes[0].not_streamable_reason;
+  // ... while a value recomputed every step and never read stays no state.
+  const Analysis last = AnalyzeText(DelayLoop("float[batch, 3] prev", "float[batch, 3] prev_next", "prev0", "prev_n",
+                                              R"(y_t = MatMul (x_t, W)
+    prev_next = Identity (x_t))"));
+  EXPECT_TRUE(last.states.empty());
+  EXPECT_THAT(Notes(last), ElementsAre("prev: its next value does not depend on its previous one"));
+}
+
+TEST(LoopRecurrence, AScanDelayLineIsAState) {
+  const Analysis analysis = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 3] x, float[batch, 4] h0, float[batch, 3] p0, float[3, 4] W) => (float[seq, batch, 4] ys) {
+  h_n, p_n, ys = Scan <num_scan_inputs = 1, body = body (float[batch, 4] h, float[batch, 3] prev, float[batch, 3] x_t)
+      => (float[batch, 4] h_next, float[batch, 3] prev_next, float[batch, 4] y) {
+    pw = MatMul (prev, W)
+    s = Add (h, pw)
+    h_next = Tanh (s)
+    prev_next = Identity (x_t)
+    y = Identity (h_next)
+  }> (h0, p0, x)
+})");
+  ASSERT_EQ(analysis.states.size(), 2u);
+  EXPECT_EQ(analysis.states[1].state.variable, "prev");
+  EXPECT_TRUE(analysis.nodes[0].streamable) << analysis.nodes[0].not_streamable_reason;
+}
+
 TEST(LoopRecurrence, Scan8StatesAreNotedAsUnclassified) {
   onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 8]>
 g (int64[1] lens, float[1, 2] initial, float[1, 3, 2] x) => (float[1, 2] y, float[1, 3, 2] z) {

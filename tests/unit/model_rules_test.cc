@@ -229,7 +229,8 @@ TEST(ModelRules, AStateOfANonFloatTypeIsNotCalledTooLarge) {
   ASSERT_EQ(Verdict(model), "");
   RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
   ASSERT_EQ(outcome.plan.skipped.size(), 1u);
-  EXPECT_EQ(outcome.plan.skipped[0].reason, "state element type STRING is not a float type (no zero default)");
+  EXPECT_EQ(outcome.plan.skipped[0].reason,
+            "state element type STRING is not a numeric or bool type (no zero default)");
 }
 
 }  // namespace

@@ -151,5 +151,40 @@ g (float[seq, batch, 3] x, float[1, 16, 5] W, float[1, 16, 4] R, float[batch, me
   EXPECT_THAT(CheckWarnings(attn)[0], HasSubstr("attention state stays inside"));
 }
 
+TEST(StatefulOps, OnnxAttentionKvCacheIsNamedAndCheckWarns) {
+  // Opset 23's Attention (ONNX's own domain): past_key / past_value -> present_key / present_value. Before,
+  // only com.microsoft's were named: `report` said "nothing to do" and `check` passed.
+  const std::string text = R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[b, 1, s, 4] Q, float[b, 1, s, 4] K, float[b, 1, s, 4] V, float[b, 1, p, 4] pk, float[b, 1, p, 4] pv)
+    => (float[b, 1, s, 4] out, float[b, 1, t, 4] present_key, float[b, 1, t, 4] present_value) {
+  out, pk2, pv2 = Attention (Q, K, V, , pk, pv)
+  present_key = Identity (pk2)
+  present_value = Identity (pv2)
+})";
+  const Analysis analysis = AnalyzeText(text);
+  EXPECT_TRUE(analysis.nodes.empty());
+  ASSERT_EQ(analysis.notes.size(), 1u);
+  EXPECT_EQ(analysis.notes[0].kind, StateNote::Kind::kUnhandledOp);
+  EXPECT_EQ(analysis.notes[0].variable, "'pk', 'pv' -> 'pk2', 'pv2'");
+  EXPECT_THAT(analysis.notes[0].reason, HasSubstr("key/value cache"));
+  EXPECT_THAT(CheckWarnings(analysis), ElementsAre(HasSubstr("Attention 'Attention_0'")));
+  // The same operator in another domain is not ONNX's.
+  std::string other = text;
+  other.replace(other.find("= Attention"), 11, "= x.Attention");
+  other.replace(other.find("\"\" : 23]"), 8, "\"\" : 23, \"x\" : 1]");
+  EXPECT_TRUE(AnalyzeText(other).notes.empty());
+}
+
+TEST(StatefulOps, OnnxTensorScatterCacheIsNamed) {
+  const Analysis analysis = AnalyzeText(R"(<ir_version: 10, opset_import: ["ai.onnx" : 24]>
+g (float[b, 1, 16, 4] past, float[b, 1, s, 4] update, int64[b] at) => (float[b, 1, 16, 4] present) {
+  present = ai.onnx.TensorScatter <axis = 2> (past, update, at)
+})");
+  ASSERT_EQ(analysis.notes.size(), 1u);
+  EXPECT_THAT(analysis.notes[0].reason, HasSubstr("fixed size"));
+  EXPECT_TRUE(analysis.notes[0].exposed);  // the model's own input and output: no warning
+  EXPECT_THAT(CheckWarnings(analysis), ::testing::IsEmpty());
+}
+
 }  // namespace
 }  // namespace rnnstate

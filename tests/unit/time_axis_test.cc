@@ -133,6 +133,10 @@ TEST(TimeAxis, ConstantUsedElsewhereIsNotReplaced) {
   TimeAxisPlan plan = PlanTimeAxes(index, {ParseTimeAxis("x:1")});
   EXPECT_FALSE(plan.Changes());
   EXPECT_THAT(plan.warnings, ElementsAre(HasSubstr("constant 'M' (6) is also used by Add")));
+  // Refused, the option is no longer the advice of the state's warning ("rewrite with --time-axis x:1").
+  RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/false);
+  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("--time-axis x:1 did not apply (see its warning)")));
+  EXPECT_THAT(outcome.warnings, ::testing::Not(::testing::Contains(HasSubstr("rewrite with --time-axis x:1"))));
 }
 
 }  // namespace

@@ -319,21 +319,30 @@ export async function checkStateInputsLive(m) {
   const zeros = { ...m.fullFeeds };
   for (const p of m.pairs) zeros[p.input] = zerosTensor(m.defOut[p.output].type, m.defOut[p.output].dims);
   const base = await runExact(m.sessions.req, zeros, 'required model fed zeros');
-  const dead = [];
+  const dead = [], delayLines = [];
   let checked = 0, weakest = Infinity;
   for (const p of m.pairs) {
     const like = m.defOut[p.output];
     if (!like.type.startsWith('float') || like.dims.includes(0)) continue;
     const feeds = { ...zeros, [p.input]: randomTensor(like.type, like.dims, `${m.seedBase}|live|${p.input}`) };
     const out = await runExact(m.sessions.req, feeds, `required model, '${p.input}' random`);
-    const { diff } = maxAbsDiff(out[p.output], base[p.output]);
+    let { diff } = maxAbsDiff(out[p.output], base[p.output]);
+    if (!(diff > 0)) {
+      // A delay line (prev' = x[t]) does not move its own output, but what the model computes from it.
+      const moved = m.sessions.req.outputNames.filter((o) => o !== p.output && maxAbsDiff(out[o], base[o]).diff > 0);
+      if (moved.length) {
+        diff = Math.max(...moved.map((o) => maxAbsDiff(out[o], base[o]).diff));
+        delayLines.push(`${p.input} moves ${moved.join(', ')}`);
+      }
+    }
     checked++;
     weakest = Math.min(weakest, diff);
     if (!(diff > 0)) dead.push(`${p.input}->${p.output}`);
   }
   if (!checked) return null;
+  const lines = delayLines.length ? ` (${delayLines.join('; ')}, not its own output: a delay line)` : '';
   return dead.length ? fail(weakest, `output unmoved by its input: ${dead.join(', ')}`)
-    : pass(weakest, `${checked} state input(s), each moves its output (smallest change shown)`);
+    : pass(weakest, `${checked} state input(s), each moves its output${lines} (smallest change shown)`);
 }
 
 // ---------------------------------------------------------------------------------------------

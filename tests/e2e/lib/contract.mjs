@@ -69,7 +69,9 @@ export function firstFeedPlan(m, model, feeds) {
       if (axis === st.batch_axis) batch ??= fallback;
       return fallback;
     });
-    const shape = fullShape.map((d, axis) => (axis === st.batch_axis && st.init === 'empty' ? 0 : d));
+    // Empty along the batch, or (a loop's state without one: batch_axis -1) along axis 0.
+    const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
+    const shape = fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : d));
     return { input, output, dtype: st.dtype, init: st.init, batchAxis: st.batch_axis, shape, fullShape };
   });
   const note = unresolved.length

@@ -56,8 +56,10 @@ export function groupByInput(states) {
  */
 export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
   return groupByInput(states).map(({ pairs: [st] }) => {
+    // Empty along the batch, or (a loop's state without one: batch_axis -1) along axis 0.
+    const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
     const shape = st.shape.map((d, axis) => {
-      if (axis === st.batch_axis && st.init === 'empty') return 0;
+      if (axis === emptyAxis && st.init === 'empty') return 0;
       if (typeof d === 'number') return d;
       if (axis === st.batch_axis && batch !== undefined) return batch;
       if (Object.hasOwn(dims, d)) return dims[d];

@@ -175,7 +175,8 @@ export async function readMetadataProps(model) {
  * @property {string} kind        "h" or "c" (others may appear)
  * @property {boolean} optional   the input has a default (defaults mode): onnxruntime-node/web hide it
  * @property {boolean} streamable chunked runs with the state fed back equal one full run
- * @property {string} dtype       element type of `input`: float32, float64, float16, bfloat16
+ * @property {string} dtype       element type of `input`: float32, float64, float16, bfloat16; a loop's state
+ *   may be int8, uint8, int16, uint16, int32, uint32, int64, uint64 or bool
  * @property {Array<number|string>} shape  shape of the tensor fed as `input`: numbers and the data
  *   inputs' own symbolic dimension names
  * @property {number} batch_axis  axis of `shape` that is the batch (-1: none)
@@ -231,7 +232,7 @@ export function parseRnnstateMetadata(value) {
     if (st.init !== 'zeros' && st.init !== 'empty') {
       throw new Error(`${where}: unknown "init" '${st.init}' (this helper knows "zeros" and "empty")`);
     }
-    if (st.init === 'empty' && st.batch_axis < 0) throw new Error(`${where}: "init" is "empty" but there is no batch axis`);
+    if (st.init === 'empty' && st.shape.length === 0) throw new Error(`${where}: "init" is "empty" but the state is a scalar`);
     if (st.rows !== undefined && !(Array.isArray(st.rows) && st.rows.length === 2 && st.rows.every(Number.isInteger))) {
       throw new Error(`${where}: "rows" must be [begin, end]`);
     }

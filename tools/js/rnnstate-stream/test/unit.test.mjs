@@ -94,6 +94,11 @@ test('first feeds: zeros of the shape, empty with batch 0, one per stacked input
     { input: 'c_in', shape: [1, 0, 2], init: 'empty' },
     { input: 'h0', shape: [2, 4, 5], init: 'zeros' },
   ]);
+  // A loop's state without a batch axis (batch_axis -1) is empty along axis 0; a scalar cannot be empty.
+  const unbatched = { ...STATES.states[0], input: 'q_in', output: 'q_out', shape: [4, 2], batch_axis: -1, init: 'empty' };
+  assert.deepEqual(firstFeedSpecs([unbatched])[0].shape, [0, 2]);
+  assert.throws(() => parseRnnstateMetadata({ version: 1, states: [{ ...unbatched, shape: [] }] }), /scalar/);
+  assert.equal(parseRnnstateMetadata({ version: 1, states: [unbatched] }).states[0].batch_axis, -1);
   // `batch` wins on batch axes, whatever their name (as `rnnstate init --batch`).
   assert.deepEqual(firstFeedSpecs([states[0]], { batch: 7, dims: { batch: 4 } })[0].shape, [1, 7, 2]);
   assert.throws(() => firstFeedSpecs([states[0]]), /batch dimension 'batch'.*\{batch: N\}/);
