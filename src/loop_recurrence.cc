@@ -103,6 +103,12 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
   for (size_t i = 0; i < state.shape.size(); ++i) {
     traced[i] = TraceAxis(index, graph, initial, static_cast<int64_t>(i));
     if (!traced[i]) continue;
+    // The state fed by its own graph input (a rewritten model): a fixed dim of that input says nothing
+    // about the data's batch (a symbolic one is looked up in the data inputs below).
+    if (traced[i]->input == initial && DeclaredInputDim(index, *traced[i]).fixed()) {
+      traced[i].reset();
+      continue;
+    }
     const bool walked = std::any_of(times.begin(), times.end(), [&](const TimeRef& t) {
       return t.input == traced[i]->input && t.axis == traced[i]->axis;
     });

@@ -278,6 +278,19 @@ TEST(LoopStateShape, AStateWithoutBatchAxisHasAConcreteShapeAndAnEmptyFirstFeedA
   EXPECT_TRUE(zero.states[1].state.problem.empty()) << zero.states[1].state.problem;
 }
 
+TEST(LoopStateShape, AStateWithoutBatchAxisKeepsNoneWhenItsOwnFixedInputFeedsIt) {
+  // acc zeros [4]: rewritten, the loop reads the input 'time.acc_in' [4]; its fixed dim is no batch (it
+  // matched x's batch of 4 and the metadata said batch_axis 0 on the second rewrite, then -1 again).
+  onnx::ModelProto model = ParseModel(Accumulator("float[4]", "acc0 = Constant <value = float[4] {0, 0, 0, 0}> ()"));
+  RewriteModel(model, PlanOptions{}, /*strict=*/true);
+  ASSERT_EQ(RecordedPairs(model).size(), 2u);
+  EXPECT_EQ(RecordedPairs(model)[1].batch_axis, -1);
+  const std::string once = testing::Bytes(model);
+  RewriteModel(model, PlanOptions{}, /*strict=*/true);
+  EXPECT_EQ(RecordedPairs(model)[1].batch_axis, -1);
+  EXPECT_EQ(testing::Bytes(model), once);
+}
+
 TEST(LoopStateShape, AValueReshapedToItsOwnShapeIsPassedThrough) {
   // Reshape(q, Shape(q)) is q: before, a state without batch whose metadata could not be fed.
   const Analysis analysis = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 14]>

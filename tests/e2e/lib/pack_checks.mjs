@@ -202,8 +202,11 @@ function layoutFirstFeeds(m, meta) {
   const batch = m.dataBatch(m.entry);
   for (const pair of meta.states) {
     if (feeds[pair.input]) continue;
+    // Empty along the batch, or (a loop's state without one: batch_axis -1) along axis 0 (README "Metadata").
+    const emptyAxis = pair.batch_axis >= 0 ? pair.batch_axis : 0;
     const dims = pair.shape.map((d, axis) => {
-      if (axis === pair.batch_axis) return pair.init === 'empty' ? 0 : (typeof d === 'number' ? d : batch);
+      if (axis === emptyAxis && pair.init === 'empty') return 0;
+      if (axis === pair.batch_axis) return typeof d === 'number' ? d : batch;
       if (typeof d === 'number') return d;
       if (d in m.entry.dims) return m.entry.dims[d];
       throw new Error(`state '${pair.input}': no value for its dimension '${d}'`);
