@@ -209,6 +209,19 @@ invalid dangling_input "$lstm reads 'X_norm', which nothing before it defines"
 invalid cycle "main: Identity 'first' reads 'b', which a later node, Identity 'second', defines (nodes must be sorted: a cycle, or nodes out of order)"
 invalid defined_twice "main: 'Y' is defined twice (an output of Identity 'again')"
 invalid loop_body_output_undefined "main/steps:body: graph output 'h_next' is never defined"
+# What onnx's schemas and the operator table require of a node (audit of issue 13): these were rewritten
+# with a warning (exit 0) into outputs as broken as their inputs, or refused by `rewrite` alone.
+invalid layout_before_opset_14 "$lstm: attribute 'layout' is not defined by LSTM at ai.onnx opset 13 (only from opset 14)"
+invalid attribute_unknown "$lstm: attribute 'nonsense' is not defined by LSTM at ai.onnx opset 14"
+invalid hidden_size_twice "$lstm: attribute 'hidden_size' is given twice"
+invalid hidden_size_untyped "$lstm: attribute 'hidden_size' has no type"
+invalid too_many_outputs "$lstm: has 4 outputs, but LSTM takes 0 to 3"
+invalid activation_unknown "$lstm: unknown activation 'Bogus' (LSTM takes Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)"
+invalid function_hidden_size_zero "function 'local.MyLstm': LSTM 'LSTM_2': hidden_size 0 is not positive"
+invalid if_branch_wrong_type "main: If 'branch': attribute 'then_branch' is not a graph"
+invalid empty_op_type "main: node 'noop': the node has no op_type"
+invalid hidden_size_mismatch "$lstm: input W 'W' has shape [1,16,2], but LSTM with hidden_size 5 takes [1,20,input_size]"
+invalid sequence_lens_float "$lstm: input sequence_lens 'lens' has element type FLOAT; LSTM takes INT32"
 # Valid but not (fully) supported stays a warning: an LSTM of another domain is not judged (nothing to
 # do), an opset newer than onnx 1.12 knows is rewritten without onnx's full checks.
 controls=$(dirname "$0")/../data/invalid
@@ -220,6 +233,16 @@ check "opset 18: rewrite exits 0" run 0 rewrite "$controls/opset_18.onnx" -o "$w
 check "opset 18: a warning says full validation was skipped" err_has "full validation skipped"
 check "opset 18: report exits 0" run 0 report "$controls/opset_18.onnx"
 check "opset 18: check finds the state not exposed (1, not 3)" run 1 check "$controls/opset_18.onnx"
+# --dry-run reaches every verdict of a real run: it runs the whole rewrite on a copy.
+unknown_size=$controls/hidden_size_unknown.onnx
+check "hidden size unknown: rewrite exits 0 with a warning" run 0 rewrite "$unknown_size" -o "$work/c3.onnx"
+check "hidden size unknown: says why" err_has "not rewritten: hidden size unknown"
+strict_verdict="4 --strict: main lstm: not rewritten: hidden size unknown: no hidden_size attribute and no shape for R or W"
+check "hidden size unknown --strict: rewrite exits 4" test "$(verdict rewrite "$unknown_size" --strict -o "$work/c4.onnx")" = "$strict_verdict"
+check "hidden size unknown --strict: nothing written" test ! -e "$work/c4.onnx"
+check "hidden size unknown --strict: --dry-run, the same" test "$(verdict rewrite "$unknown_size" --strict --dry-run)" = "$strict_verdict"
+check "opset 18: --dry-run warns as the real run does" run 0 rewrite "$controls/opset_18.onnx" --dry-run
+check "opset 18: ...that full validation is skipped" err_has "full validation skipped"
 
 # Malformed models found by fuzzing (tools/fuzz/run.sh): a clear error or a partial rewrite with
 # warnings, never a crash and never an internal error.
@@ -237,8 +260,9 @@ for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
   fi
 done
 # The issue makes these fuzz inputs invalid models (they were rewritten with warnings, exit 0).
+# Its first violation: a mangled attribute name where else_branch should be.
 check "fuzz if_without_else: exit 3" test "$(verdict rewrite "$(dirname "$0")/../data/fuzz/if_without_else.onnx" --dry-run)" = \
-  "3 invalid model: main: If 'branch': the If has no else_branch"
+  "3 invalid model: main: If 'branch': attribute 'els\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x0f' is not defined by If at ai.onnx opset 14"
 scan_verdict=$(verdict check "$(dirname "$0")/../data/fuzz/scan_without_num_scan_inputs.onnx")
 check "fuzz scan_without_num_scan_inputs: exit 3 (its first violation: a mangled operator name)" \
   test "${scan_verdict%%:*}" = "3 invalid model"

@@ -68,9 +68,9 @@ TEST(ExportTriton, RefusesWhatTritonCannotCarry) {
 
 TEST(ExportTriton, RefusesNamesWhoseSortedOrderPairsTheWrongStates) {
   const char* two = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2) => (float[seq, 1, batch, 3] Y) {
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2, int64[1] axis) => (float[seq, 1, batch, 3] Y) {
   Y1 = GRU <hidden_size = 3> (X, W, R)
-  S = Squeeze <axes = [1]> (Y1)
+  S = Squeeze (Y1, axis)
   Y = GRU <hidden_size = 3> (S, W2, R)
 })";
   PlanOptions options;
