@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "check.h"
+#include "data_placement.h"
 #include "dot.h"
 #include "export_openvino.h"
 #include "export_triton.h"
@@ -77,6 +78,11 @@ void PrepareForWorkers() {
 FileResult RewriteFile(const std::string& input, const std::string& output, const RewriteSettings& settings) {
   return ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    // Only known once the model is open: an output that would destroy its external data is refused, as
+    // an output that would replace an input is before any file is processed (OutputConflict).
+    if (std::string conflict = OutputDataConflict(opened.external_data, opened.directory, output); !conflict.empty()) {
+      throw Error(ExitCode::kUsage, conflict);
+    }
     onnx::ModelProto& model = opened.file.model();
     if (settings.dry_run) return DryRun(input, output, settings, opened, result);
     RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] {

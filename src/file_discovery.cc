@@ -147,6 +147,11 @@ std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vect
   std::map<std::string, size_t> output_at;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].error.empty()) continue;
+    std::error_code ec;
+    if (fs::is_directory(outputs[i], ec)) {
+      return "the output '" + outputs[i] + "' is a directory (-o names the output file; --out-dir names a " +
+             "directory to write into)";
+    }
     std::string key = keys.Key(outputs[i]);
     auto [previous, fresh] = output_at.emplace(key, i);
     if (!fresh) {

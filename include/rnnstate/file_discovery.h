@@ -51,9 +51,10 @@ std::string SuffixOutputPath(const std::string& input);
 /// The output path of `input` in `mode`; `target` is the --out-dir or the -o path.
 std::string OutputPathFor(const InputFile& input, OutputMode mode, const std::string& target);
 
-/// Why these outputs cannot be written in one run — an output written twice, or an output that is
-/// another input or (outside in-place mode) its own input — or "" when they can. `outputs[i]` belongs
-/// to `inputs[i]` (as returned by FindModelFiles, with their keys); entries with an error are ignored.
+/// Why these outputs cannot be written in one run — an output written twice, an output that is an
+/// existing directory, or an output that is another input or (outside in-place mode) its own input — or
+/// "" when they can. `outputs[i]` belongs to `inputs[i]` (as returned by FindModelFiles, with their keys);
+/// entries with an error are ignored.
 std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vector<std::string>& outputs,
                            bool in_place);
 

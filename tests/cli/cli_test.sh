@@ -123,6 +123,38 @@ refused() {  # refused NAME MODEL MESSAGE: every command exits 3 saying MESSAGE;
   check "$name: input directory untouched (no output, no temporary)" test "$(snapshot "$(dirname "$model")")" = "$before"
 }
 
+# An output never replaces the model's external data, under any name (a usage error, exit 2, from --dry-run
+# as from a real run), nor lands where its own copy of the data must go; the data stays intact.
+mkdir -p "$work/clobber/other" "$work/clobber/hard" && cp "$models/external/gru_external.onnx" "$models/external/gru_weights.bin" "$work/clobber/"
+ln "$work/clobber/gru_weights.bin" "$work/clobber/hard/weights_link.bin"
+ln -s "$work/clobber" "$work/clobber_alias"
+clobbers() {  # clobbers NAME OUTPUT MESSAGE: rewrite -o OUTPUT exits 2 saying MESSAGE, the data untouched
+  local before
+  before=$(snapshot "$work/clobber")
+  check "$1: rewrite exits 2" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$2"
+  check "$1: says why" err_has_text "the output '$2' $3"
+  check "$1: --dry-run, the same" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$2" --dry-run
+  check "$1: nothing changed, the weights intact" test "$(snapshot "$work/clobber")" = "$before"
+}
+replaces="would replace the model's external data file 'gru_weights.bin'"
+clobbers "-o the data file" "$work/clobber/gru_weights.bin" "$replaces"
+clobbers "-o the data file through .." "$work/clobber/other/../gru_weights.bin" "$replaces"
+clobbers "-o the data file through a symlinked directory" "$work/clobber_alias/gru_weights.bin" "$replaces"
+clobbers "-o another hard link of the data file" "$work/clobber/hard/weights_link.bin" "$replaces"
+clobbers "-o where its own data file must go" "$work/clobber/other/gru_weights.bin" \
+  "is where its own external data file 'gru_weights.bin' must go"
+check "-o the data file, relative paths in the model's directory: exit 2" \
+  bash -c "cd '$work/clobber' && { '$bin' rewrite gru_external.onnx -o gru_weights.bin 2>/dev/null; test \$? -eq 2; }"
+check "...the weights intact" cmp -s "$work/clobber/gru_weights.bin" "$models/external/gru_weights.bin"
+# A write that fails leaves nothing behind: not the output, not the data file placed beside it.
+mkdir -p "$work/clobber/fails/dir.onnx"
+check "-o an existing directory: exit 2 (use --out-dir)" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$work/clobber/fails/dir.onnx"
+check "-o an existing directory: says so" err_has "is a directory"
+check "-o an existing directory: no data file placed" test -z "$(ls -A "$work/clobber/fails/dir.onnx")" -a "$(ls "$work/clobber/fails")" = dir.onnx
+long=$work/clobber/fails/$(printf 'm%.0s' $(seq 250)).onnx  # its temporary file's name is too long: the write fails
+check "a failed write: exit 5" run 5 rewrite "$work/clobber/gru_external.onnx" -o "$long"
+check "a failed write: the data file placed beside it is removed again" test "$(ls "$work/clobber/fails")" = dir.onnx
+
 mkdir "$work/fifo" && mkfifo "$work/fifo/model.onnx"
 refused "FIFO as the model" "$work/fifo/model.onnx" "model.onnx: not a regular file (a FIFO)"
 check "FIFO as the only *.onnx of a directory: exit 3" run_limited 3 report "$work/fifo"
