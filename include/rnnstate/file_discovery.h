@@ -32,8 +32,11 @@ struct DiscoveryOptions {
   std::string skip_directory;
 };
 
-/// Expands path arguments in order: a directory yields its `*.onnx` files at any depth, sorted by their
-/// path below it; any other argument is kept as it is (a missing file then fails when it is loaded).
+/// Expands path arguments in order: a directory yields its `*.onnx` entries at any depth that are not
+/// directories, sorted by their path below it — regular files, and also FIFOs, devices, sockets and
+/// dangling symlinks, which then fail when they are loaded (refused from their stat, never read), as they
+/// would named on the command line; any other argument is kept as it is (a missing file then fails when
+/// it is loaded).
 /// A file reached twice is kept once, at its first position.
 std::vector<InputFile> FindModelFiles(const std::vector<std::string>& arguments, const DiscoveryOptions& options);
 

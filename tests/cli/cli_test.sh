@@ -158,6 +158,16 @@ check "a failed write: the data file placed beside it is removed again" test "$(
 mkdir "$work/fifo" && mkfifo "$work/fifo/model.onnx"
 refused "FIFO as the model" "$work/fifo/model.onnx" "model.onnx: not a regular file (a FIFO)"
 check "FIFO as the only *.onnx of a directory: exit 3" run_limited 3 report "$work/fifo"
+check "...named, not passed over" err_has_text "model.onnx: not a regular file (a FIFO)"
+# A directory walk lists every *.onnx entry that is not a directory: a FIFO or a symlink to a device is
+# refused and counted (exit 3), never skipped unseen, and the regular models beside them are processed.
+mkdir -p "$work/walk" && cp "$model" "$work/walk/m.onnx" && mkfifo "$work/walk/f.onnx" && ln -s /dev/zero "$work/walk/z.onnx"
+for command in report check "rewrite --dry-run"; do
+  check "walk ($command): exit 3" run_limited 3 $command "$work/walk"
+  check "walk ($command): the FIFO refused by name" err_has_text "walk/f.onnx: not a regular file (a FIFO)"
+  check "walk ($command): the symlink to /dev/zero refused by name" err_has_text "walk/z.onnx: not a regular file (a character device)"
+  check "walk ($command): three files counted" err_has_text "rnnstate: 3 files: "
+done
 refused "character device as the model" /dev/zero "/dev/zero: not a regular file (a character device)"
 
 cp -r "$(dirname "$0")/../data/external_bad" "$work/bad" && mkdir "$work/ok_out"
