@@ -144,7 +144,7 @@ clobbers "-o another hard link of the data file" "$work/clobber/hard/weights_lin
 clobbers "-o where its own data file must go" "$work/clobber/other/gru_weights.bin" \
   "is where its own external data file 'gru_weights.bin' must go"
 check "-o the data file, relative paths in the model's directory: exit 2" \
-  bash -c "cd '$work/clobber' && { '$bin' rewrite gru_external.onnx -o gru_weights.bin 2>/dev/null; test \$? -eq 2; }"
+  bash -c "cd '$work/clobber' && { '$(realpath "$bin")' rewrite gru_external.onnx -o gru_weights.bin 2>/dev/null; test \$? -eq 2; }"
 check "...the weights intact" cmp -s "$work/clobber/gru_weights.bin" "$models/external/gru_weights.bin"
 # A write that fails leaves nothing behind: not the output, not the data file placed beside it.
 mkdir -p "$work/clobber/fails/dir.onnx"
