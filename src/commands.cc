@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "check.h"
+#include "data_placement.h"
 #include "dot.h"
 #include "export_openvino.h"
 #include "export_triton.h"
@@ -23,11 +24,15 @@ namespace {
 
 std::string PairCount(size_t pairs) { return std::to_string(pairs) + " state pair" + (pairs == 1 ? "" : "s"); }
 
-/// --dry-run: the plan, one line per state, then what a real run would do.
+/// --dry-run: the plan, one line per state, then what a real run would do. The whole rewrite runs on a
+/// copy, so that a dry run reaches every verdict and warning a real run reaches (--strict, a rewrite that
+/// fails validation, "full validation skipped"), and so that layout and packing, planned from the
+/// rewritten model, can be shown.
 void DryRun(const std::string& input, const std::string& output, const RewriteSettings& settings,
-            const onnx::ModelProto& model, FileResult& result) {
-  RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] { return PlanRewrite(model, settings.plan); });
-  RequireSupportedOpset(outcome.analysis);
+            const OpenedModel& opened, FileResult& result) {
+  onnx::ModelProto copy = opened.file.model();
+  RewriteOutcome outcome = Timed(&result.timings.process_ms,
+                                 [&] { return RewriteModel(copy, settings.plan, settings.strict, opened.directory); });
   result.warnings = outcome.warnings;
   result.states = outcome.plan.pairs;
   std::string prefix = settings.label_lines ? input + ": " : "";
@@ -35,17 +40,8 @@ void DryRun(const std::string& input, const std::string& output, const RewriteSe
   for (const auto& edit : outcome.plan.edits) {
     result.text += prefix + edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe() + "\n";
   }
-  bool changes = outcome.plan.ChangesModel() || !outcome.time_axis_changes.empty();
-  if (settings.plan.Transforms()) {
-    // Layout and packing are planned from the rewritten model: run the whole rewrite on a copy.
-    onnx::ModelProto copy = model;
-    RewriteOutcome whole =
-        RewriteModel(copy, settings.plan, settings.strict, std::filesystem::path(input).parent_path());
-    for (const auto& line : whole.transform_lines) result.text += prefix + line + "\n";
-    result.warnings = whole.warnings;
-    result.states = whole.plan.pairs;
-    changes = whole.changed;
-  }
+  for (const auto& line : outcome.transform_lines) result.text += prefix + line + "\n";
+  const bool changes = outcome.changed;
   result.status = changes ? kStatusOk : kStatusUnchanged;
   result.changed = changes;
   if (changes || !settings.in_place) result.output = output;
@@ -82,8 +78,13 @@ void PrepareForWorkers() {
 FileResult RewriteFile(const std::string& input, const std::string& output, const RewriteSettings& settings) {
   return ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
+    // Only known once the model is open: an output that would destroy its external data is refused, as
+    // an output that would replace an input is before any file is processed (OutputConflict).
+    if (std::string conflict = OutputDataConflict(opened.external_data, opened.directory, output); !conflict.empty()) {
+      throw Error(ExitCode::kUsage, conflict);
+    }
     onnx::ModelProto& model = opened.file.model();
-    if (settings.dry_run) return DryRun(input, output, settings, model, result);
+    if (settings.dry_run) return DryRun(input, output, settings, opened, result);
     RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] {
       return RewriteModel(model, settings.plan, settings.strict, opened.directory);
     });

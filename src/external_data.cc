@@ -1,16 +1,11 @@
 #include "external_data.h"
 
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <system_error>
 
-#include "file_output.h"
 #include "regular_file.h"
 #include "rnnstate/error.h"
 #include "tensor_places.h"
@@ -79,7 +74,8 @@ bool Inside(const fs::path& path, const fs::path& dir) {
   return mismatch.first == dir.end();
 }
 
-/// The data file `location` names, resolved (no symlinks); refuses a location that leaves `model_dir`.
+}  // namespace
+
 fs::path ResolveLocation(const std::string& location, const fs::path& model_dir) {
   fs::path relative(location);
   if (location.find('\0') != std::string::npos) Refuse("the location contains a NUL character");
@@ -95,6 +91,8 @@ fs::path ResolveLocation(const std::string& location, const fs::path& model_dir)
   return file;
 }
 
+namespace {
+
 /// "tensor 'W' at graph.initializer[0], external data 'w.bin'": where a problem is.
 std::string Describe(const onnx::TensorProto& tensor, const places::TensorPath& path) {
   std::string text =
@@ -103,46 +101,6 @@ std::string Describe(const onnx::TensorProto& tensor, const places::TensorPath& 
     if (entry.key() == "location") return text + ", external data '" + entry.value() + "'";
   }
   return text;
-}
-
-/// True when the descriptor `fd` and the path `path` are the same file.
-bool SameFile(int fd, const fs::path& path) {
-  struct stat open_file {
-  }, named{};
-  return fstat(fd, &open_file) == 0 && stat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
-         open_file.st_ino == named.st_ino;
-}
-
-/// Copies the bytes of `data` to `target` through a temporary file and a rename.
-void CopyAtomically(const input::RegularFile& data, const fs::path& target) {
-  const uint64_t size = data.size();
-  void* mapped = size == 0 ? nullptr : mmap(nullptr, size, PROT_READ, MAP_PRIVATE, data.fd(), 0);
-  if (mapped == MAP_FAILED) {
-    throw Error(ExitCode::kCannotWrite,
-                output::SystemError("cannot map external data to copy it to '" + target.string() + "'"));
-  }
-  const auto* bytes = static_cast<const uint8_t*>(mapped);
-  try {
-    std::vector<BytePiece> pieces;
-    if (size > 0) pieces.push_back({bytes, size});
-    output::WriteFileAtomically(target.string(), pieces, output::InputFile{data.fd(), bytes, size}, false);
-  } catch (Error& e) {
-    if (mapped != nullptr) munmap(mapped, size);
-    e.AppendContext("cannot copy external data to '" + target.string() + "'");
-    throw;
-  }
-  if (mapped != nullptr) munmap(mapped, size);
-}
-
-/// Makes the opened, checked `data` (at the resolved path `source`) available at `target`: a hard link,
-/// else a copy of its bytes.
-void LinkOrCopy(const input::RegularFile& data, const fs::path& source, const fs::path& target) {
-  if (link(source.c_str(), target.c_str()) == 0) {
-    // The path may name another file by now: keep the link only to the file that was checked.
-    if (SameFile(data.fd(), target)) return;
-    unlink(target.c_str());
-  }
-  CopyAtomically(data, target);  // another filesystem, links not allowed, or the path changed
 }
 
 }  // namespace
@@ -228,38 +186,6 @@ std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const 
     }
   });
   return locations;
-}
-
-void ProvideExternalData(const std::vector<std::string>& locations, const std::string& from_dir,
-                         const std::string& to_dir) {
-  if (locations.empty()) return;
-  std::error_code error;
-  fs::path from = fs::canonical(from_dir.empty() ? "." : from_dir, error);
-  fs::path to = error ? fs::path() : fs::canonical(to_dir.empty() ? "." : to_dir, error);
-  if (error) throw Error(ExitCode::kCannotWrite, "cannot resolve the output directory: " + error.message());
-  if (from == to) return;
-  for (const auto& location : locations) {
-    // Resolved and opened as CheckExternalData did: the file must still be inside and regular.
-    fs::path source;
-    std::optional<input::RegularFile> data;
-    try {
-      source = ResolveLocation(location, from);
-      data.emplace(input::RegularFile::Open(source.string()));
-    } catch (Error& e) {
-      e.AppendContext("external data '" + location + "'");
-      throw;
-    }
-    const fs::path target = to / location;
-    if (fs::exists(target, error)) {
-      if (SameFile(data->fd(), target)) continue;
-      throw Error(ExitCode::kCannotWrite, "external data file '" + target.string() +
-                                              "' already exists and is not the model's; not overwriting it");
-    }
-    fs::create_directories(target.parent_path(), error);
-    if (error)
-      throw Error(ExitCode::kCannotWrite, "cannot create '" + target.parent_path().string() + "': " + error.message());
-    LinkOrCopy(*data, source, target);
-  }
 }
 
 }  // namespace rnnstate

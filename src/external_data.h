@@ -1,11 +1,12 @@
 #pragma once
 /// \file
 /// Tensors whose payload lives in files beside the model (`data_location = EXTERNAL`): containment and
-/// range checks on read, and keeping them reachable when the model is written to another directory.
+/// range checks on read (data_placement.h keeps them reachable when the model is written elsewhere).
 
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,12 +48,8 @@ uint64_t CheckExternalRange(const onnx::TensorProto& tensor, const ExternalDataR
 /// CheckExternalRange refuses.
 std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir);
 
-/// Makes the external data files `locations` of a model in `from_dir` available to the same model
-/// written into `to_dir`, under the same relative names: a hard link where possible, else a copy
-/// (through a temporary file and a rename). Nothing to do when both directories are the same. Only a
-/// regular file is linked or read. An existing different file at the destination is never overwritten:
-/// Error(kCannotWrite); a source that is no longer a regular file: Error(kBadInput).
-void ProvideExternalData(const std::vector<std::string>& locations, const std::string& from_dir,
-                         const std::string& to_dir);
+/// The data file `location` names in `model_dir`, resolved (no symlinks). Throws Error(kBadInput) for a
+/// location that is empty, absolute, contains ".." or a NUL, resolves outside `model_dir`, or is missing.
+std::filesystem::path ResolveLocation(const std::string& location, const std::filesystem::path& model_dir);
 
 }  // namespace rnnstate

@@ -69,7 +69,10 @@ std::vector<std::string> WalkDirectory(const std::string& directory, const Disco
       continue;
     }
     std::string name = path.filename().string();
-    if (!EndsWith(name, ".onnx") || !it->is_regular_file(entry_ec)) continue;
+    // Not only regular files: a FIFO, a device, a socket or a dangling symlink named *.onnx is listed
+    // too, so that it is refused (exit 3, with the reason) like the same path named on the command line,
+    // never skipped unseen. Opening refuses it from its stat, without reading it.
+    if (!EndsWith(name, ".onnx")) continue;
     if (!options.skip_suffix.empty() && EndsWith(name, options.skip_suffix)) continue;
     found.push_back(path.lexically_relative(directory).generic_string());
   }
@@ -147,6 +150,11 @@ std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vect
   std::map<std::string, size_t> output_at;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].error.empty()) continue;
+    std::error_code ec;
+    if (fs::is_directory(outputs[i], ec)) {
+      return "the output '" + outputs[i] + "' is a directory (-o names the output file; --out-dir names a " +
+             "directory to write into)";
+    }
     std::string key = keys.Key(outputs[i]);
     auto [previous, fresh] = output_at.emplace(key, i);
     if (!fresh) {

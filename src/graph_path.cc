@@ -41,7 +41,7 @@ const onnx::GraphProto* ResolveGraph(const onnx::ModelProto& model, const GraphP
 
 std::string NodeLabel(const onnx::NodeProto& node, int index) {
   if (!node.name().empty()) return node.name();
-  return node.op_type() + "_" + std::to_string(index);
+  return (node.op_type().empty() ? std::string("node") : node.op_type()) + "_" + std::to_string(index);
 }
 
 bool Encloses(const GraphPath& outer, const GraphPath& inner) {
@@ -51,7 +51,8 @@ bool Encloses(const GraphPath& outer, const GraphPath& inner) {
 std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node) {
   const onnx::GraphProto* graph = ResolveGraph(model, path);
   if (graph == nullptr || node < 0 || node >= graph->node_size()) return "?";
-  return graph->node(node).op_type() + " '" + NodeLabel(graph->node(node), node) + "'";
+  const std::string& op = graph->node(node).op_type();
+  return (op.empty() ? std::string("node") : op) + " '" + NodeLabel(graph->node(node), node) + "'";
 }
 
 std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path) {

@@ -34,7 +34,7 @@ bool Encloses(const GraphPath& outer, const GraphPath& inner);
 const onnx::GraphProto* ResolveGraph(const onnx::ModelProto& model, const GraphPath& path);
 onnx::GraphProto* ResolveGraph(onnx::ModelProto& model, const GraphPath& path);
 
-/// A readable label for a node: its name, or `<op>_<index>` when it is unnamed.
+/// A readable label for a node: its name, or `<op>_<index>` when it is unnamed (`node_<index>` without an op_type).
 std::string NodeLabel(const onnx::NodeProto& node, int index);
 
 /// "Loop 'decode'": the op and label of node `node` of the graph at `path`, or "?" when there is none.

@@ -33,8 +33,8 @@ constexpr const char* kExamples = R"(Examples:
   rnnstate export triton packed.onnx          Triton config.pbtxt: sequence_batching state
   rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
 
-Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable input, 4 unsupported model, 5 cannot write,
-6 internal error. Over several files: the highest code of any file.
+Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable or invalid input, 4 unsupported model,
+5 cannot write, 6 internal error. Over several files: the highest code of any file.
 )";
 
 /// The options of every command over files.

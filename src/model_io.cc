@@ -6,9 +6,10 @@
 
 #include <set>
 
+#include "data_placement.h"
+#include "external_data.h"
 #include "file_output.h"
 #include "rnnstate/error.h"
-#include "external_data.h"
 
 namespace rnnstate {
 
@@ -25,8 +26,9 @@ OpenedModel OpenModel(const std::string& path) {
 }
 
 void WriteModel(const OpenedModel& opened, const std::string& output, ModelFile::Durability durability) {
-  ProvideExternalData(opened.external_data, opened.directory, DirectoryOf(output));
-  opened.file.Write(output, durability);
+  PlacedData placed = ProvideExternalData(opened.external_data, opened.directory, DirectoryOf(output));
+  opened.file.Write(output, durability);  // on failure, `placed` removes the data files it put there
+  placed.Keep();
 }
 
 void SyncOutputs(const std::vector<std::string>& outputs) {

@@ -23,9 +23,10 @@ struct OpenedModel {
 OpenedModel OpenModel(const std::string& path);
 
 /// Writes the (possibly edited) model to `output` atomically. When `output` is in another directory,
-/// the external data files are made available beside it first (hard link, else copy). Throws
-/// Error(kCannotWrite); `output` is then untouched. With `durability` kDeferred the caller must call
-/// SyncOutputs once all files are written.
+/// the external data files are made available beside it first (hard link, else copy; see
+/// data_placement.h, whose OutputDataConflict the caller has checked). Throws Error(kCannotWrite);
+/// `output` is then untouched and the data files placed for it are removed again. With `durability`
+/// kDeferred the caller must call SyncOutputs once all files are written.
 void WriteModel(const OpenedModel& opened, const std::string& output,
                 ModelFile::Durability durability = ModelFile::Durability::kSync);
 

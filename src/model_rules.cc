@@ -3,12 +3,15 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <map>
 
+#include "contrib_schemas.h"
 #include "control_flow.h"
 #include "graph_path.h"
-#include "recurrent_node.h"
+#include "op_rules.h"
 #include "rewrite.h"
 #include "rnnstate/error.h"
+#include "schema_rules.h"
 #include "validate.h"
 
 namespace rnnstate {
@@ -22,55 +25,127 @@ using OwnerRules = std::string (*)(const ModelIndex&);
 
 constexpr OwnerRules kOwnerRules[] = {FirstOpRuleViolation};
 
-/// The first node of the default domain that is no operator of the model's ai.onnx opset and no function
-/// the model defines. Judged only at the opsets rnnstate supports (kMinOpset and newer: an older model is
-/// refused as unsupported, exit 4) that onnx 1.12 knows (a newer opset may have operators it does not
-/// know: valid, only not fully checked).
-std::string FirstUnknownOperator(const onnx::ModelProto& model) {
-  const int64_t opset = OnnxOpset(model);
-  const int64_t known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
-  if (opset < kMinOpset || opset > known) return "";
-  std::string found;
-  GraphPath path;
-  ForEachGraph(model.graph(), path, [&](const GraphPath& at, const onnx::GraphProto& graph) {
-    for (int n = 0; found.empty() && n < graph.node_size(); ++n) {
-      const onnx::NodeProto& node = graph.node(n);
-      if (!IsOnnxDomain(node.domain())) continue;
-      if (onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "") != nullptr) continue;
-      const auto& functions = model.functions();
-      if (std::any_of(functions.begin(), functions.end(), [&](const onnx::FunctionProto& f) {
-            return IsOnnxDomain(f.domain()) && f.name() == node.op_type();
-          })) {
-        continue;
-      }
-      found = GraphPathString(model, at) + ": " + DescribeNode(model, at, n) + ": ai.onnx opset " +
-              std::to_string(opset) + " has no operator '" + node.op_type() + "'";
-    }
-  });
-  return found;
+/// The versions a model (or a function) imports, by domain ("" for ai.onnx).
+class Imports {
+ public:
+  explicit Imports(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
+    for (const auto& import : imports)
+      versions_[IsOnnxDomain(import.domain()) ? "" : import.domain()] = import.version();
+  }
+  /// A function's imports, falling back to the model's for a domain it does not import.
+  Imports(const Imports& model, const onnx::FunctionProto& function) : Imports(function.opset_import()) {
+    versions_.insert(model.versions_.begin(), model.versions_.end());
+  }
+  int64_t Of(const std::string& domain) const {
+    auto found = versions_.find(IsOnnxDomain(domain) ? "" : domain);
+    return found == versions_.end() ? 0 : found->second;
+  }
+
+ private:
+  std::map<std::string, int64_t> versions_;
+};
+
+/// "LSTM 'lstm'" ("node 'n'" for a node without an op_type).
+std::string Described(const onnx::NodeProto& node, int index) {
+  return (node.op_type().empty() ? std::string("node") : node.op_type()) + " '" + NodeLabel(node, index) + "'";
 }
 
-std::string FirstContainerViolation(const onnx::ModelProto& model) {
-  const int64_t opset = OnnxOpset(model);
-  std::string found;
-  GraphPath path;
-  ForEachGraph(model.graph(), path, [&](const GraphPath& at, const onnx::GraphProto& graph) {
-    for (int n = 0; found.empty() && n < graph.node_size(); ++n) {
-      const onnx::NodeProto& node = graph.node(n);
-      if (std::string rule = ContainerRuleViolation(node, ContainerKindOf(node, opset)); !rule.empty()) {
-        found = GraphPathString(model, at) + ": " + DescribeNode(model, at, n) + ": " + rule;
+/// True when the model defines a function of the node's domain and op_type.
+bool IsModelFunction(const onnx::ModelProto& model, const onnx::NodeProto& node) {
+  const auto& functions = model.functions();
+  return std::any_of(functions.begin(), functions.end(), [&](const onnx::FunctionProto& f) {
+    return IsOnnxDomain(f.domain()) == IsOnnxDomain(node.domain()) &&
+           (IsOnnxDomain(f.domain()) || f.domain() == node.domain()) && f.name() == node.op_type();
+  });
+}
+
+/// The schema a node is judged by, or nullptr: an ai.onnx operator at the opsets rnnstate supports
+/// (kMinOpset and newer: an older model is refused as unsupported, exit 4) that onnx 1.12 knows (a newer
+/// opset may have operators and attributes it does not know: valid, only not fully checked); ONNX
+/// Runtime's DynamicQuantizeLSTM (contrib_schemas.h). `unknown` is set for an ai.onnx node of such an
+/// opset that is no operator of it and no function of the model.
+const onnx::OpSchema* JudgingSchema(const onnx::ModelProto& model, const onnx::NodeProto& node, int64_t opset,
+                                    bool* unknown) {
+  *unknown = false;
+  if (!IsOnnxDomain(node.domain())) {
+    return FindRecurrentOp(node)
+               ? onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain())
+               : nullptr;
+  }
+  const int64_t known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  if (opset < kMinOpset || opset > known) return nullptr;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  *unknown = schema == nullptr && !IsModelFunction(model, node);
+  return schema;
+}
+
+/// The first rule `node` breaks on its own (without types), in the order README "Validation" lists them.
+std::string NodeViolation(const onnx::ModelProto& model, const onnx::NodeProto& node, const Imports& imports) {
+  const int64_t opset = imports.Of(node.domain());
+  if (IsOnnxDomain(node.domain()) && node.op_type().empty()) return "the node has no op_type";
+  bool unknown = false;
+  const onnx::OpSchema* schema = JudgingSchema(model, node, opset, &unknown);
+  if (unknown) return OpsetText("", opset) + " has no operator '" + node.op_type() + "'";
+  const RecurrentOp* op = FindRecurrentOp(node);
+  if (schema == nullptr && op == nullptr && !IsOnnxDomain(node.domain())) return "";  // not rnnstate's to judge
+  if (std::string rule = AttributeFormViolation(node); !rule.empty()) return rule;
+  if (op != nullptr) {
+    if (std::string rule = OpRuleViolationWithoutTypes(node, *op, opset); !rule.empty()) return rule;
+  }
+  const SchemaViolation by_schema = schema ? SchemaRuleViolation(node, *schema, opset) : SchemaViolation{};
+  if (!by_schema.attributes.empty()) return by_schema.attributes;
+  if (std::string rule = ContainerRuleViolation(node, ContainerKindOf(node, imports.Of(""))); !rule.empty()) {
+    return rule;
+  }
+  return by_schema.arity;
+}
+
+/// The first node of `nodes` (and of their subgraphs, parents first) that breaks a rule, as
+/// "WHERE: NODE: RULE"; `where` spells graph paths as GraphPathString does.
+std::string FirstNodeViolation(const onnx::ModelProto& model,
+                               const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                               const std::string& where, const Imports& imports) {
+  for (int n = 0; n < nodes.size(); ++n) {
+    if (std::string rule = NodeViolation(model, nodes.Get(n), imports); !rule.empty()) {
+      return where + ": " + Described(nodes.Get(n), n) + ": " + rule;
+    }
+  }
+  for (int n = 0; n < nodes.size(); ++n) {
+    for (const auto& attribute : nodes.Get(n).attribute()) {
+      const std::string sub = where + "/" + NodeLabel(nodes.Get(n), n) + ":" + attribute.name();
+      if (attribute.has_g()) {
+        if (auto found = FirstNodeViolation(model, attribute.g().node(), sub, imports); !found.empty()) return found;
+      }
+      for (int i = 0; i < attribute.graphs_size(); ++i) {
+        const std::string listed = sub + "[" + std::to_string(i) + "]";
+        if (auto found = FirstNodeViolation(model, attribute.graphs(i).node(), listed, imports); !found.empty()) {
+          return found;
+        }
       }
     }
-  });
-  return found;
+  }
+  return "";
 }
 
 }  // namespace
 
 std::string FirstStructuralViolation(const onnx::ModelProto& model) {
   if (std::string problem = StructuralProblem(model); !problem.empty()) return problem;
-  if (std::string problem = FirstUnknownOperator(model); !problem.empty()) return problem;
-  return FirstContainerViolation(model);
+  RegisterContribSchemas();
+  const Imports imports(model.opset_import());
+  if (std::string problem = FirstNodeViolation(model, model.graph().node(), "main", imports); !problem.empty()) {
+    return problem;
+  }
+  // Function bodies are not rewritten, but an operator in one is as invalid as in the graph.
+  for (const onnx::FunctionProto& function : model.functions()) {
+    const std::string where =
+        "function '" + (function.domain().empty() ? "" : function.domain() + ".") + function.name() + "'";
+    if (std::string problem = FirstNodeViolation(model, function.node(), where, Imports(imports, function));
+        !problem.empty()) {
+      return problem;
+    }
+  }
+  return "";
 }
 
 std::string FirstOwnerViolation(const ModelIndex& index) {

@@ -16,12 +16,17 @@ namespace rnnstate {
 
 /// The first rule `model` breaks that can be checked without indexing it, as "GRAPH: WHAT: RULE", or "":
 /// its structure (StructuralProblem: names defined before use and once, graph outputs defined), then
-/// every node of the default domain: an operator its ai.onnx opset has (when onnx 1.12 knows the opset),
-/// and for control flow what ContainerRuleViolation requires (If branches, Loop and Scan bodies, inputs).
+/// every node of the default domain at any depth, in the graph and in the model's functions (GRAPH
+/// "function 'local.F'"): an op_type, an operator its ai.onnx opset has, attributes given once and
+/// typed, the rules of the recurrent operators that need no types (op_rules.h), the attributes, inputs
+/// and outputs onnx's schema allows (schema_rules.h; judged at the opsets onnx 1.12 knows), and for
+/// control flow what ContainerRuleViolation requires (If branches, Loop and Scan bodies, inputs).
+/// ONNX Runtime's DynamicQuantizeLSTM is judged by its schema and its row of the operator table; other
+/// domains are not judged.
 std::string FirstStructuralViolation(const onnx::ModelProto& model);
 
 /// The first rule a state owner of the indexed model breaks, or "": each kind of owner contributes its
-/// rules (see kOwnerRules in model_rules.cc; today the operator rules of recurrent_ops.h).
+/// rules (see kOwnerRules in model_rules.cc; today the type and shape rules of op_rules.h).
 std::string FirstOwnerViolation(const ModelIndex& index);
 
 /// Indexes `model` once it is known to be valid. Throws Error(kBadInput, "invalid model: " + the first

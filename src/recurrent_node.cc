@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "op_rules.h"
 #include "proto_access.h"
 
 namespace rnnstate {
@@ -44,91 +45,14 @@ int32_t ElemTypeOf(const Scope& graph, const std::string& name) {
   return type->tensor_type().elem_type();
 }
 
-/// "a, b or c" (`last` "and": "a, b and c").
-template <typename T, typename Text>
-std::string ListText(const std::vector<T>& items, Text&& text, const char* last = " or ") {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    out += std::string(i == 0 ? "" : i + 1 == items.size() ? last : ", ") + text(items[i]);
-  }
-  return out;
-}
-
-/// Why attribute `a` is not of `type` ("" when it is, or when the attribute does not say).
-std::string WrongAttributeType(const onnx::AttributeProto& a, onnx::AttributeProto::AttributeType type,
-                               const char* what) {
-  if (a.type() == onnx::AttributeProto::UNDEFINED || a.type() == type) return "";
-  return "attribute '" + a.name() + "' is not " + what;
-}
-
-std::string InputRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op) {
-  int needed = 0;
-  for (int slot : op.required_slots) needed = std::max(needed, slot + 1);
-  if (node.input_size() < needed) {
-    return "has " + std::to_string(node.input_size()) + " input" + (node.input_size() == 1 ? "" : "s") + ", but " +
-           node.op_type() + " requires " +
-           ListText(
-               op.required_slots, [&](int slot) { return InputName(op, slot); }, " and ");
-  }
-  for (int slot : op.required_slots) {
-    if (node.input(slot).empty()) return "required input " + InputName(op, slot) + " is empty";
-  }
-  return "";
-}
-
-std::string AttributeRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op) {
-  if (const auto* a = FindAttribute(node, "direction")) {
-    if (auto wrong = WrongAttributeType(*a, onnx::AttributeProto::STRING, "a string"); !wrong.empty()) return wrong;
-    if (std::find(op.directions.begin(), op.directions.end(), a->s()) == op.directions.end()) {
-      return "unknown direction '" + a->s() + "' (" + node.op_type() + " takes " +
-             ListText(op.directions, [](std::string_view d) { return std::string(d); }) + ")";
-    }
-  }
-  if (const auto* a = FindAttribute(node, "hidden_size")) {
-    if (auto wrong = WrongAttributeType(*a, onnx::AttributeProto::INT, "an integer"); !wrong.empty()) return wrong;
-    if (a->i() <= 0) return "hidden_size " + std::to_string(a->i()) + " is not positive";
-  }
-  if (const auto* a = op.has_layout ? FindAttribute(node, "layout") : nullptr) {
-    if (auto wrong = WrongAttributeType(*a, onnx::AttributeProto::INT, "an integer"); !wrong.empty()) return wrong;
-    if (a->i() != 0 && a->i() != 1) {
-      return "unknown layout " + std::to_string(a->i()) + " (" + node.op_type() + " takes 0 or 1)";
-    }
-  }
-  return "";
-}
-
-std::string TypeRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op, const Scope& graph) {
-  for (int slot : op.float_slots) {
-    const std::string name = InputOrEmpty(node, slot);
-    const onnx::TypeProto* type = name.empty() ? nullptr : graph.TypeOf(name);
-    if (type == nullptr || type->value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
-    const std::string input = "input " + InputName(op, slot) + " '" + name + "'";
-    if (!type->has_tensor_type()) return input + " is not a tensor";
-    const int32_t elem_type = type->tensor_type().elem_type();
-    if (elem_type == onnx::TensorProto::UNDEFINED) continue;
-    if (std::find(op.float_types.begin(), op.float_types.end(), elem_type) == op.float_types.end()) {
-      return input + " has element type " + DataTypeName(elem_type) + "; " + node.op_type() + " takes " +
-             ListText(op.float_types, DataTypeName);
-    }
-  }
-  return "";
-}
-
-/// The first rule of `op`'s spec that `node` breaks, or "".
-std::string NodeRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op, const Scope& graph) {
-  if (std::string rule = InputRuleViolation(node, op); !rule.empty()) return rule;
-  if (std::string rule = AttributeRuleViolation(node, op); !rule.empty()) return rule;
-  return TypeRuleViolation(node, op, graph);
-}
-
 /// Reads direction, hidden size and layout (a node that breaks a rule of its spec has a `problem`
 /// already: the values read here are then not used).
-void ReadAttributes(const onnx::NodeProto& node, const RecurrentOp& op, RecurrentNode& out) {
+void ReadAttributes(const onnx::NodeProto& node, const RecurrentOp& op, int64_t opset, RecurrentNode& out) {
   if (const auto* a = FindAttribute(node, "direction")) out.direction = a->s();
   if (out.direction.empty()) out.direction = "forward";
   if (out.direction == "bidirectional") out.num_directions = 2;
   if (const auto* a = FindAttribute(node, "hidden_size")) out.hidden_size = a->i();
-  if (op.has_layout) {
+  if (op.has_layout && opset >= op.layout_since) {
     if (const auto* a = FindAttribute(node, "layout")) out.layout = a->i();
   }
 }
@@ -186,10 +110,11 @@ RecurrentNode Describe(const onnx::NodeProto& node, const RecurrentOp& op, int i
   out.x = InputOrEmpty(node, op.x_slot);
   out.has_sequence_lens = !InputOrEmpty(node, op.sequence_lens_slot).empty();
   const Scope scope{model_index, graph.path};
-  // Commands refuse such a model before analysis (FirstOpRuleViolation); this keeps the analysis of an
-  // unchecked model (a test, a library caller) from rewriting the node.
-  out.problem = NodeRuleViolation(node, op, scope);
-  ReadAttributes(node, op, out);
+  const int64_t opset = OpsetOf(model_index.model(), op);
+  // Commands refuse such a model before analysis (model_rules); this keeps the analysis of an unchecked
+  // model (a test, a library caller) from rewriting the node.
+  out.problem = OpRuleViolation(node, op, opset, [&](const std::string& name) { return scope.TypeOf(name); });
+  ReadAttributes(node, op, opset, out);
   ReadShapes(node, op, scope, out);
   JudgeStreaming(out);
   out.streaming_caveat = op.streaming_caveat;
@@ -241,18 +166,6 @@ void ForEachOpNode(const ModelIndex& index, Visit visit) {
 }
 
 }  // namespace
-
-std::string FirstOpRuleViolation(const ModelIndex& index) {
-  std::string first;
-  ForEachOpNode(index, [&](const GraphPath& path, const GraphIndex&, const onnx::GraphProto& graph, int n,
-                           const RecurrentOp& op) {
-    if (!first.empty()) return;
-    if (std::string rule = NodeRuleViolation(graph.node(n), op, Scope{index, path}); !rule.empty()) {
-      first = GraphPathString(index.model(), path) + ": " + DescribeNode(index.model(), path, n) + ": " + rule;
-    }
-  });
-  return first;
-}
 
 void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states) {
   ForEachOpNode(index, [&](const GraphPath&, const GraphIndex& graph_index, const onnx::GraphProto& graph, int n,

@@ -47,13 +47,6 @@ struct RecurrentNode {
   StateOwner owner() const { return StateOwner{graph, node, graph_name, name, op}; }
 };
 
-/// The first rule of its operator's spec (the table's required inputs, `direction`, `hidden_size`,
-/// `layout`, element types of the T inputs; see RecurrentOp) that a node of a table operator breaks, as
-/// "GRAPH: OP 'label': RULE" (e.g. "main: LSTM 'lstm': hidden_size -4 is not positive"), or "" when every
-/// such node keeps them. Types are the declared or inferred ones of `index`; an unknown type breaks no
-/// rule. model_rules runs it on every model before analysis: such a node makes the model invalid.
-std::string FirstOpRuleViolation(const ModelIndex& index);
-
 /// Appends every node of a table operator, in a stable order (graphs parents first, nodes by index), to
 /// `nodes`, and its states (h, then c) to `states`.
 void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states);

@@ -21,6 +21,31 @@ struct HiddenSizeSource {
   int divisor = 1;
 };
 
+/// The element types a group of inputs may take: one type constraint of the operator's schema ("T").
+struct SlotTypes {
+  std::vector<int> slots;      ///< the inputs it constrains
+  std::vector<int32_t> types;  ///< onnx::TensorProto_DataType values they may take
+};
+
+/// One axis of an input's shape as the operator's spec gives it.
+struct SpecDim {
+  enum class Kind {
+    kDirections,  ///< num_directions: 2 when bidirectional, else 1
+    kHidden,      ///< `multiple` x hidden_size
+    kFree,        ///< not fixed by the node (seq_length, batch_size, input_size): `name` in messages
+  };
+  Kind kind = Kind::kFree;
+  int multiple = 1;
+  std::string_view name;
+};
+
+/// The shape the spec requires of one input (checked where the shape is declared or inferred).
+struct SpecShape {
+  int slot = -1;
+  std::vector<SpecDim> dims;
+  bool batch_first_with_layout = false;  ///< with layout 1 its first two axes swap (X and the states)
+};
+
 /// One recurrent operator.
 struct RecurrentOp {
   std::string_view domain;   ///< "" for the default ONNX domain
@@ -30,8 +55,12 @@ struct RecurrentOp {
   std::vector<std::string_view> input_names;
   /// What the operator's spec requires of a node (checked by model_rules before any analysis):
   std::vector<int> required_slots;   ///< inputs that must be present and named (X, W, R)
-  std::vector<int> float_slots;      ///< inputs of type T: a known element type must be one of `float_types`
-  std::vector<int32_t> float_types;  ///< onnx::TensorProto_DataType values T may take
+  /// Type constraints: a known element type of each listed input must be one of its group's types.
+  std::vector<SlotTypes> slot_types;
+  /// Shapes of the inputs that the hidden size and the direction fix (W, R, B, the states, P).
+  std::vector<SpecShape> shapes;
+  /// Activation functions per direction (RNN 1, GRU 2, LSTM 3): the length `activations` must have.
+  int activations_per_direction = 1;
   int x_slot = 0;
   int w_slot = 1;
   int r_slot = 2;
@@ -44,6 +73,7 @@ struct RecurrentOp {
   /// Tried in order when the attribute is absent (the recurrence weight first: its last axis is H).
   HiddenSizeSource hidden_from[2];
   bool has_layout = false;  ///< takes the `layout` attribute (batch-major X and states): 0 or 1
+  int64_t layout_since = 0;  ///< the first opset of `domain` whose schema has `layout` (ai.onnx: 14)
   /// Allowed values of the `direction` attribute (absent means "forward"); `hidden_size`, when present,
   /// must be positive.
   std::vector<std::string_view> directions;
@@ -61,5 +91,8 @@ const RecurrentOp* FindRecurrentOp(const onnx::NodeProto& node);
 
 /// "X" for slot 0 of `op`, or "input 9" for a slot the table does not name.
 std::string InputName(const RecurrentOp& op, int slot);
+
+/// The activation function names of the ONNX spec (`activations` of RNN, GRU and LSTM), as spelled there.
+const std::vector<std::string_view>& ActivationNames();
 
 }  // namespace rnnstate

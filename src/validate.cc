@@ -33,7 +33,7 @@ constexpr int64_t kCheckerMaxOpset = 17;
 
 /// "LSTM 'lstm'".
 std::string Described(const onnx::NodeProto& node, int index) {
-  return node.op_type() + " '" + NodeLabel(node, index) + "'";
+  return (node.op_type().empty() ? std::string("node") : node.op_type()) + " '" + NodeLabel(node, index) + "'";
 }
 
 /// Why node `n` of `graph` cannot read `name`: a later node defines it (the nodes are not sorted, or
@@ -161,7 +161,6 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
       RunChecker(input, model_dir);
       baseline.checker_applies = true;
     } catch (const std::exception& e) {
-      baseline.input_fails_checker = true;
       baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
     }
   }
@@ -188,11 +187,11 @@ void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& 
       const std::string failure = "rewritten model fails onnx shape inference: " + error;
       if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
       // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did
-      // not have on the input (reaching, say, a subgraph node that lacks a required input): the failure
-      // cannot be told apart from a defect the model already had.
-      const std::string why = baseline.why_not + ", and onnx shape inference fails on the rewritten model: " + error;
-      if (baseline.input_fails_checker) throw Error(ExitCode::kBadInput, "invalid model: " + why);
-      throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + why);
+      // not have on the input (reaching, say, shapes a node cannot take): the failure cannot be told
+      // apart from a defect the model already had. Not "invalid model" (exit 3): that verdict is the
+      // shared validation's (model_rules.h), which every command reaches; this one only a rewrite can.
+      throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + baseline.why_not +
+                                              ", and onnx shape inference fails on the rewritten model: " + error);
     }
   }
 }

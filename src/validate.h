@@ -15,7 +15,6 @@ struct ValidationBaseline {
   std::string model_dir;           ///< where external data files are found (the input's directory)
   bool checker_applies = false;    ///< IR <= 8, opsets known, and the input passes onnx's checker
   bool inference_applies = false;  ///< onnx shape inference succeeded on the input
-  bool input_fails_checker = false;  ///< onnx's checker rejects the input (not just: too new to check)
   std::string why_not;             ///< why full checking is skipped, for a warning
   /// Operators (`domain.op_type`) of domains onnx 1.12 has no schemas for (e.g. com.microsoft): its checker
   /// and shape inference pass over those nodes without checking them.
@@ -29,7 +28,7 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
 /// Checks `model`: every value defined before use in its scope, single assignment, unique graph inputs
 /// and outputs; then onnx's checker and shape inference as the baseline allows. Throws Error(kInternal)
 /// naming the first problem — except a shape inference failure on a model whose input onnx's checker
-/// could not vouch for: Error(kBadInput) when the checker rejected the input, else Error(kUnsupported).
+/// could not vouch for (too new, or rejected for a reason outside model_rules): Error(kUnsupported).
 void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline);
 
 /// Only the structural part of ValidateRewritten, returning the first problem as "GRAPH: PROBLEM" or "":

@@ -29,13 +29,14 @@ def weights(prefix, gates):
     return [numpy_helper.from_array(w, prefix + "W"), numpy_helper.from_array(r, prefix + "R")]
 
 
-def lstm_model(inputs=("X", "W", "R"), attributes=None, x_type=TensorProto.FLOAT, opset=OPSET, domain=""):
+def lstm_model(inputs=("X", "W", "R"), attributes=None, x_type=TensorProto.FLOAT, opset=OPSET, domain="",
+               outputs=("Y", "Y_h", "Y_c"), extra_inputs=()):
     """Y, Y_h, Y_c = LSTM(inputs) on X [SEQ, BATCH, INPUT]: the base that each case breaks in one place."""
     attributes = {"hidden_size": HIDDEN} if attributes is None else attributes
-    node = helper.make_node("LSTM", list(inputs), ["Y", "Y_h", "Y_c"], name="lstm", domain=domain, **attributes)
+    node = helper.make_node("LSTM", list(inputs), list(outputs), name="lstm", domain=domain, **attributes)
     x = helper.make_tensor_value_info("X", x_type, [SEQ, BATCH, INPUT])
     outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [SEQ, 1, BATCH, HIDDEN])]
-    graph = helper.make_graph([node], "g", [x], outputs, initializer=weights("", 4))
+    graph = helper.make_graph([node], "g", [x, *extra_inputs], outputs, initializer=weights("", 4))
     imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
     return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=imports)
 
@@ -104,6 +105,61 @@ def loop_body_output_undefined():
     return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
+def with_lstm_attribute(model, attribute):
+    """`model` with one more attribute on its LSTM."""
+    model.graph.node[0].attribute.append(attribute)
+    return model
+
+
+def untyped_hidden_size():
+    """hidden_size without a type (its value a float): the IR requires every attribute's type."""
+    attribute = onnx.AttributeProto()
+    attribute.name = "hidden_size"
+    attribute.f = 4.0
+    return with_lstm_attribute(lstm_model(attributes={}), attribute)
+
+
+def empty_op_type():
+    """A node without an op_type beside the LSTM."""
+    def add(graph):
+        graph.node.append(helper.make_node("", ["X"], ["Z"], name="noop"))
+    return edit(lstm_model(), add)
+
+
+def if_branch_wrong_type():
+    """An If whose then_branch is an INT: ONNX requires a graph."""
+    else_branch = helper.make_graph(
+        [gru_node("b", "X", "g_")], "else", [], [helper.make_tensor_value_info("b_y", TensorProto.FLOAT, None)])
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, BATCH, INPUT])
+    node = helper.make_node("If", ["cond"], ["out"], name="branch", then_branch=1, else_branch=else_branch)
+    graph = helper.make_graph([node], "g", [cond, x], [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+                              initializer=weights("g_", 3))
+    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def function_hidden_size_zero():
+    """The model calls its function local.MyLstm, whose body holds an LSTM with hidden_size 0."""
+    body = helper.make_node("LSTM", ["X", "W", "R"], ["Y", "Y_h", "Y_c"], hidden_size=0)
+    weights_in_body = [helper.make_node("Constant", [], [t.name], value=t) for t in weights("", 4)]
+    function = helper.make_function("local", "MyLstm", ["X"], ["Y", "Y_h", "Y_c"], weights_in_body + [body],
+                                    [helper.make_opsetid("", OPSET)])
+    call = helper.make_node("MyLstm", ["X"], ["Y", "Y_h", "Y_c"], name="call", domain="local")
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, BATCH, INPUT])
+    graph = helper.make_graph([call], "g", [x], [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, ir_version=8, functions=[function],
+                             opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("local", 1)])
+
+
+def hidden_size_unknown():
+    """An LSTM without hidden_size whose W and R are graph inputs without a shape."""
+    model = lstm_model(attributes={})
+    del model.graph.initializer[:]
+    for name in ("W", "R"):
+        model.graph.input.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    return model
+
+
 # name -> (model, what it breaks). The CLI test (tests/cli/cli_test.sh) expects each message.
 INVALID = {
     "hidden_size_zero": lambda: lstm_model(attributes={"hidden_size": 0}),
@@ -119,6 +175,21 @@ INVALID = {
     "cycle": cycle,
     "defined_twice": defined_twice,
     "loop_body_output_undefined": loop_body_output_undefined,
+    # Rules of the operators' schemas and of the table that need no types (review of issue 13).
+    "layout_before_opset_14": lambda: lstm_model(attributes={"hidden_size": HIDDEN, "layout": 0}, opset=13),
+    "attribute_unknown": lambda: lstm_model(attributes={"hidden_size": HIDDEN, "nonsense": 3}),
+    "hidden_size_twice": lambda: with_lstm_attribute(lstm_model(), helper.make_attribute("hidden_size", HIDDEN)),
+    "hidden_size_untyped": untyped_hidden_size,
+    "too_many_outputs": lambda: lstm_model(outputs=("Y", "Y_h", "Y_c", "extra")),
+    "activation_unknown": lambda: lstm_model(
+        attributes={"hidden_size": HIDDEN, "activations": ["Sigmoid", "Bogus", "Tanh"]}),
+    "function_hidden_size_zero": function_hidden_size_zero,
+    "if_branch_wrong_type": if_branch_wrong_type,
+    "empty_op_type": empty_op_type,
+    # Rules that read the inputs' types and shapes.
+    "hidden_size_mismatch": lambda: lstm_model(attributes={"hidden_size": HIDDEN + 1}),
+    "sequence_lens_float": lambda: lstm_model(
+        inputs=("X", "W", "R", "", "lens"), extra_inputs=[helper.make_tensor_value_info("lens", TensorProto.FLOAT, [BATCH])]),
 }
 
 # Valid, but not (fully) supported: warnings, exit 0.
@@ -128,6 +199,9 @@ CONTROLS = {
                                               domain="com.example"),
     # ai.onnx opset 18 is newer than onnx 1.12 knows: rewritten, with "full validation skipped".
     "opset_18": lambda: lstm_model(opset=18),
+    # No hidden_size and weights of unknown shape (graph inputs): valid, its states are not rewritten (a
+    # warning); with --strict, exit 4 — from --dry-run as from a real run.
+    "hidden_size_unknown": hidden_size_unknown,
 }
 
 

@@ -32,8 +32,11 @@ struct DiscoveryOptions {
   std::string skip_directory;
 };
 
-/// Expands path arguments in order: a directory yields its `*.onnx` files at any depth, sorted by their
-/// path below it; any other argument is kept as it is (a missing file then fails when it is loaded).
+/// Expands path arguments in order: a directory yields its `*.onnx` entries at any depth that are not
+/// directories, sorted by their path below it — regular files, and also FIFOs, devices, sockets and
+/// dangling symlinks, which then fail when they are loaded (refused from their stat, never read), as they
+/// would named on the command line; any other argument is kept as it is (a missing file then fails when
+/// it is loaded).
 /// A file reached twice is kept once, at its first position.
 std::vector<InputFile> FindModelFiles(const std::vector<std::string>& arguments, const DiscoveryOptions& options);
 
@@ -51,9 +54,10 @@ std::string SuffixOutputPath(const std::string& input);
 /// The output path of `input` in `mode`; `target` is the --out-dir or the -o path.
 std::string OutputPathFor(const InputFile& input, OutputMode mode, const std::string& target);
 
-/// Why these outputs cannot be written in one run — an output written twice, or an output that is
-/// another input or (outside in-place mode) its own input — or "" when they can. `outputs[i]` belongs
-/// to `inputs[i]` (as returned by FindModelFiles, with their keys); entries with an error are ignored.
+/// Why these outputs cannot be written in one run — an output written twice, an output that is an
+/// existing directory, or an output that is another input or (outside in-place mode) its own input — or
+/// "" when they can. `outputs[i]` belongs to `inputs[i]` (as returned by FindModelFiles, with their keys);
+/// entries with an error are ignored.
 std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vector<std::string>& outputs,
                            bool in_place);
 

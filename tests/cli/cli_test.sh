@@ -123,9 +123,51 @@ refused() {  # refused NAME MODEL MESSAGE: every command exits 3 saying MESSAGE;
   check "$name: input directory untouched (no output, no temporary)" test "$(snapshot "$(dirname "$model")")" = "$before"
 }
 
+# An output never replaces the model's external data, under any name (a usage error, exit 2, from --dry-run
+# as from a real run), nor lands where its own copy of the data must go; the data stays intact.
+mkdir -p "$work/clobber/other" "$work/clobber/hard" && cp "$models/external/gru_external.onnx" "$models/external/gru_weights.bin" "$work/clobber/"
+ln "$work/clobber/gru_weights.bin" "$work/clobber/hard/weights_link.bin"
+ln -s "$work/clobber" "$work/clobber_alias"
+clobbers() {  # clobbers NAME OUTPUT MESSAGE: rewrite -o OUTPUT exits 2 saying MESSAGE, the data untouched
+  local before
+  before=$(snapshot "$work/clobber")
+  check "$1: rewrite exits 2" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$2"
+  check "$1: says why" err_has_text "the output '$2' $3"
+  check "$1: --dry-run, the same" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$2" --dry-run
+  check "$1: nothing changed, the weights intact" test "$(snapshot "$work/clobber")" = "$before"
+}
+replaces="would replace the model's external data file 'gru_weights.bin'"
+clobbers "-o the data file" "$work/clobber/gru_weights.bin" "$replaces"
+clobbers "-o the data file through .." "$work/clobber/other/../gru_weights.bin" "$replaces"
+clobbers "-o the data file through a symlinked directory" "$work/clobber_alias/gru_weights.bin" "$replaces"
+clobbers "-o another hard link of the data file" "$work/clobber/hard/weights_link.bin" "$replaces"
+clobbers "-o where its own data file must go" "$work/clobber/other/gru_weights.bin" \
+  "is where its own external data file 'gru_weights.bin' must go"
+check "-o the data file, relative paths in the model's directory: exit 2" \
+  bash -c "cd '$work/clobber' && { '$(realpath "$bin")' rewrite gru_external.onnx -o gru_weights.bin 2>/dev/null; test \$? -eq 2; }"
+check "...the weights intact" cmp -s "$work/clobber/gru_weights.bin" "$models/external/gru_weights.bin"
+# A write that fails leaves nothing behind: not the output, not the data file placed beside it.
+mkdir -p "$work/clobber/fails/dir.onnx"
+check "-o an existing directory: exit 2 (use --out-dir)" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$work/clobber/fails/dir.onnx"
+check "-o an existing directory: says so" err_has "is a directory"
+check "-o an existing directory: no data file placed" test -z "$(ls -A "$work/clobber/fails/dir.onnx")" -a "$(ls "$work/clobber/fails")" = dir.onnx
+long=$work/clobber/fails/$(printf 'm%.0s' $(seq 250)).onnx  # its temporary file's name is too long: the write fails
+check "a failed write: exit 5" run 5 rewrite "$work/clobber/gru_external.onnx" -o "$long"
+check "a failed write: the data file placed beside it is removed again" test "$(ls "$work/clobber/fails")" = dir.onnx
+
 mkdir "$work/fifo" && mkfifo "$work/fifo/model.onnx"
 refused "FIFO as the model" "$work/fifo/model.onnx" "model.onnx: not a regular file (a FIFO)"
 check "FIFO as the only *.onnx of a directory: exit 3" run_limited 3 report "$work/fifo"
+check "...named, not passed over" err_has_text "model.onnx: not a regular file (a FIFO)"
+# A directory walk lists every *.onnx entry that is not a directory: a FIFO or a symlink to a device is
+# refused and counted (exit 3), never skipped unseen, and the regular models beside them are processed.
+mkdir -p "$work/walk" && cp "$model" "$work/walk/m.onnx" && mkfifo "$work/walk/f.onnx" && ln -s /dev/zero "$work/walk/z.onnx"
+for command in report check "rewrite --dry-run"; do
+  check "walk ($command): exit 3" run_limited 3 $command "$work/walk"
+  check "walk ($command): the FIFO refused by name" err_has_text "walk/f.onnx: not a regular file (a FIFO)"
+  check "walk ($command): the symlink to /dev/zero refused by name" err_has_text "walk/z.onnx: not a regular file (a character device)"
+  check "walk ($command): three files counted" err_has_text "rnnstate: 3 files: "
+done
 refused "character device as the model" /dev/zero "/dev/zero: not a regular file (a character device)"
 
 cp -r "$(dirname "$0")/../data/external_bad" "$work/bad" && mkdir "$work/ok_out"
@@ -209,6 +251,19 @@ invalid dangling_input "$lstm reads 'X_norm', which nothing before it defines"
 invalid cycle "main: Identity 'first' reads 'b', which a later node, Identity 'second', defines (nodes must be sorted: a cycle, or nodes out of order)"
 invalid defined_twice "main: 'Y' is defined twice (an output of Identity 'again')"
 invalid loop_body_output_undefined "main/steps:body: graph output 'h_next' is never defined"
+# What onnx's schemas and the operator table require of a node (audit of issue 13): these were rewritten
+# with a warning (exit 0) into outputs as broken as their inputs, or refused by `rewrite` alone.
+invalid layout_before_opset_14 "$lstm: attribute 'layout' is not defined by LSTM at ai.onnx opset 13 (only from opset 14)"
+invalid attribute_unknown "$lstm: attribute 'nonsense' is not defined by LSTM at ai.onnx opset 14"
+invalid hidden_size_twice "$lstm: attribute 'hidden_size' is given twice"
+invalid hidden_size_untyped "$lstm: attribute 'hidden_size' has no type"
+invalid too_many_outputs "$lstm: has 4 outputs, but LSTM takes 0 to 3"
+invalid activation_unknown "$lstm: unknown activation 'Bogus' (LSTM takes Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)"
+invalid function_hidden_size_zero "function 'local.MyLstm': LSTM 'LSTM_2': hidden_size 0 is not positive"
+invalid if_branch_wrong_type "main: If 'branch': attribute 'then_branch' is not a graph"
+invalid empty_op_type "main: node 'noop': the node has no op_type"
+invalid hidden_size_mismatch "$lstm: input W 'W' has shape [1,16,2], but LSTM with hidden_size 5 takes [1,20,input_size]"
+invalid sequence_lens_float "$lstm: input sequence_lens 'lens' has element type FLOAT; LSTM takes INT32"
 # Valid but not (fully) supported stays a warning: an LSTM of another domain is not judged (nothing to
 # do), an opset newer than onnx 1.12 knows is rewritten without onnx's full checks.
 controls=$(dirname "$0")/../data/invalid
@@ -220,6 +275,16 @@ check "opset 18: rewrite exits 0" run 0 rewrite "$controls/opset_18.onnx" -o "$w
 check "opset 18: a warning says full validation was skipped" err_has "full validation skipped"
 check "opset 18: report exits 0" run 0 report "$controls/opset_18.onnx"
 check "opset 18: check finds the state not exposed (1, not 3)" run 1 check "$controls/opset_18.onnx"
+# --dry-run reaches every verdict of a real run: it runs the whole rewrite on a copy.
+unknown_size=$controls/hidden_size_unknown.onnx
+check "hidden size unknown: rewrite exits 0 with a warning" run 0 rewrite "$unknown_size" -o "$work/c3.onnx"
+check "hidden size unknown: says why" err_has "not rewritten: hidden size unknown"
+strict_verdict="4 --strict: main lstm: not rewritten: hidden size unknown: no hidden_size attribute and no shape for R or W"
+check "hidden size unknown --strict: rewrite exits 4" test "$(verdict rewrite "$unknown_size" --strict -o "$work/c4.onnx")" = "$strict_verdict"
+check "hidden size unknown --strict: nothing written" test ! -e "$work/c4.onnx"
+check "hidden size unknown --strict: --dry-run, the same" test "$(verdict rewrite "$unknown_size" --strict --dry-run)" = "$strict_verdict"
+check "opset 18: --dry-run warns as the real run does" run 0 rewrite "$controls/opset_18.onnx" --dry-run
+check "opset 18: ...that full validation is skipped" err_has "full validation skipped"
 
 # Malformed models found by fuzzing (tools/fuzz/run.sh): a clear error or a partial rewrite with
 # warnings, never a crash and never an internal error.
@@ -237,8 +302,9 @@ for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
   fi
 done
 # The issue makes these fuzz inputs invalid models (they were rewritten with warnings, exit 0).
+# Its first violation: a mangled attribute name where else_branch should be.
 check "fuzz if_without_else: exit 3" test "$(verdict rewrite "$(dirname "$0")/../data/fuzz/if_without_else.onnx" --dry-run)" = \
-  "3 invalid model: main: If 'branch': the If has no else_branch"
+  "3 invalid model: main: If 'branch': attribute 'els\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x0f' is not defined by If at ai.onnx opset 14"
 scan_verdict=$(verdict check "$(dirname "$0")/../data/fuzz/scan_without_num_scan_inputs.onnx")
 check "fuzz scan_without_num_scan_inputs: exit 3 (its first violation: a mangled operator name)" \
   test "${scan_verdict%%:*}" = "3 invalid model"

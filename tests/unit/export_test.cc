@@ -68,9 +68,9 @@ TEST(ExportTriton, RefusesWhatTritonCannotCarry) {
 
 TEST(ExportTriton, RefusesNamesWhoseSortedOrderPairsTheWrongStates) {
   const char* two = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2) => (float[seq, 1, batch, 3] Y) {
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2, int64[1] axis) => (float[seq, 1, batch, 3] Y) {
   Y1 = GRU <hidden_size = 3> (X, W, R)
-  S = Squeeze <axes = [1]> (Y1)
+  S = Squeeze (Y1, axis)
   Y = GRU <hidden_size = 3> (S, W2, R)
 })";
   PlanOptions options;
@@ -145,7 +145,7 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3
   ha = Slice (h0, s0, s1)
   hb = Slice (h0, s1, s2)
   Y1, fa = GRU <hidden_size = 3> (X, W, R, , , ha)
-  S = Squeeze <axes = [1]> (Y1)
+  S = Squeeze (Y1, s1)
   Y, fb = GRU <hidden_size = 3> (S, W, R, , , hb)
   h_n = Concat <axis = 0> (fa, fb)
 })";

@@ -12,8 +12,9 @@
 #include <fstream>
 #include <functional>
 
-#include "rnnstate/error.h"
+#include "data_placement.h"
 #include "external_data.h"
+#include "rnnstate/error.h"
 
 namespace rnnstate {
 namespace {
@@ -234,13 +235,13 @@ TEST_F(ExternalDataFiles, SpecialFilesAreRefusedWithoutBlocking) {
 
 TEST_F(ExternalDataFiles, ProvidingNeverLinksOrReadsASpecialFile) {
   MakeSpecial("fifo");
-  ExpectError([&] { ProvideExternalData({"special.bin"}, ModelDir(), (root_ / "out").string()); }, ExitCode::kBadInput,
-              "not a regular file (a FIFO)");
+  ExpectError([&] { ProvideExternalData({"special.bin"}, ModelDir(), (root_ / "out").string()).Keep(); },
+              ExitCode::kBadInput, "not a regular file (a FIFO)");
   EXPECT_TRUE(fs::is_empty(root_ / "out"));
 }
 
 TEST_F(ExternalDataFiles, ProvidedLinkIsTheCheckedFile) {
-  ProvideExternalData({"w.bin"}, ModelDir(), (root_ / "out").string());
+  ProvideExternalData({"w.bin"}, ModelDir(), (root_ / "out").string()).Keep();
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(root_ / "out" / "w.bin")));
   EXPECT_TRUE(fs::equivalent(root_ / "out" / "w.bin", root_ / "model" / "w.bin"));
 }
@@ -250,7 +251,7 @@ TEST_F(ExternalDataFiles, CopiedAcrossFileSystems) {
   if (!fs::is_directory(shm)) GTEST_SKIP() << "no /dev/shm";
   std::string pattern = (shm / "external_data_rules_test.XXXXXX").string();
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-  ProvideExternalData({"w.bin"}, ModelDir(), pattern);
+  ProvideExternalData({"w.bin"}, ModelDir(), pattern).Keep();
   std::ifstream in(pattern + "/w.bin", std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), std::string(16, 'w'));
   EXPECT_EQ(std::distance(fs::directory_iterator(pattern), fs::directory_iterator()), 1);  // no temporary left

@@ -359,11 +359,11 @@ TEST(Subgraph, BothIfBranchesWithRecurrentNodesGetTheirOwnStates) {
 TEST(Subgraph, Scan8IsSkippedWithAClearReason) {
   onnx::ModelProto model = Model(R"(g (float[batch, seq, 2] x, int64[batch] lens) => (float[batch, seq, 1, 1, 3] ys) {
   ys = Scan (lens, x) <num_scan_inputs = 1, body = body (float[2] x_t) => (float[1, 1, 3] y_t) {
-    zero = Constant <value = int64[2] {0, 1}> ()
-    x1 = Unsqueeze (x_t, zero)
+    x1 = Unsqueeze <axes = [0, 1]> (x_t)
     Y, y_t = GRU <hidden_size = 3> (x1, Wg, Rg)
   }>
-})", /*opset=*/8);
+})",
+                                 /*opset=*/8);
   model.mutable_graph()->mutable_node(0)->set_input(0, "");  // Scan-8's optional sequence_lens
   auto outcome = Rewrite(model);
   ASSERT_EQ(outcome.plan.skipped.size(), 1u);
