@@ -10,6 +10,7 @@
 #include "rewrite.h"
 #include "rnnstate/error.h"
 #include "validate.h"
+#include "view_rules.h"
 
 namespace rnnstate {
 
@@ -93,8 +94,10 @@ ModelIndex IndexValidModel(const onnx::ModelProto& model) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
   ModelIndex index(model);
-  if (std::string problem = FirstOwnerViolation(index); !problem.empty()) {
-    throw Error(ExitCode::kBadInput, "invalid model: " + problem);
+  for (auto rules : {FirstOwnerViolation, FirstViewRuleViolation}) {
+    if (std::string problem = rules(index); !problem.empty()) {
+      throw Error(ExitCode::kBadInput, "invalid model: " + problem);
+    }
   }
   return index;
 }

@@ -9,6 +9,8 @@
 
 #include "exposure.h"
 #include "exposure_test_models.h"
+#include "model_rules.h"
+#include "rnnstate/error.h"
 #include "test_models.h"
 
 namespace rnnstate {
@@ -34,8 +36,19 @@ std::string With(std::string text, const std::string& from, const std::string& t
   return text;
 }
 
+/// The message IndexValidModel (every command's validation) gives `text`, "" when it accepts it.
+std::string Verdict(const std::string& text) {
+  try {
+    IndexValidModel(testing::ParseModel(text));
+    return "";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    return e.what();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
-// Axes out of range (issue 13: never a crash): safe in the walks.
+// Axes out of range (issue 13: never a crash): refused by the validation, and safe in the walks.
 
 struct Defect {
   const char* name;
@@ -102,6 +115,28 @@ TEST(ExposureSoundness, AxesOutOfRangeBreakTheProofWithoutACrash) {
     EXPECT_THAT(state.finding.why_not, HasSubstr(defect.op)) << defect.name;
     EXPECT_THAT(Kinds(a.Problems()), ::testing::Contains("not_exposed")) << defect.name;
   }
+}
+
+TEST(ExposureSoundness, EveryCommandRefusesAViewAxisOutOfRange) {
+  for (const Defect& defect : AxisDefects()) {
+    EXPECT_THAT(Verdict(PackedLstm(defect.read, defect.write)),
+                HasSubstr("invalid model: main: " + std::string(defect.op)))
+        << defect.name;
+  }
+  EXPECT_EQ(Verdict(PackedLstm(With(kPackedRead, "h0 = Unsqueeze (hs, axis0)",
+                                    "m9 = Constant <value = int64[1] {-999}> ()\n  h0 = Unsqueeze (hs, m9)"))),
+            "invalid model: main: Unsqueeze 'Unsqueeze_5': axis -999 is out of range for an output of rank 3");
+  EXPECT_EQ(
+      Verdict(PackedLstm(kPackedRead, With(kPackedWrite, "hq = Squeeze (Yh, axis0)",
+                                           "ht = Transpose <perm = [1, 0, -5]> (Yh)\n  hq = Squeeze (ht, axis0)"))),
+      "invalid model: main: Transpose 'Transpose_8': perm [1, 0, -5] is not a permutation of the input's 3 axes");
+  EXPECT_EQ(Verdict(PackedLstm(With(kPackedRead, "cs = Gather <axis = 0> (state, one)",
+                                    "five = Constant <value = int64 {5}> ()\n  cs = Gather <axis = 0> (state, five)"))),
+            "invalid model: main: Gather 'Gather_6': index 5 is out of range for axis 0 of size 2");
+  // The valid forms stay valid: negative axes in range, and axes the validation cannot see (computed).
+  EXPECT_EQ(Verdict(PackedLstm()), "");
+  EXPECT_EQ(Verdict(PackedLstm(With(kPackedRead, "Gather <axis = 0> (state, one)", "Gather <axis = -3> (state, one)"))),
+            "");
 }
 
 TEST(ExposureSoundness, SliceStepsAndStartsAtTheLimitsOfInt64DoNotOverflow) {
