@@ -103,6 +103,20 @@ std::string NodeRule(const ModelIndex& index, const GraphPath& path, const onnx:
     if (in && parts[2]) return AxesRule(*parts[2], in->size(), "an input");
     return "";
   }
+  if (op == "Reshape" && node.input_size() >= 2) {
+    std::optional<std::vector<int64_t>> shape = ConstantIntegers(index, path, node.input(1));
+    if (!shape) return "";
+    const auto inferred = std::count(shape->begin(), shape->end(), -1);
+    if (inferred > 1) return "shape " + List(*shape) + " has more than one -1";
+    for (int64_t d : *shape) {
+      if (d < -1) return "shape " + List(*shape) + " has a dim " + std::to_string(d);
+    }
+    if (IntAttribute(node, "allowzero", 0) != 0 && inferred == 1 &&
+        std::find(shape->begin(), shape->end(), 0) != shape->end()) {
+      return "shape " + List(*shape) + " has both 0 and -1 with allowzero";
+    }
+    return "";
+  }
   if (op == "Gather" || op == "Concat" || op == "Split") {
     if (!in) return "";
     const int64_t axis = IntAttribute(node, "axis", 0);

@@ -15,6 +15,7 @@ namespace rnnstate {
 /// - Unsqueeze, Squeeze: constant axes in range (of the output's rank for Unsqueeze), none listed twice;
 ///   a squeezed axis of known size has size 1;
 /// - Transpose: perm is a permutation of the input's axes;
+/// - Reshape: a constant shape has at most one -1, no other negative dim (with allowzero, not 0 and -1);
 /// - Slice: constant starts, ends, axes and steps of one length, axes in range and distinct, no step 0;
 /// - Gather, Concat, Split: axis in range; Gather's constant indices in range of an axis of known size;
 /// - ScatterND: constant indices address at most the data's rank of axes, each in range of an axis of

@@ -155,6 +155,8 @@ INVALID = {
     "view_concat_axis": lambda: view_model([view_node("Concat", ["Y_h", "Y_c"], "out", axis=99)], outputs=["out"]),
     "view_split_axis": lambda: view_model([helper.make_node("Split", ["Y_h"], ["out", "rest"], name="split", axis=-99)],
                                           outputs=["out", "rest"]),
+    "view_reshape_shape": lambda: view_model([view_node("Reshape", ["Y_h", "shape"], "out")], outputs=["out"],
+                                             inits=[("shape", [-1, -1, -1])]),
     "view_scatternd_index": lambda: view_model([view_node("ScatterND", ["cache", "rows", "Y_h"], "out")],
                                                inputs=[("cache", [2, BATCH, HIDDEN])], outputs=["out"],
                                                inits=[("rows", [[5]])]),

@@ -218,6 +218,7 @@ invalid view_gather_axis "main: Gather 'gather': axis 99 is out of range for an 
 invalid view_gather_index "main: Gather 'gather': index 1000000 is out of range for axis 0 of size 2"
 invalid view_concat_axis "main: Concat 'concat': axis 99 is out of range for an input of rank 3"
 invalid view_split_axis "main: Split 'split': axis -99 is out of range for an input of rank 3"
+invalid view_reshape_shape "main: Reshape 'reshape': shape [-1, -1, -1] has more than one -1"
 invalid view_scatternd_index "main: ScatterND 'scatternd': index 5 is out of range for axis 0 of size 2"
 # Valid but not (fully) supported stays a warning: an LSTM of another domain is not judged (nothing to
 # do), an opset newer than onnx 1.12 knows is rewritten without onnx's full checks.

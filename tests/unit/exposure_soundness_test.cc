@@ -133,6 +133,10 @@ TEST(ExposureSoundness, EveryCommandRefusesAViewAxisOutOfRange) {
   EXPECT_EQ(Verdict(PackedLstm(With(kPackedRead, "cs = Gather <axis = 0> (state, one)",
                                     "five = Constant <value = int64 {5}> ()\n  cs = Gather <axis = 0> (state, five)"))),
             "invalid model: main: Gather 'Gather_6': index 5 is out of range for axis 0 of size 2");
+  EXPECT_EQ(Verdict(PackedLstm(kPackedRead, With(kPackedWrite, "hq = Squeeze (Yh, axis0)",
+                                                 "dims = Constant <value = int64[3] {-1, -1, -1}> ()\n"
+                                                 "  hr = Reshape (Yh, dims)\n  hq = Squeeze (hr, axis0)"))),
+            "invalid model: main: Reshape 'Reshape_9': shape [-1, -1, -1] has more than one -1");
   // The valid forms stay valid: negative axes in range, and axes the validation cannot see (computed).
   EXPECT_EQ(Verdict(PackedLstm()), "");
   EXPECT_EQ(Verdict(PackedLstm(With(kPackedRead, "Gather <axis = 0> (state, one)", "Gather <axis = -3> (state, one)"))),
