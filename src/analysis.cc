@@ -174,13 +174,17 @@ int TensorBatchAxis(const Exposure& exposure, const RecurrentState& state) {
 
 /// A state of an If branch that starts from zeros and runs only when the fed state is empty, writing
 /// its final value where an exposed state of the other branch reads and writes its own: the authors'
-/// "empty means start from zeros". Its pair is that state's.
+/// "empty means start from zeros". It must stand in for a state of its own kind (h for h, the same
+/// carried variable) of an owner of its own operator, and all states of its owner for those of one
+/// owner: a default branch that swaps h and c, or mixes two layers, does not stream. Its pair is that
+/// state's.
 void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& states) {
   std::map<std::string, size_t> state_inputs;  // the authors' state inputs and their batch axes
   for (const auto& t : states) {
     const int axis = t.exposure ? TensorBatchAxis(*t.exposure, t.state) : -1;
     if (axis >= 0) state_inputs[t.exposure->input] = static_cast<size_t>(axis);
   }
+  std::map<std::pair<GraphPath, int>, std::set<std::pair<GraphPath, int>>> stands_for;  // owner -> owners
   for (auto& z : states) {
     if (z.exposure || !z.origin.zero || !z.state.streamable) continue;
     for (const ElementPlace& place : z.finding.writes) {
@@ -195,12 +199,30 @@ void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& state
         if (!RunsOnlyWhenEmpty(index, GraphPath(x.begin(), x.begin() + i), x[i].node, x[i].attribute, state_inputs)) {
           continue;
         }
+        if (z.state.kind != t.state.kind || z.state.variable != t.state.variable ||
+            z.state.owner.op != t.state.owner.op) {
+          z.finding.why_not =
+              "a state of the branch that runs when the fed state is empty, but its final value lands "
+              "where " +
+              t.state.Label() + " reads, a state of another kind: not its default path";
+          continue;
+        }
         z.exposure = *t.exposure;
         z.exposure->default_path_of = t.state.Label();
+        z.finding.why_not.clear();
+        stands_for[{z.state.owner.graph, z.state.owner.node}].insert({t.state.owner.graph, t.state.owner.node});
         break;
       }
       if (z.exposure) break;
     }
+  }
+  for (auto& z : states) {
+    if (!z.exposure || z.exposure->default_path_of.empty()) continue;
+    if (stands_for[{z.state.owner.graph, z.state.owner.node}].size() < 2) continue;
+    z.finding.why_not =
+        "a state of the branch that runs when the fed state is empty, but its owner's states land "
+        "where the states of several other owners read: not their default path";
+    z.exposure.reset();
   }
 }
 

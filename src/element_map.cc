@@ -1,9 +1,18 @@
 #include "element_map.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace rnnstate {
+
+namespace {
+
+// Sizes, offsets and steps come from models: arithmetic on them is checked, never undefined.
+bool Add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+bool Mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+}  // namespace
 
 ElementMap ElementMap::Identity(const SymShape& state) {
   ElementMap map;
@@ -14,21 +23,24 @@ ElementMap ElementMap::Identity(const SymShape& state) {
   return map;
 }
 
-bool ElementMap::IsConstant(size_t axis) const { return Varying(axis).empty(); }
+bool ElementMap::IsConstant(size_t axis) const { return axis < rank() && Varying(axis).empty(); }
 
 std::vector<size_t> ElementMap::Varying(size_t axis) const {
   std::vector<size_t> varying;
+  if (axis >= rank()) return varying;
   for (size_t a = 0; a < state_.size(); ++a) {
     if (coef_[axis][a] != 0 && !(state_[a].fixed() && state_[a].value == 1)) varying.push_back(a);
   }
   return varying;
 }
 
-void ElementMap::InsertUnit(size_t position) { InsertFixed(position, 0); }
+bool ElementMap::InsertUnit(size_t position) { return InsertFixed(position, 0); }
 
-void ElementMap::InsertFixed(size_t position, int64_t index) {
-  offset_.insert(offset_.begin() + position, index);
-  coef_.insert(coef_.begin() + position, std::vector<int64_t>(state_.size(), 0));
+bool ElementMap::InsertFixed(size_t position, int64_t index) {
+  if (position > rank()) return false;
+  offset_.insert(offset_.begin() + static_cast<std::ptrdiff_t>(position), index);
+  coef_.insert(coef_.begin() + static_cast<std::ptrdiff_t>(position), std::vector<int64_t>(state_.size(), 0));
+  return true;
 }
 
 bool ElementMap::RemoveUnit(size_t position) { return RemoveFixed(position, 0); }
@@ -41,7 +53,10 @@ bool ElementMap::RemoveFixed(size_t position, int64_t index) {
   return true;
 }
 
-void ElementMap::Permute(const std::vector<int64_t>& perm) {
+bool ElementMap::Permute(const std::vector<int64_t>& perm) {
+  for (int64_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= rank()) return false;
+  }
   std::vector<int64_t> offset;
   std::vector<std::vector<int64_t>> coef;
   for (int64_t p : perm) {
@@ -50,46 +65,75 @@ void ElementMap::Permute(const std::vector<int64_t>& perm) {
   }
   offset_ = std::move(offset);
   coef_ = std::move(coef);
+  return true;
 }
 
-void ElementMap::Scale(size_t axis, int64_t step, int64_t start) {
-  offset_[axis] = start + step * offset_[axis];
-  for (auto& c : coef_[axis]) c *= step;
+bool ElementMap::Scale(size_t axis, int64_t step, int64_t start) {
+  if (axis >= rank()) return false;
+  int64_t offset = 0;
+  std::vector<int64_t> coef = coef_[axis];
+  if (!Mul(step, offset_[axis], &offset) || !Add(start, offset, &offset)) return false;
+  for (auto& c : coef) {
+    if (!Mul(c, step, &c)) return false;
+  }
+  offset_[axis] = offset;
+  coef_[axis] = std::move(coef);
+  return true;
 }
 
 std::optional<std::pair<int64_t, int64_t>> ElementMap::Range(size_t axis) const {
+  if (axis >= rank()) return std::nullopt;
   int64_t low = offset_[axis], high = offset_[axis];
   for (size_t a = 0; a < state_.size(); ++a) {
     const int64_t c = coef_[axis][a];
     if (c == 0) continue;
     if (!state_[a].fixed()) return std::nullopt;
-    const int64_t span = c * (state_[a].value - 1);
-    (span < 0 ? low : high) += span;
+    if (state_[a].value == 0) continue;  // an empty axis adds no index
+    int64_t span = 0;
+    if (!Mul(c, state_[a].value - 1, &span) || !Add(span < 0 ? low : high, span, span < 0 ? &low : &high)) {
+      return std::nullopt;
+    }
   }
   return std::make_pair(low, high);
 }
 
-void ElementMap::Merge(size_t first, const std::vector<int64_t>& sizes) {
+bool ElementMap::Merge(size_t first, const std::vector<int64_t>& sizes) {
+  if (sizes.empty() || first > rank() || sizes.size() > rank() - first) return false;
+  // Only the outermost size may be unknown (-1): the others are the strides.
+  for (size_t k = 1; k < sizes.size(); ++k) {
+    if (sizes[k] <= 0) return false;
+  }
   int64_t stride = 1;
   int64_t offset = 0;
   std::vector<int64_t> coef(state_.size(), 0);
   for (size_t k = sizes.size(); k-- > 0;) {
-    offset += stride * offset_[first + k];
-    for (size_t a = 0; a < state_.size(); ++a) coef[a] += stride * coef_[first + k][a];
-    stride *= sizes[k];
+    int64_t term = 0;
+    if (!Mul(stride, offset_[first + k], &term) || !Add(offset, term, &offset)) return false;
+    for (size_t a = 0; a < state_.size(); ++a) {
+      if (!Mul(stride, coef_[first + k][a], &term) || !Add(coef[a], term, &coef[a])) return false;
+    }
+    if (k > 0 && !Mul(stride, sizes[k], &stride)) return false;
   }
   offset_.erase(offset_.begin() + first, offset_.begin() + first + sizes.size());
   coef_.erase(coef_.begin() + first, coef_.begin() + first + sizes.size());
   offset_.insert(offset_.begin() + first, offset);
   coef_.insert(coef_.begin() + first, coef);
+  return true;
 }
 
 bool ElementMap::Split(size_t axis, const std::vector<int64_t>& sizes) {
   // Digit k of the index, row-major: stride_k = product of the sizes after k. Each state axis's term
   // (and the offset) must fall into one digit without carrying into the next.
   const size_t n = sizes.size();
+  if (axis >= rank() || n == 0) return false;
+  // Only the outermost size may be unknown (-1): the others are the strides.
+  for (size_t k = 1; k < n; ++k) {
+    if (sizes[k] <= 0) return false;
+  }
   std::vector<int64_t> stride(n, 1);
-  for (size_t k = n - 1; k-- > 0;) stride[k] = stride[k + 1] * sizes[k + 1];
+  for (size_t k = n - 1; k-- > 0;) {
+    if (!Mul(stride[k + 1], sizes[k + 1], &stride[k])) return false;
+  }
   std::vector<int64_t> offset(n, 0);
   std::vector<std::vector<int64_t>> coef(n, std::vector<int64_t>(state_.size(), 0));
   int64_t rest = offset_[axis];
@@ -111,7 +155,9 @@ bool ElementMap::Split(size_t axis, const std::vector<int64_t>& sizes) {
       // A dynamic axis can only be a whole digit of its own: coefficient 1 on a digit of unknown size.
       if (digit != 1 || offset[k] != 0 || sizes[k] >= 0) return false;
     } else {
-      highest[k] += digit * (state_[a].value - 1);
+      int64_t span = 0;
+      if (!Mul(digit, std::max<int64_t>(state_[a].value - 1, 0), &span) || !Add(highest[k], span, &highest[k]))
+        return false;
       if (sizes[k] >= 0 && highest[k] >= sizes[k]) return false;
     }
     coef[k][a] = digit;
@@ -142,11 +188,16 @@ bool ElementMap::Injective() const {
     std::vector<size_t> varying = Varying(j);
     for (size_t a : varying) ++uses[a];
     if (varying.size() < 2) continue;
+    for (size_t a : varying) {
+      if (coef_[j][a] == INT64_MIN) return false;  // no std::abs of it
+    }
     std::sort(varying.begin(), varying.end(),
               [&](size_t x, size_t y) { return std::abs(coef_[j][x]) < std::abs(coef_[j][y]); });
     for (size_t i = 1; i < varying.size(); ++i) {
       const SymDim& smaller = state_[varying[i - 1]];
-      if (!smaller.fixed() || std::abs(coef_[j][varying[i]]) < std::abs(coef_[j][varying[i - 1]]) * smaller.value) {
+      int64_t span = 0;
+      if (!smaller.fixed() || !Mul(std::abs(coef_[j][varying[i - 1]]), smaller.value, &span) ||
+          std::abs(coef_[j][varying[i]]) < span) {
         return false;
       }
     }

@@ -2,6 +2,7 @@
 
 #include "proto_access.h"
 #include "shape_eval.h"
+#include "view_ops.h"
 
 namespace rnnstate {
 
@@ -22,14 +23,16 @@ std::optional<std::pair<std::vector<RegionAxis>, std::vector<std::string>>> Regi
     for (size_t a = 0; a < state.size(); ++a) {
       if (map.coef(j, a) == 1 && state[a].fixed() && state[a].value == 1) kept_unit = a;
     }
+    // Every index must lie inside the tensor (an axis of unknown size holds only the whole state axis).
+    const bool inside = map.offset(j) >= 0 && (!shape[j].fixed() || map.offset(j) < shape[j].value);
     if (varying.empty() && !kept_unit) {
-      if (map.offset(j) < 0) return std::nullopt;
+      if (!inside) return std::nullopt;
       region.push_back(RegionAxis{RegionAxis::Kind::kIndex, map.offset(j), 0});
       continue;
     }
     if (varying.size() > 1) return std::nullopt;
     const size_t a = varying.empty() ? *kept_unit : varying[0];
-    if (map.coef(j, a) != 1 || map.offset(j) < 0) return std::nullopt;
+    if (map.coef(j, a) != 1 || !inside) return std::nullopt;
     axes.push_back(state_axes[a]);
     // A dynamic axis (the batch) maps onto a dynamic axis of the tensor whole.
     const bool whole = map.offset(j) == 0 && !state[a].fixed() && !shape[j].fixed();
@@ -37,6 +40,7 @@ std::optional<std::pair<std::vector<RegionAxis>, std::vector<std::string>>> Regi
       region.push_back(RegionAxis{});
     } else if (state[a].fixed()) {
       RegionAxis range{RegionAxis::Kind::kRange, map.offset(j), map.offset(j) + state[a].value};
+      if (shape[j].fixed() && range.end > shape[j].value) return std::nullopt;
       if (range.begin == 0 && shape[j].fixed() && range.end == shape[j].value) range = RegionAxis{};
       region.push_back(range);
     } else {
@@ -120,12 +124,24 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
       if (auto region = RegionOf(read.place->map, *in_shape, axes)) finding.read_region = region->first;
     }
   }
+  std::string other_type;  // why a place with the same elements is no pair: another element type
   for (const ElementPlace& place : write.places) {
     std::optional<SymShape> out_shape = ShapeOf(index, GraphPath{}, place.tensor);
     if (!out_shape) continue;
     if (finding.written.empty()) finding.written = PlaceText("output", place, *out_shape, axes);
     if (!read.place || !in_shape || place.tensor == read.place->tensor || !place.map.SamePlaces(read.place->map) ||
         !Compatible(*in_shape, *out_shape)) {
+      continue;
+    }
+    // Fed back, the output must be the input's very values: of the same element type, not converted.
+    const int32_t in_type = ElemType(index, GraphPath{}, read.place->tensor);
+    const int32_t out_type = ElemType(index, GraphPath{}, place.tensor);
+    if (in_type == 0 || in_type != out_type) {
+      if (other_type.empty()) {
+        other_type = "read from " + finding.read + " (" + DataTypeName(in_type) +
+                     ") and written to the same elements of " + PlaceText("output", place, *out_shape, axes) + " (" +
+                     DataTypeName(out_type) + "): not the same element type (feeding it back would convert it)";
+      }
       continue;
     }
     // The region is described as it is read (the same elements as written, see SamePlaces).
@@ -148,12 +164,12 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
   }
   if (!read.place) {
     // The origin says where it comes from; say what broke a read that went back through operators.
-    const bool computed =
-        read.broken.find("constant") == std::string::npos && read.broken.find("absent") == std::string::npos;
-    if (computed) finding.why_not = "its initial value is not a view of a graph input: " + read.broken;
+    if (!read.constant) finding.why_not = "its initial value is not a view of a graph input: " + read.broken;
     return finding;
   }
-  if (write.places.empty()) {
+  if (!other_type.empty()) {
+    finding.why_not = other_type;
+  } else if (write.places.empty()) {
     finding.why_not = "read from " + finding.read + ", but its final value reaches no graph output" +
                       (write.broken.empty() ? "" : " (" + write.broken + ")");
   } else if (WrittenWhole(index, write.places, axes) &&

@@ -28,6 +28,7 @@ struct ElementPlace {
 struct ReadTrace {
   std::optional<ElementPlace> place;  ///< set when it is read from a main-graph input
   std::string broken;                 ///< otherwise: what broke the proof ("Expand '/Expand' broadcasts")
+  bool constant = false;              ///< ... or nothing did: it is a constant, or absent
 };
 
 /// Where a state's final value lands: every main-graph output that holds all of it exactly.

@@ -13,6 +13,7 @@
 #include "rnnstate/error.h"
 #include "schema_rules.h"
 #include "validate.h"
+#include "view_rules.h"
 
 namespace rnnstate {
 
@@ -160,8 +161,12 @@ ModelIndex IndexValidModel(const onnx::ModelProto& model) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
   ModelIndex index(model);
-  if (std::string problem = FirstOwnerViolation(index); !problem.empty()) {
-    throw Error(ExitCode::kBadInput, "invalid model: " + problem);
+  // A view operator's broken axes first: the wrong shapes they pass on would otherwise be blamed on the
+  // recurrent node that reads them.
+  for (auto rules : {FirstViewRuleViolation, FirstOwnerViolation}) {
+    if (std::string problem = rules(index); !problem.empty()) {
+      throw Error(ExitCode::kBadInput, "invalid model: " + problem);
+    }
   }
   return index;
 }

@@ -31,7 +31,8 @@ std::string FirstOwnerViolation(const ModelIndex& index);
 
 /// Indexes `model` once it is known to be valid. Throws Error(kBadInput, "invalid model: " + the first
 /// violation): structure and containers are checked before the index is built (so onnx shape inference
-/// never runs on a broken graph), the rules of every state owner after (they read inferred types).
+/// never runs on a broken graph), the rules of every state owner and of the view operators
+/// (view_rules.h) after (they read inferred types).
 ModelIndex IndexValidModel(const onnx::ModelProto& model);
 
 }  // namespace rnnstate

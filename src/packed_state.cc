@@ -77,13 +77,10 @@ std::optional<ElementMap> DescribedColumns(const PackedMember& member) {
   for (int64_t axis = 0; axis < static_cast<int64_t>(rank); ++axis) {
     if (axis != member.batch_axis) perm.push_back(axis);
   }
-  map.Permute(perm);
-  if (rank == 1) {
-    map.InsertUnit(1);
-  } else {
-    map.Merge(1, member.row_shape);
-  }
-  map.Scale(1, 1, member.offset);
+  // A metadata description can be malformed (a row_shape that is not the shape): then no map.
+  if (!map.Permute(perm)) return std::nullopt;
+  if (!(rank == 1 ? map.InsertUnit(1) : map.Merge(1, member.row_shape))) return std::nullopt;
+  if (!map.Scale(1, 1, member.offset)) return std::nullopt;
   return map;
 }
 

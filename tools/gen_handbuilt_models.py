@@ -77,9 +77,9 @@ def concrete_shape(shape, dims):
 
 
 NP_OF_ELEM = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
-              TensorProto.BOOL: np.bool_}
+              TensorProto.BOOL: np.bool_, TensorProto.DOUBLE: np.float64}
 ORT_TYPE = {np.dtype(np.float32): "float32", np.dtype(np.int64): "int64", np.dtype(np.int32): "int32",
-            np.dtype(np.bool_): "bool"}
+            np.dtype(np.bool_): "bool", np.dtype(np.float64): "float64"}
 NP_OF_ORT = {v: k for k, v in ORT_TYPE.items()}
 
 
@@ -104,7 +104,7 @@ _NODE_RUNNER = r"""
 const ort = require(%s);
 const fs = require('fs');
 const jobs = JSON.parse(fs.readFileSync(0, 'utf8'));
-const ctor = {float32: Float32Array, int64: BigInt64Array, int32: Int32Array, bool: Uint8Array};
+const ctor = {float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, bool: Uint8Array};
 (async () => {
   const results = [];
   for (const job of jobs) {

@@ -160,6 +160,25 @@ def hidden_size_unknown():
     return model
 
 
+def view_model(nodes, before=(), inputs=(), outputs=(), inits=()):
+    """The LSTM with view operators around its state (issue 13: they crashed the exposure walks): `before`
+    nodes compute its initial_h 'h0' from `inputs`, `nodes` read its Y_h 'Y_h' and write `outputs`."""
+    lstm_inputs = ["X", "W", "R", "", "", "h0"] if before else ["X", "W", "R"]
+    node = helper.make_node("LSTM", lstm_inputs, ["Y", "Y_h", "Y_c"], name="lstm", hidden_size=HIDDEN)
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, BATCH, INPUT])
+    outs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [SEQ, 1, BATCH, HIDDEN])]
+    outs += [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in outputs]
+    ins = [x] + [helper.make_tensor_value_info(name, TensorProto.FLOAT, dims) for name, dims in inputs]
+    graph = helper.make_graph(list(before) + [node] + list(nodes), "g", ins, outs,
+                              initializer=weights("", 4) + [numpy_helper.from_array(np.asarray(v, np.int64), k)
+                                                            for k, v in inits])
+    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def view_node(op, inputs, output, **attributes):
+    return helper.make_node(op, inputs, [output], name=op.lower(), **attributes)
+
+
 # name -> (model, what it breaks). The CLI test (tests/cli/cli_test.sh) expects each message.
 INVALID = {
     "hidden_size_zero": lambda: lstm_model(attributes={"hidden_size": 0}),
@@ -190,6 +209,28 @@ INVALID = {
     "hidden_size_mismatch": lambda: lstm_model(attributes={"hidden_size": HIDDEN + 1}),
     "sequence_lens_float": lambda: lstm_model(
         inputs=("X", "W", "R", "", "lens"), extra_inputs=[helper.make_tensor_value_info("lens", TensorProto.FLOAT, [BATCH])]),
+    # Out-of-range axes of view operators next to a state (they crashed the walks before they were checked).
+    "view_unsqueeze_axes": lambda: view_model([view_node("Unsqueeze", ["Y_h", "axes"], "out")], outputs=["out"],
+                                              inits=[("axes", [-999])]),
+    "view_squeeze_axes": lambda: view_model([], before=[view_node("Squeeze", ["hs", "axes"], "h0")],
+                                            inputs=[("hs", [1, 1, BATCH, HIDDEN])], inits=[("axes", [999])]),
+    "view_transpose_perm": lambda: view_model([], before=[view_node("Transpose", ["hs"], "h0", perm=[1, 0, -5])],
+                                              inputs=[("hs", [BATCH, 1, HIDDEN])]),
+    "view_slice_axes": lambda: view_model([], before=[view_node("Slice", ["hs", "starts", "ends", "axes"], "h0")],
+                                          inputs=[("hs", [2, BATCH, HIDDEN])],
+                                          inits=[("starts", [0]), ("ends", [1]), ("axes", [256])]),
+    "view_gather_axis": lambda: view_model([view_node("Gather", ["Y_h", "index"], "out", axis=99)], outputs=["out"],
+                                           inits=[("index", 0)]),
+    "view_gather_index": lambda: view_model([], before=[view_node("Gather", ["hs", "index"], "h0", axis=0)],
+                                            inputs=[("hs", [2, 1, BATCH, HIDDEN])], inits=[("index", 1000000)]),
+    "view_concat_axis": lambda: view_model([view_node("Concat", ["Y_h", "Y_c"], "out", axis=99)], outputs=["out"]),
+    "view_split_axis": lambda: view_model([helper.make_node("Split", ["Y_h"], ["out", "rest"], name="split", axis=-99)],
+                                          outputs=["out", "rest"]),
+    "view_reshape_shape": lambda: view_model([view_node("Reshape", ["Y_h", "shape"], "out")], outputs=["out"],
+                                             inits=[("shape", [-1, -1, -1])]),
+    "view_scatternd_index": lambda: view_model([view_node("ScatterND", ["cache", "rows", "Y_h"], "out")],
+                                               inputs=[("cache", [2, BATCH, HIDDEN])], outputs=["out"],
+                                               inits=[("rows", [[5]])]),
 }
 
 # Valid, but not (fully) supported: warnings, exit 0.

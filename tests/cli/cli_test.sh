@@ -264,6 +264,17 @@ invalid if_branch_wrong_type "main: If 'branch': attribute 'then_branch' is not 
 invalid empty_op_type "main: node 'noop': the node has no op_type"
 invalid hidden_size_mismatch "$lstm: input W 'W' has shape [1,16,2], but LSTM with hidden_size 5 takes [1,20,input_size]"
 invalid sequence_lens_float "$lstm: input sequence_lens 'lens' has element type FLOAT; LSTM takes INT32"
+# View operators next to a state with axes out of range crashed the exposure walks (issue 13's audit).
+invalid view_unsqueeze_axes "main: Unsqueeze 'unsqueeze': axis -999 is out of range for an output of rank 4"
+invalid view_squeeze_axes "main: Squeeze 'squeeze': axis 999 is out of range for an input of rank 4"
+invalid view_transpose_perm "main: Transpose 'transpose': perm [1, 0, -5] is not a permutation of the input's 3 axes"
+invalid view_slice_axes "main: Slice 'slice': axis 256 is out of range for an input of rank 3"
+invalid view_gather_axis "main: Gather 'gather': axis 99 is out of range for an input of rank 3"
+invalid view_gather_index "main: Gather 'gather': index 1000000 is out of range for axis 0 of size 2"
+invalid view_concat_axis "main: Concat 'concat': axis 99 is out of range for an input of rank 3"
+invalid view_split_axis "main: Split 'split': axis -99 is out of range for an input of rank 3"
+invalid view_reshape_shape "main: Reshape 'reshape': shape [-1, -1, -1] has more than one -1"
+invalid view_scatternd_index "main: ScatterND 'scatternd': index 5 is out of range for axis 0 of size 2"
 # Valid but not (fully) supported stays a warning: an LSTM of another domain is not judged (nothing to
 # do), an opset newer than onnx 1.12 knows is rewritten without onnx's full checks.
 controls=$(dirname "$0")/../data/invalid
@@ -305,6 +316,18 @@ done
 # Its first violation: a mangled attribute name where else_branch should be.
 check "fuzz if_without_else: exit 3" test "$(verdict rewrite "$(dirname "$0")/../data/fuzz/if_without_else.onnx" --dry-run)" = \
   "3 invalid model: main: If 'branch': attribute 'els\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x0f' is not defined by If at ai.onnx opset 14"
+# The audit's crashes (issue 13): exit 3 from every command, and rewrite leaves no output behind (it
+# used to write the output of transpose_perm_negative and then abort).
+for crashed in unsqueeze_axes_out_of_range transpose_perm_negative slice_axes_256; do
+  fuzzed=$(dirname "$0")/../data/fuzz/$crashed.onnx
+  rm -f "$work/crashed.onnx"
+  check "fuzz $crashed: rewrite exits 3" run 3 rewrite "$fuzzed" -o "$work/crashed.onnx"
+  check "fuzz $crashed: no output written" test ! -e "$work/crashed.onnx"
+  check "fuzz $crashed: report exits 3" run 3 report "$fuzzed"
+  check "fuzz $crashed: check exits 3" run 3 check "$fuzzed"
+done
+check "fuzz transpose_perm_negative: the rule named" test "$(verdict check "$(dirname "$0")/../data/fuzz/transpose_perm_negative.onnx")" = \
+  "3 invalid model: main: Transpose 'tp': perm [1, 0, -5] is not a permutation of the input's 3 axes"
 scan_verdict=$(verdict check "$(dirname "$0")/../data/fuzz/scan_without_num_scan_inputs.onnx")
 check "fuzz scan_without_num_scan_inputs: exit 3 (its first violation: a mangled operator name)" \
   test "${scan_verdict%%:*}" = "3 invalid model"
