@@ -174,8 +174,13 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
   }
   auto computed = ComputedBy(model, state.origin);
   if (!computed.empty()) {
-    out << ", computed by";
-    for (size_t i = 0; i < computed.size(); ++i) out << (i ? " <- " : " ") << computed[i];
+    // The nodes the walk back met, nearest first: a graph of them, not a chain (a Slice's starts are
+    // among them), so listed, not arrowed; the JSON report has them all.
+    constexpr size_t kShown = 6;
+    out << ", computed by " << computed.size() << (computed.size() == 1 ? " node" : " nodes") << " (";
+    for (size_t i = 0; i < computed.size() && i < kShown; ++i) out << (i ? ", " : "") << computed[i];
+    if (computed.size() > kShown) out << ", and " << computed.size() - kShown << " more";
+    out << ")";
   }
   if (!state.origin.from_inputs.empty() || !state.origin.from_initializers.empty()) {
     out << ", from";
