@@ -1,9 +1,9 @@
 #pragma once
 /// \file
-/// Stage 5: decide, as plain data, every edit a rewrite makes — which input feeds each initial state and
-/// how its default reproduces the original model, which output exposes each final state, every new
-/// name — and what is skipped and why. Nothing is modified here; apply.h executes a Plan. Edits are
-/// variants: describing and applying a plan visit them, so every case is handled.
+/// Stage 5, as data: every edit a rewrite makes — which input feeds each initial state and how its
+/// default reproduces the original model, which output exposes each final state, every new name — and
+/// what is skipped and why. planner.h decides a Plan, apply.h executes it. Edits are variants: describing
+/// and applying a plan visit them, so every case is handled.
 
 #include <optional>
 #include <regex>
@@ -69,9 +69,11 @@ using DefaultEdit =
 // The input side of a state.
 
 /// Already exposed and recorded: nothing changes.
+///   before: input ──> slot        after: input ──> slot (the same graph, the same pair)
 struct KeepInput {};
 
 /// The slot is already fed by a main-graph input used nowhere else: recorded as it is.
+///   before: input ──> slot        after: input ──> slot (now named in the metadata's pair)
 struct ReuseInput {};
 
 /// Already exposed; required mode removes the input's default initializer (zeros, or the empty tensor
@@ -111,10 +113,12 @@ using InputEdit = std::variant<KeepInput, ReuseInput, DropDefault, DefaultBehind
 // ---------------------------------------------------------------------------------------------------
 // The output side of a state.
 
-/// Already exposed and recorded.
+/// Already exposed and recorded: nothing changes.
+///   before: owner ──final──> output        after: owner ──final──> output (the same graph, the same pair)
 struct KeepOutput {};
 
-/// The final value is already a main-graph output: recorded.
+/// The final value is already a main-graph output: recorded as it is.
+///   before: owner ──final──> output        after: owner ──final──> output (now named in the metadata's pair)
 struct ReuseOutput {};
 
 /// The final slot is empty: it gets the output's name.    owner ──(slot "" → output)──>
@@ -159,6 +163,23 @@ struct BroadcastShapeNames {
   std::string state_shape;
 };
 
+/// Where a state lives in tensors it shares with other states (see StatePair): rows on axis 0 of a
+/// stacked tensor (PyTorch's `(h0, c0)`, the form older readers know), or a region of the authors' own
+/// packed tensor with the state axis each kept axis of the region is.
+struct StatePlace {
+  std::optional<RowRange> rows;
+  std::vector<RegionAxis> region;
+  std::vector<std::string> axes;
+};
+
+/// The place `named` (a recorded StatePair, or an Exposure) gives its state: nullopt when it names all of
+/// its tensors (neither rows nor a region nor its axes).
+template <class Named>
+std::optional<StatePlace> PlaceNamedBy(const Named& named) {
+  if (!named.rows && named.region.empty() && named.axes.empty()) return std::nullopt;
+  return StatePlace{named.rows, named.region, named.axes};
+}
+
 /// Every edit for one state.
 struct StateEdit {
   StateKey key;            ///< the state (owner graph + node + initial slot)
@@ -182,12 +203,10 @@ struct StateEdit {
 
   bool optional = true;
   bool streamable = true;
-  /// Rows of `input` and `output` that are this state's, for a state the model exposes in rows on axis 0.
-  std::optional<RowRange> rows;
-  /// The region of `input` and `output` that is this state's, for a state the model exposes in its own
-  /// packed tensors, and the state axis each kept axis of the region is.
-  std::vector<RegionAxis> region;
-  std::vector<std::string> region_axes;
+  /// Set for a state that lives in a part of `input` and `output` (the same part of both) that it shares
+  /// with other states: a state the model exposes in its own tensors, or one recorded with rows or a
+  /// region. Unset: the state is all of both tensors.
+  std::optional<StatePlace> place;
   /// The contract fields of the pair (see StatePair): how to make the first feed, and the shape of the
   /// tensor fed as `input` with the batch as the data inputs name it.
   std::string init;
@@ -233,8 +252,5 @@ struct Plan {
   /// Why the state `key` (or its whole owner) is skipped, or nullptr.
   const SkippedState* FindSkip(const StateKey& key) const;
 };
-
-/// Plans the rewrite of the analyzed model. Throws Error(kUsage) for bad name templates.
-Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options);
 
 }  // namespace rnnstate

@@ -1,4 +1,4 @@
-// MakePlan (declared in plan.h): decides every edit of a rewrite from the analysis.
+#include "planner.h"
 
 #include <map>
 #include <set>
@@ -7,7 +7,6 @@
 #include "input_planner.h"
 #include "naming.h"
 #include "owner_names.h"
-#include "plan.h"
 #include "proto_access.h"
 
 namespace rnnstate {
@@ -31,19 +30,7 @@ class StatePlanner {
 
   void PlanState(const StateAnalysis& analyzed) {
     const RecurrentState& state = analyzed.state;
-    StateEdit edit;
-    edit.key = state.key();
-    edit.owner_name = path_namer_.OwnerName(state.owner);
-    edit.graph_name = path_namer_.Name(state.owner.graph);
-    edit.kind = state.kind_name();
-    edit.variable = state.variable;
-    edit.op = state.owner.op;
-    edit.site = analyzed.site;
-    edit.elem_type = state.elem_type;
-    edit.original = analyzed.origin.value;
-    edit.final_value = analyzed.final_state.value;
-    edit.streamable = state.streamable;
-    edit.batch_axis = state.batch_axis;
+    StateEdit edit = EditHeader(analyzed, path_namer_.OwnerName(state.owner), path_namer_.Name(state.owner.graph));
     stem_ = NodeStem(edit.owner_name);
     const Dim batch = DataBatchOf(state);
 
@@ -116,13 +103,8 @@ class StatePlanner {
 
   /// An already exposed, recorded state: unchanged, except for its default (see PlanExposed).
   void PlanRecorded(const StateAnalysis& analyzed, StateEdit& edit, const StatePair& pair, const Dim& batch) {
-    edit.input = pair.input;
-    edit.output = pair.output;
     // `streamable` stays the analysis' verdict: a stage before this plan (--time-axis) may have changed it.
-    edit.rows = pair.rows;
-    edit.region = pair.region;
-    edit.region_axes = pair.axes;
-    edit.init = pair.init;
+    TakeRecordedPair(pair, edit);
     if (!pair.region.empty()) edit.batch_axis = TensorBatchAxis(analyzed.state, pair.region, pair.axes);
     KeepExposed(analyzed, edit, batch);
   }
@@ -132,9 +114,7 @@ class StatePlanner {
   void PlanAuthorsExposure(const StateAnalysis& analyzed, StateEdit& edit, const Exposure& exposure, const Dim& batch) {
     edit.input = exposure.input;
     edit.output = exposure.output;
-    edit.rows = exposure.rows;
-    edit.region = exposure.region;
-    edit.region_axes = exposure.axes;
+    edit.place = PlaceNamedBy(exposure);
     edit.batch_axis = TensorBatchAxis(analyzed.state, exposure.region, exposure.axes);
     KeepExposed(analyzed, edit, batch);
   }
@@ -232,10 +212,12 @@ class StatePlanner {
     pair.kind = edit.kind;
     pair.optional = edit.optional;
     pair.streamable = edit.streamable;
-    pair.rows = edit.rows;
+    if (edit.place) {
+      pair.rows = edit.place->rows;
+      pair.region = edit.place->region;
+      pair.axes = edit.place->axes;
+    }
     pair.variable = edit.variable;
-    pair.region = edit.region;
-    pair.axes = edit.region_axes;
     pair.dtype = ElementTypeName(state.elem_type);
     pair.shape = edit.data_shape;
     pair.batch_axis = edit.batch_axis;
@@ -301,6 +283,31 @@ class StatePlanner {
 };
 
 }  // namespace
+
+StateEdit EditHeader(const StateAnalysis& analyzed, std::string owner_name, std::string graph_name) {
+  const RecurrentState& state = analyzed.state;
+  StateEdit edit;
+  edit.key = state.key();
+  edit.owner_name = std::move(owner_name);
+  edit.graph_name = std::move(graph_name);
+  edit.kind = state.kind_name();
+  edit.variable = state.variable;
+  edit.op = state.owner.op;
+  edit.site = analyzed.site;
+  edit.elem_type = state.elem_type;
+  edit.original = analyzed.origin.value;
+  edit.final_value = analyzed.final_state.value;
+  edit.streamable = state.streamable;
+  edit.batch_axis = state.batch_axis;
+  return edit;
+}
+
+void TakeRecordedPair(const StatePair& pair, StateEdit& edit) {
+  edit.input = pair.input;
+  edit.output = pair.output;
+  edit.place = PlaceNamedBy(pair);
+  edit.init = pair.init;
+}
 
 Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options) {
   // Validate templates up front so that a typo fails before any work.

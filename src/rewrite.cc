@@ -6,6 +6,7 @@
 #include "apply.h"
 #include "model_index.h"
 #include "model_rules.h"
+#include "planner.h"
 #include "rnnstate/error.h"
 #include "state_transform.h"
 #include "time_axis.h"

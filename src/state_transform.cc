@@ -3,6 +3,7 @@
 #include "node_builder.h"
 #include "pack_apply.h"
 #include "pack_plan.h"
+#include "planner.h"
 #include "rnnstate/error.h"
 #include "rnnstate/packed_metadata.h"
 #include "state_layout.h"
@@ -124,22 +125,14 @@ Plan KeepTransformedPlan(const Analysis& analysis) {
       continue;
     }
     const StatePair& pair = analysis.recorded_pairs[static_cast<size_t>(analyzed.recorded)];
-    StateEdit edit;
-    edit.key = state.key();
-    edit.owner_name = state.owner.name;
-    edit.graph_name = state.owner.graph_name;
-    edit.kind = state.kind_name();
-    edit.op = state.owner.op;
-    edit.site = analyzed.site;
-    edit.elem_type = state.elem_type;
-    edit.input = pair.input;
-    edit.output = pair.output;
+    StateEdit edit = EditHeader(analyzed, state.owner.name, state.owner.graph_name);
+    TakeRecordedPair(pair, edit);
+    // Described by its rows only: a recorded region has never been shown on a transformed model.
+    if (edit.place) edit.place = StatePlace{edit.place->rows, {}, {}};
     edit.input_edit = KeepInput{};
     edit.output_edit = KeepOutput{};
     edit.optional = pair.optional;
     edit.streamable = pair.streamable;
-    edit.rows = pair.rows;
-    edit.init = pair.init;
     edit.data_shape = pair.shape;
     edit.batch_axis = pair.batch_axis;
     plan.edits.push_back(std::move(edit));

@@ -1,5 +1,6 @@
 #include "exposure_test_models.h"
 
+#include "planner.h"
 #include "test_models.h"
 
 namespace rnnstate::testing {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis.h"
-#include "plan.h"
+#include "planner.h"
 #include "test_models.h"
 
 namespace rnnstate {
