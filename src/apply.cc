@@ -72,8 +72,8 @@ void AddSelectNodes(const StateEdit& edit, const std::string& original, const Se
   out.push_back(MakeNode("Equal", {d.size_value, d.zero_value}, {d.is_empty_value}));
   onnx::NodeProto select = MakeNode("If", {d.is_empty_value}, {selected});
   onnx::ValueInfoProto type = TensorInfo(selected, edit.elem_type, edit.shape);
-  SetGraphAttribute(select, "then_branch", IdentityBranch(d.then_value, original, d.then_value, type));
-  SetGraphAttribute(select, "else_branch", IdentityBranch(d.else_value, edit.input, d.else_value, type));
+  SetIfBranches(select, IdentityBranch(d.then_value, original, d.then_value, type),
+                IdentityBranch(d.else_value, edit.input, d.else_value, type));
   out.push_back(std::move(select));
 }
 

@@ -13,22 +13,6 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
-/// Where `name` (seen from `path`) is defined, and its producing node there (nullptr when not a node).
-struct Defined {
-  GraphPath graph;
-  Producer producer;
-  const onnx::NodeProto* node = nullptr;
-};
-
-Defined Define(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const ResolvedName resolved = index.Resolve(path, name);
-  Defined out{resolved.graph, resolved.producer, nullptr};
-  if (resolved.producer.kind == Producer::Kind::kNode) {
-    out.node = &ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index);
-  }
-  return out;
-}
-
 const onnx::TensorShapeProto* ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf(path, name);
   if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return nullptr;
@@ -38,13 +22,6 @@ const onnx::TensorShapeProto* ShapeOf(const ModelIndex& index, const GraphPath& 
 int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TensorShapeProto* shape = ShapeOf(index, path, name);
   return shape == nullptr ? -1 : shape->dim_size();
-}
-
-/// The one integer of a constant, or nullopt.
-std::optional<int64_t> OneInteger(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, name);
-  if (!values || values->size() != 1) return std::nullopt;
-  return values->front();
 }
 
 /// True when the declared or inferred dim `axis` of `name` is the fixed size 1 (a broadcast operand).
@@ -61,7 +38,7 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
 std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path, const std::string& vector,
                                  int64_t element, int depth) {
   if (depth > kMaxDepth || vector.empty() || element < 0) return std::nullopt;
-  const Defined at = Define(index, path, vector);
+  const ResolvedName at = index.Resolve(path, vector);
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
   const std::string& op = node.op_type();
@@ -100,12 +77,12 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
     return Element(index, at.graph, node.input(0), picked, depth + 1);
   }
   if (op == "Slice" && node.input_size() >= 3) {
-    const std::optional<int64_t> start = OneInteger(index, at.graph, node.input(1));
+    const std::optional<int64_t> start = ConstantScalar(index, at.graph, node.input(1));
     if (!start) return std::nullopt;
-    if (node.input_size() > 3 && !node.input(3).empty() && OneInteger(index, at.graph, node.input(3)) != 0) {
+    if (node.input_size() > 3 && !node.input(3).empty() && ConstantScalar(index, at.graph, node.input(3)) != 0) {
       return std::nullopt;
     }
-    if (node.input_size() > 4 && !node.input(4).empty() && OneInteger(index, at.graph, node.input(4)) != 1) {
+    if (node.input_size() > 4 && !node.input(4).empty() && ConstantScalar(index, at.graph, node.input(4)) != 1) {
       return std::nullopt;
     }
     int64_t first = *start;
@@ -127,7 +104,7 @@ bool Broadcasting(const onnx::NodeProto& node) {
 std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
                               int depth) {
   if (depth > kMaxDepth || value.empty() || axis < 0) return std::nullopt;
-  const Defined at = Define(index, path, value);
+  const ResolvedName at = index.Resolve(path, value);
   const bool input =
       at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
   if (input && at.graph.empty()) return InputAxis{value, axis};
@@ -186,7 +163,7 @@ std::optional<int64_t> VectorLength(const ModelIndex& index, const GraphPath& pa
   if (const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, vector)) {
     return static_cast<int64_t>(values->size());
   }
-  const Defined at = Define(index, path, vector);
+  const ResolvedName at = index.Resolve(path, vector);
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
   if (IsOnnxOp(node, {"Identity", "Cast"})) return VectorLength(index, at.graph, node.input(0));
@@ -213,8 +190,8 @@ std::optional<int64_t> VectorLength(const ModelIndex& index, const GraphPath& pa
   }
   if (IsOnnxOp(node, {"Slice"}) && node.input_size() >= 3 && (node.input_size() < 5 || node.input(4).empty())) {
     const std::optional<int64_t> length = VectorLength(index, at.graph, node.input(0));
-    const std::optional<int64_t> start = OneInteger(index, at.graph, node.input(1));
-    const std::optional<int64_t> end = OneInteger(index, at.graph, node.input(2));
+    const std::optional<int64_t> start = ConstantScalar(index, at.graph, node.input(1));
+    const std::optional<int64_t> end = ConstantScalar(index, at.graph, node.input(2));
     if (!length || !start || !end) return std::nullopt;
     auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + *length : v, 0, *length); };
     return std::max<int64_t>(0, clamp(*end) - clamp(*start));

@@ -34,19 +34,6 @@ std::string Through(const ModelIndex& index, const GraphPath& path, std::string 
   return name;
 }
 
-/// True when `name` is an initializer or a Constant node's output, in this graph or an enclosing one.
-bool IsConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const ResolvedName resolved = index.Resolve(path, name);
-  if (resolved.producer.kind == Producer::Kind::kInitializer) return true;
-  if (resolved.producer.kind != Producer::Kind::kNode) return false;
-  return IsOnnxOp(ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index), {"Constant"});
-}
-
-std::optional<int64_t> ScalarConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, name);
-  if (!values || values->size() != 1) return std::nullopt;
-  return values->front();
-}
 
 /// When `output` is `input` plus (or minus) a constant: the step (0 when it is not an integer constant).
 std::optional<int64_t> CounterStep(const ModelIndex& index, const GraphPath& body, const std::string& output,
@@ -56,8 +43,8 @@ std::optional<int64_t> CounterStep(const ModelIndex& index, const GraphPath& bod
   for (int own = 0; own < 2; ++own) {
     if (own == 1 && node->op_type() == "Sub") break;  // c - v is no counter
     const std::string& other = node->input(1 - own);
-    if (Through(index, body, node->input(own), kExactOps) != input || !IsConstant(index, body, other)) continue;
-    const int64_t step = ScalarConstant(index, body, other).value_or(0);
+    if (Through(index, body, node->input(own), kExactOps) != input || !FindConstant(index, body, other)) continue;
+    const int64_t step = ConstantScalar(index, body, other).value_or(0);
     return node->op_type() == "Sub" ? -step : step;
   }
   return std::nullopt;
@@ -193,7 +180,7 @@ void Classify(const ModelIndex& index, const LoopAnatomy& loop, const std::strin
     const GraphPath& outer = loop.graph;
     const onnx::NodeProto& node = ResolveGraph(index.model(), outer)->node(loop.node);
     info.step = step;
-    info.start = ScalarConstant(index, outer, node.input(info.slots.node_input));
+    info.start = ConstantScalar(index, outer, node.input(info.slots.node_input));
     info.uses = UsesOf(index, body, info.body_input, info.body_output, cond_output);
     // A counter used for anything else carries information from chunk to chunk: a state.
     if (info.uses.other_uses.empty()) return set(CarriedRole::kCounter, "an iteration counter (v + constant)");
@@ -235,10 +222,10 @@ std::optional<LoopAnatomy> ReadLoop(const ModelIndex& index, const GraphPath& gr
   loop.node = node;
   loop.kind = kind;
   loop.body = graph;
-  loop.body.push_back(GraphStep{node, "body", -1});
-  const onnx::GraphProto& body = *GraphAttribute(proto, "body");
+  loop.body.push_back(GraphStep{node, kBody, -1});
+  const onnx::GraphProto& body = *GraphAttribute(proto, kBody);
   const bool is_loop = kind == ContainerKind::kLoop;
-  const std::string cond_output = is_loop && body.output_size() > 0 ? body.output(0).name() : "";
+  const std::string cond_output = is_loop ? BodyConditionOutput(body) : "";
   for (int position = 0; position < body.input_size(); ++position) {
     std::optional<CarriedVariable> slots = CarriedAtBodyInput(kind, proto, position);
     if (!slots) continue;
@@ -255,8 +242,7 @@ std::optional<LoopAnatomy> ReadLoop(const ModelIndex& index, const GraphPath& gr
     }
     loop.carried.push_back(std::move(info));
   }
-  if (is_loop && body.input_size() > 0)
-    loop.iteration = UsesOf(index, loop.body, body.input(0).name(), "", cond_output);
+  if (is_loop) loop.iteration = UsesOf(index, loop.body, BodyIterationNumber(body), "", cond_output);
   return loop;
 }
 

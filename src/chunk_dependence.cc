@@ -6,6 +6,7 @@
 
 #include "axis_trace.h"
 #include "constant_value.h"
+#include "control_flow.h"
 #include "proto_access.h"
 #include "time_source.h"
 
@@ -24,20 +25,8 @@ int ValueRank(const ModelIndex& index, const GraphPath& path, const std::string&
   if (type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()) {
     return type->tensor_type().shape().dim_size();
   }
-  const ResolvedName resolved = index.Resolve(path, name);
-  const onnx::GraphProto* graph = ResolveGraph(index.model(), resolved.graph);
-  if (graph == nullptr) return -1;
-  if (resolved.producer.kind == Producer::Kind::kInitializer) {
-    return graph->initializer(resolved.producer.index).dims_size();
-  }
-  if (resolved.producer.kind == Producer::Kind::kNode) {
-    const onnx::NodeProto& node = graph->node(resolved.producer.index);
-    if (IsOnnxOp(node, {"Constant"})) {
-      if (const onnx::AttributeProto* value = FindAttribute(node, "value")) return value->t().dims_size();
-      if (FindAttribute(node, "value_float") || FindAttribute(node, "value_int")) return 0;
-    }
-  }
-  return -1;
+  const std::optional<std::vector<int64_t>> dims = ConstantDims(index, path, name);
+  return dims ? static_cast<int>(dims->size()) : -1;
 }
 
 ChunkDependence::ChunkDependence(const ModelIndex& index, const GraphPath& graph, int node,
@@ -80,7 +69,7 @@ std::string ChunkDependence::Compute(const ResolvedName& resolved, const std::st
   }
   if (producer.kind == Producer::Kind::kInitializer) return "";
   if (producer.kind != Producer::Kind::kNode) return "'" + name + "' (an input of an enclosing subgraph)";
-  const onnx::NodeProto& node = ResolveGraph(index_.model(), resolved.graph)->node(producer.index);
+  const onnx::NodeProto& node = *resolved.node;
   const GraphPath& graph = resolved.graph;
   if (graph == loop_graph_ && producer.index == loop_node_) return "the loop's own output '" + name + "'";
   if (IsOnnxOp(node, {"Constant"})) return "";
@@ -89,9 +78,7 @@ std::string ChunkDependence::Compute(const ResolvedName& resolved, const std::st
   // Elements of a shape: Gather(Shape(v), k) and Slice(Shape(v), b, e) read the lengths of those axes only.
   if (IsOnnxOp(node, {"Gather", "Slice"}) && node.input_size() >= 2) {
     const ResolvedName from = index_.Resolve(graph, node.input(0));
-    const onnx::NodeProto* shape = from.producer.kind == Producer::Kind::kNode
-                                       ? &ResolveGraph(index_.model(), from.graph)->node(from.producer.index)
-                                       : nullptr;
+    const onnx::NodeProto* shape = from.node;
     if (shape != nullptr && IsOnnxOp(*shape, {"Shape"})) {
       if (std::optional<std::vector<int64_t>> elements = PickedElements(graph, node)) {
         return ShapeElements(from.graph, *shape, elements, depth);
@@ -100,14 +87,15 @@ std::string ChunkDependence::Compute(const ResolvedName& resolved, const std::st
   }
   // An If's output is its condition and what each branch computes for it (a rewrite's "original when
   // empty" default computes zeros of the batch inside its then branch).
-  if (IsOnnxOp(node, {"If"}) && node.input_size() == 1) {
-    if (std::string why = Of(graph, node.input(0), depth + 1); !why.empty()) return why;
-    for (const char* branch : {"then_branch", "else_branch"}) {
+  if (ContainerKindOf(node, index_.onnx_opset()) == ContainerKind::kIf && node.input_size() == 1) {
+    if (std::string why = Of(graph, IfCondition(node), depth + 1); !why.empty()) return why;
+    const int position = BodyOutputOfNodeOutput(ContainerKind::kIf, producer.slot);
+    for (const char* branch : kIfBranches) {
       const onnx::GraphProto* body = GraphAttribute(node, branch);
-      if (body == nullptr || producer.slot >= body->output_size()) return "the If '" + node.name() + "'";
+      if (body == nullptr || position >= body->output_size()) return "the If '" + node.name() + "'";
       GraphPath path = graph;
       path.push_back(GraphStep{producer.index, branch, -1});
-      if (std::string why = Of(path, body->output(producer.slot).name(), depth + 1); !why.empty()) return why;
+      if (std::string why = Of(path, body->output(position).name(), depth + 1); !why.empty()) return why;
     }
     return "";
   }

@@ -29,6 +29,21 @@ onnx::ValueInfoProto Named(const onnx::ValueInfoProto& type, const std::string& 
   return info;
 }
 
+template <typename Names>
+const std::string& NameAt(const Names& names, int position) {
+  static const std::string kNone;
+  return position < names.size() ? names.Get(position) : kNone;
+}
+
+template <typename Values>
+const std::string& ValueNameAt(const Values& values, int position) {
+  static const std::string kNone;
+  return position < values.size() ? values.Get(position).name() : kNone;
+}
+
+/// The number of a Loop's carried values, by its inputs (trip count and condition first).
+int LoopCarriedCount(const onnx::NodeProto& loop) { return loop.input_size() - 2; }
+
 }  // namespace
 
 ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset) {
@@ -40,17 +55,32 @@ ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset) {
   return ContainerKind::kOther;
 }
 
+const char* ContainerKindName(ContainerKind kind) {
+  switch (kind) {
+    case ContainerKind::kLoop:
+      return "Loop";
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9:
+      return "Scan";
+    case ContainerKind::kIf:
+      return "If";
+    case ContainerKind::kOther:
+      break;
+  }
+  return "?";
+}
+
 std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKind kind) {
   switch (kind) {
     case ContainerKind::kIf:
-      for (const char* branch : {"then_branch", "else_branch"}) {
+      for (const char* branch : kIfBranches) {
         if (!GraphAttribute(container, branch)) return std::string("the If has no ") + branch;
       }
       return "";
     case ContainerKind::kLoop: {
       // Body: (iteration number, condition, carried...) -> (condition, carried..., scan outputs...);
       // Loop: (trip count, condition, carried...), where a Loop that carries nothing may omit the first two.
-      const onnx::GraphProto* body = GraphAttribute(container, "body");
+      const onnx::GraphProto* body = GraphAttribute(container, kBody);
       if (body == nullptr) return "the Loop has no body";
       if (body->input_size() < 2) return "the Loop body lacks its iteration number and condition inputs";
       const int carried = body->input_size() - 2;
@@ -73,7 +103,7 @@ std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKi
         return "the Scan's num_scan_inputs " + std::to_string(count->i()) + " is not between 1 and its " +
                Counted(container.input_size(), "input");
       }
-      if (!GraphAttribute(container, "body")) return "the Scan has no body";
+      if (!GraphAttribute(container, kBody)) return "the Scan has no body";
       return "";
     }
     case ContainerKind::kOther:
@@ -93,6 +123,45 @@ std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind k
 int ScanStateCount(const onnx::NodeProto& scan) {
   return scan.input_size() - static_cast<int>(IntAttribute(scan, "num_scan_inputs", 0));
 }
+
+const std::string& LoopTripCount(const onnx::NodeProto& loop) { return NameAt(loop.input(), 0); }
+const std::string& LoopInitialCondition(const onnx::NodeProto& loop) { return NameAt(loop.input(), 1); }
+
+const std::string& BodyIterationNumber(const onnx::GraphProto& body) { return ValueNameAt(body.input(), 0); }
+const std::string& BodyConditionInput(const onnx::GraphProto& body) { return ValueNameAt(body.input(), 1); }
+const std::string& BodyConditionOutput(const onnx::GraphProto& body) { return ValueNameAt(body.output(), 0); }
+
+int ScanBodyStateCount(ContainerKind kind, const onnx::NodeProto& scan) {
+  return ScanStateCount(scan) - (kind == ContainerKind::kScan8 ? 1 : 0);  // Scan-8's sequence_lens
+}
+
+SlotRange ScanInputs(const onnx::NodeProto& scan) { return SlotRange{ScanStateCount(scan), scan.input_size()}; }
+
+bool IsScanOutput(ContainerKind kind, const onnx::NodeProto& container, int slot) {
+  switch (kind) {
+    case ContainerKind::kLoop:
+      return slot >= LoopCarriedCount(container);
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9:
+      return slot >= ScanBodyStateCount(kind, container);
+    case ContainerKind::kIf:
+    case ContainerKind::kOther:
+      break;
+  }
+  return false;
+}
+
+const std::string& IfCondition(const onnx::NodeProto& node) { return NameAt(node.input(), 0); }
+
+const char* IfBranchTaken(bool condition) { return condition ? kThenBranch : kElseBranch; }
+
+const char* OtherBranch(const std::string& branch) {
+  if (branch == kThenBranch) return kElseBranch;
+  if (branch == kElseBranch) return kThenBranch;
+  return "";
+}
+
+bool IsIfBranch(const std::string& attribute) { return attribute == kThenBranch || attribute == kElseBranch; }
 
 std::optional<CarriedVariable> CarriedAtBodyInput(ContainerKind kind, const onnx::NodeProto& container, int position) {
   if (!MalformedContainer(container, kind).empty()) return std::nullopt;
@@ -123,9 +192,9 @@ BodyInputSources SourcesOfBodyInput(ContainerKind kind, const onnx::NodeProto& c
       break;
     case ContainerKind::kScan8:
     case ContainerKind::kScan9: {
-      const int offset = kind == ContainerKind::kScan8 ? 1 : 0;  // Scan-8's sequence_lens
-      input(position + offset);
-      if (position < ScanStateCount(container) - offset) sources.body_output = position;
+      const int states = ScanBodyStateCount(kind, container);
+      input(position + ScanStateCount(container) - states);  // after Scan-8's sequence_lens
+      if (position < states) sources.body_output = position;
       break;
     }
     case ContainerKind::kIf:
@@ -150,9 +219,28 @@ int BodyOutputOfNodeOutput(ContainerKind kind, int slot) {
   return -1;
 }
 
+int NodeOutputOfBodyOutput(ContainerKind kind, int position) {
+  switch (kind) {
+    case ContainerKind::kLoop:
+      return position - 1;  // -1 for the condition
+    case ContainerKind::kScan8:
+    case ContainerKind::kScan9:
+    case ContainerKind::kIf:
+      return position;
+    case ContainerKind::kOther:
+      break;
+  }
+  return -1;
+}
+
 bool CanThreadOut(ContainerKind kind, const std::string& attribute) {
-  return ((kind == ContainerKind::kLoop || kind == ContainerKind::kScan9) && attribute == "body") ||
+  return ((kind == ContainerKind::kLoop || kind == ContainerKind::kScan9) && attribute == kBody) ||
          kind == ContainerKind::kIf;
+}
+
+void SetIfBranches(onnx::NodeProto& node, onnx::GraphProto then_branch, onnx::GraphProto else_branch) {
+  SetGraphAttribute(node, kThenBranch, std::move(then_branch));
+  SetGraphAttribute(node, kElseBranch, std::move(else_branch));
 }
 
 void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::GraphProto& inner, onnx::GraphProto* other,
@@ -160,7 +248,7 @@ void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::Grap
   *inner.add_node() = MakeNode("Identity", {value}, {names.inner});
   switch (kind) {
     case ContainerKind::kLoop: {
-      const int carried = container.input_size() - 2;
+      const int carried = LoopCarriedCount(container);
       container.add_input(names.initial);
       InsertAt(container.mutable_output(), carried, names.outer);
       *inner.add_input() = Named(type, names.body_input);

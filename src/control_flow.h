@@ -21,6 +21,16 @@ namespace rnnstate {
 /// The control-flow operators rnnstate understands; kOther is any other node holding a subgraph.
 enum class ContainerKind { kLoop, kScan8, kScan9, kIf, kOther };
 
+/// The subgraph attributes: a Loop's or Scan's body, an If's branches (then first).
+inline constexpr char kBody[] = "body";
+inline constexpr char kThenBranch[] = "then_branch";
+inline constexpr char kElseBranch[] = "else_branch";
+inline constexpr const char* kIfBranches[] = {kThenBranch, kElseBranch};
+
+/// "Loop", "Scan" (Scan-8 and Scan-9+ alike) or "If": the operator of a container, as messages name it;
+/// "?" for kOther.
+const char* ContainerKindName(ContainerKind kind);
+
 /// The kind of `node` in a model whose ai.onnx opset is `onnx_opset` (Scan's layout changed in opset 9).
 ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset);
 
@@ -38,6 +48,39 @@ std::string MalformedContainer(const onnx::NodeProto& container, ContainerKind k
 /// The number of state variables of a Scan (its inputs before the scan inputs; for Scan-8, including
 /// the leading sequence_lens).
 int ScanStateCount(const onnx::NodeProto& scan);
+
+/// A Loop's trip count M and initial condition (its inputs 0 and 1); "" when omitted.
+const std::string& LoopTripCount(const onnx::NodeProto& loop);
+const std::string& LoopInitialCondition(const onnx::NodeProto& loop);
+
+/// A Loop body's iteration number and condition inputs (0 and 1) and its condition output (0); "" when
+/// the body lacks them.
+const std::string& BodyIterationNumber(const onnx::GraphProto& body);
+const std::string& BodyConditionInput(const onnx::GraphProto& body);
+const std::string& BodyConditionOutput(const onnx::GraphProto& body);
+
+/// The number of a Scan body's inputs (and of the Scan's outputs) that are state variables: Scan-8's
+/// leading sequence_lens has none.
+int ScanBodyStateCount(ContainerKind kind, const onnx::NodeProto& scan);
+
+/// The inputs of a Scan that are scan inputs, [first, end): those after its state variables.
+struct SlotRange {
+  int first = 0;
+  int end = 0;
+};
+SlotRange ScanInputs(const onnx::NodeProto& scan);
+
+/// True when output `slot` of a Loop or Scan is a scan output (it comes after the carried values or state
+/// variables); false for an If and kOther.
+bool IsScanOutput(ContainerKind kind, const onnx::NodeProto& container, int slot);
+
+/// An If's condition (its input 0; "" when absent), the branch it runs when the condition is
+/// `condition`, the other branch of `branch` ("" when `branch` is no If branch), and whether a subgraph
+/// attribute is an If branch.
+const std::string& IfCondition(const onnx::NodeProto& node);
+const char* IfBranchTaken(bool condition);
+const char* OtherBranch(const std::string& branch);
+bool IsIfBranch(const std::string& attribute);
 
 /// A loop-carried variable: its slot in the container's inputs and outputs and in the body's.
 struct CarriedVariable {
@@ -64,6 +107,10 @@ BodyInputSources SourcesOfBodyInput(ContainerKind kind, const onnx::NodeProto& c
 /// any body output may be (kOther).
 int BodyOutputOfNodeOutput(ContainerKind kind, int slot);
 
+/// The container output that body output `position` returns (the inverse of BodyOutputOfNodeOutput), or
+/// -1: a Loop body's condition, or kOther.
+int NodeOutputOfBodyOutput(ContainerKind kind, int position);
+
 /// True when a state can be threaded out of subgraph `attribute` of a container of this kind: a Loop
 /// or Scan-9+ body (as an added carried variable) or an If branch (as an added output).
 bool CanThreadOut(ContainerKind kind, const std::string& attribute);
@@ -84,5 +131,8 @@ struct ThreadedValue {
 /// through. `type` is the ValueInfo (without name) of every new subgraph input and output. For apply.
 void AddThreadedValue(ContainerKind kind, onnx::NodeProto& container, onnx::GraphProto& inner, onnx::GraphProto* other,
                       const std::string& value, const ThreadedValue& names, const onnx::ValueInfoProto& type);
+
+/// Gives a new If node its two branches (then first). For apply.
+void SetIfBranches(onnx::NodeProto& node, onnx::GraphProto then_branch, onnx::GraphProto else_branch);
 
 }  // namespace rnnstate

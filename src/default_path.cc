@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "constant_value.h"
+#include "control_flow.h"
 #include "proto_access.h"
 #include "shape_eval.h"
 
@@ -23,9 +24,8 @@ class ShapeCondition {
     if (depth > kMaxDepth || name.empty()) return std::nullopt;
     if (auto constant = ConstantIntegers(index_, path, name)) return constant;
     const ResolvedName resolved = index_.Resolve(path, name);
-    if (resolved.producer.kind != Producer::Kind::kNode) return std::nullopt;
-    const onnx::NodeProto& node = ResolveGraph(index_.model(), resolved.graph)->node(resolved.producer.index);
-    return Node(resolved.graph, node, depth);
+    if (resolved.node == nullptr) return std::nullopt;
+    return Node(resolved.graph, *resolved.node, depth);
   }
 
  private:
@@ -102,9 +102,9 @@ std::string BranchFor(const ModelIndex& index, const GraphPath& path, const onnx
     // A shape with another dynamic axis is left out: the condition cannot be decided from it.
     if (concrete.size() == shape->size()) shapes[input] = std::move(concrete);
   }
-  auto value = ShapeCondition(index, std::move(shapes)).Value(path, select.input(0));
+  auto value = ShapeCondition(index, std::move(shapes)).Value(path, IfCondition(select));
   if (!value || value->size() != 1) return "";
-  return (*value)[0] != 0 ? "then_branch" : "else_branch";
+  return IfBranchTaken((*value)[0] != 0);
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ std::string BranchFor(const ModelIndex& index, const GraphPath& path, const onnx
 bool RunsOnlyWhenEmpty(const ModelIndex& index, const GraphPath& path, int node, const std::string& branch,
                        const std::map<std::string, size_t>& state_inputs) {
   const onnx::NodeProto& select = ResolveGraph(index.model(), path)->node(node);
-  if (!IsOnnxDomain(select.domain()) || select.op_type() != "If" || select.input_size() == 0) return false;
+  if (ContainerKindOf(select, index.onnx_opset()) != ContainerKind::kIf || select.input_size() == 0) return false;
   if (BranchFor(index, path, select, state_inputs, 0) != branch) return false;
   for (int64_t batch : {1, 2}) {
     const std::string taken = BranchFor(index, path, select, state_inputs, batch);

@@ -1,5 +1,6 @@
 #include "exposed_state.h"
 
+#include "control_flow.h"
 #include "proto_access.h"
 #include "shape_eval.h"
 #include "view_ops.h"
@@ -187,9 +188,8 @@ bool Exclusive(const RecurrentState& a, const RecurrentState& b) {
   for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
     if (x[i] == y[i]) continue;
     // The first step where they part: the same node, different subgraphs of it (an If's two branches).
-    return x[i].node == y[i].node && x[i].attribute != y[i].attribute &&
-           (x[i].attribute == "then_branch" || x[i].attribute == "else_branch") &&
-           (y[i].attribute == "then_branch" || y[i].attribute == "else_branch");
+    return x[i].node == y[i].node && x[i].attribute != y[i].attribute && IsIfBranch(x[i].attribute) &&
+           IsIfBranch(y[i].attribute);
   }
   return false;
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "control_flow.h"
 #include "default_path.h"
 #include "proto_access.h"
 #include "recurrent_ops.h"
@@ -52,9 +53,10 @@ class ReadWalk {
         return ReadTrace{std::nullopt, "it is read from a constant ('" + value + "')", true};
       }
       path = resolved.graph;
-      const onnx::GraphProto& graph = *ResolveGraph(index_.model(), path);
-      const onnx::NodeProto& node = graph.node(producer.index);
-      if (IsOnnxDomain(node.domain()) && node.op_type() == "If") return ThroughIf(path, producer, map, types, depth);
+      const onnx::NodeProto& node = *resolved.node;
+      if (ContainerKindOf(node, index_.onnx_opset()) == ContainerKind::kIf) {
+        return ThroughIf(path, producer, map, types, depth);
+      }
       std::string why;
       const int slot = StepBack(path, node, producer.slot, map, types, &why);
       if (slot < 0 || slot >= node.input_size()) {
@@ -76,14 +78,14 @@ class ReadWalk {
     const onnx::NodeProto& node = ResolveGraph(index_.model(), path)->node(producer.index);
     std::optional<ReadTrace> read;
     std::string zeros;  // the branch that makes zeros, if one does
-    for (const char* branch : {"then_branch", "else_branch"}) {
+    const int position = BodyOutputOfNodeOutput(ContainerKind::kIf, producer.slot);
+    for (const char* branch : kIfBranches) {
       if (empty_inputs_ && RunsOnlyWhenEmpty(index_, path, producer.index, branch, *empty_inputs_)) continue;
       const onnx::GraphProto* body = GraphAttribute(node, branch);
-      if (body == nullptr || producer.slot >= body->output_size())
-        return Fail(Where(node, producer.index) + " is malformed");
+      if (body == nullptr || position >= body->output_size()) return Fail(Where(node, producer.index) + " is malformed");
       GraphPath inner = path;
       inner.push_back(GraphStep{producer.index, branch, -1});
-      const std::string& out = body->output(producer.slot).name();
+      const std::string& out = body->output(position).name();
       ReadTrace trace = From(inner, out, map, types, depth + 1);
       if (!trace.place) {
         if (!zeros.empty() || !IsProvablyZero(index_, inner, out)) return trace;

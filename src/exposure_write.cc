@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "control_flow.h"
 #include "exposure.h"
 #include "proto_access.h"
 #include "shape_eval.h"
@@ -115,14 +116,15 @@ class WriteWalk {
     }
     const GraphPath parent(at.path.begin(), at.path.end() - 1);
     const onnx::NodeProto& container = ResolveGraph(index_.model(), parent)->node(at.path.back().node);
-    if (!IsOnnxDomain(container.domain()) || container.op_type() != "If") {
+    if (ContainerKindOf(container, index_.onnx_opset()) != ContainerKind::kIf) {
       Stop("it leaves " + Where(container, at.path.back().node) + " as a carried value");
       return;
     }
-    if (position >= container.output_size()) return;
+    const int slot = NodeOutputOfBodyOutput(ContainerKind::kIf, position);
+    if (slot >= container.output_size()) return;
     Reached next = at;
     next.path = parent;
-    next.value = container.output(position);
+    next.value = container.output(slot);
     pending.push_back(std::move(next));
   }
 

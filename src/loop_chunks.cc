@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "constant_value.h"
+#include "control_flow.h"
 #include "proto_access.h"
 
 namespace rnnstate {
@@ -84,15 +85,17 @@ class TimeFlow {
       const GraphStep& step = flow.graph.back();
       const GraphPath parent(flow.graph.begin(), flow.graph.end() - 1);
       const onnx::NodeProto& owner = ResolveGraph(index_.model(), parent)->node(step.node);
-      if (!IsOnnxOp(owner, {"If"}) || output->second >= owner.output_size()) {
+      const ContainerKind kind = ContainerKindOf(owner, index_.onnx_opset());
+      const int slot = NodeOutputOfBodyOutput(kind, output->second);
+      if (kind != ContainerKind::kIf || slot >= owner.output_size()) {
         return "'" + flow.value + "' leaves through the body of " + DescribeNode(index_.model(), parent, step.node);
       }
-      if (std::string why = dependence_.Of(parent, owner.input(0)); !why.empty()) {
+      if (std::string why = dependence_.Of(parent, IfCondition(owner)); !why.empty()) {
         return DescribeNode(index_.model(), parent, step.node) + " picks its branch from " + why;
       }
       Flow next = flow;
       next.graph = parent;
-      next.value = owner.output(output->second);
+      next.value = owner.output(slot);
       if (std::string why = Follow(next, depth + 1); !why.empty()) return why;
     }
     const onnx::GraphProto& proto = *ResolveGraph(index_.model(), flow.graph);
@@ -349,10 +352,9 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
   TimeFlow flow(index, dependence);
   const int carried = static_cast<int>(loop.carried.size());
   const onnx::AttributeProto* axes = FindAttribute(node, "scan_output_axes");
-  const int first_scan_body_output = carried + (loop.kind == ContainerKind::kLoop ? 1 : 0);
   for (int k = carried; k < node.output_size(); ++k) {
     if (node.output(k).empty()) continue;
-    const int rank = BodyRank(index, loop, first_scan_body_output + k - carried);
+    const int rank = BodyRank(index, loop, BodyOutputOfNodeOutput(loop.kind, k));
     const int out_rank = rank < 0 ? -1 : rank + 1;
     int64_t axis = 0;
     if (loop.kind == ContainerKind::kScan9 && axes != nullptr && k - carried < axes->ints_size()) {

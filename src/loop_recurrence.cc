@@ -6,6 +6,7 @@
 #include "axis_trace.h"
 #include "carried_variables.h"
 #include "constant_value.h"
+#include "control_flow.h"
 #include "loop_streaming.h"
 #include "proto_access.h"
 #include "state_origin.h"
@@ -161,18 +162,12 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
 bool KnownZero(const ModelIndex& index, const GraphPath& path, std::string name) {
   GraphPath graph = path;
   for (int depth = 0; depth < 16; ++depth) {
+    if (const std::optional<ConstantValue> constant = FindConstant(index, graph, name)) return KnownAllZero(*constant);
     const ResolvedName resolved = index.Resolve(graph, name);
-    const onnx::GraphProto* proto = ResolveGraph(index.model(), resolved.graph);
-    if (proto == nullptr) return false;
-    if (resolved.producer.kind == Producer::Kind::kInitializer) {
-      return KnownAllZero(proto->initializer(resolved.producer.index));
-    }
-    if (resolved.producer.kind != Producer::Kind::kNode) return false;
-    const onnx::NodeProto& node = proto->node(resolved.producer.index);
-    if (IsOnnxOp(node, {"Constant"})) return ConstantNodeIsZero(node);
-    if (!IsOnnxOp(node, {"Identity", "Cast"}) || node.input_size() == 0) return false;
+    if (resolved.node == nullptr || !IsOnnxOp(*resolved.node, {"Identity", "Cast"}) || resolved.node->input_size() == 0)
+      return false;
     graph = resolved.graph;
-    name = node.input(0);
+    name = resolved.node->input(0);
   }
   return false;
 }
@@ -249,10 +244,10 @@ StateNote NoteOf(StateNote::Kind kind, const StateOwner& owner, std::string vari
 /// Scan-8's state variables (after its sequence_lens): noted, not rewritten.
 void NoteScan8(const ModelIndex& index, const GraphPath& path, int n, Findings* found) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), path)->node(n);
-  const onnx::GraphProto* body = GraphAttribute(node, "body");
+  const onnx::GraphProto* body = GraphAttribute(node, kBody);
   if (body == nullptr) return;
   const StateOwner owner{path, n, GraphPathString(index.model(), path), NodeLabel(node, n), node.op_type()};
-  for (int k = 0; k + 1 < ScanStateCount(node) && k < body->input_size(); ++k) {
+  for (int k = 0; k < ScanBodyStateCount(ContainerKind::kScan8, node) && k < body->input_size(); ++k) {
     found->notes.push_back(NoteOf(StateNote::Kind::kUnclassified, owner, body->input(k).name(),
                                   "a Scan-8 state variable: rnnstate does not rewrite Scan-8 (opset 8, batch axis)"));
   }
@@ -261,7 +256,7 @@ void NoteScan8(const ModelIndex& index, const GraphPath& path, int n, Findings* 
 /// The Loop or Scan whose body holds the graph at `path` (innermost), described, or "".
 std::string EnclosingLoop(const ModelIndex& index, const GraphPath& path) {
   for (size_t depth = path.size(); depth > 0; --depth) {
-    if (path[depth - 1].attribute != "body") continue;
+    if (path[depth - 1].attribute != kBody) continue;
     const GraphPath parent(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(depth) - 1);
     return DescribeNode(index.model(), parent, path[depth - 1].node);
   }

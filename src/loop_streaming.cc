@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <set>
 
+#include "control_flow.h"
 #include "loop_chunks.h"
 #include "proto_access.h"
 
@@ -19,8 +20,8 @@ std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path,
   for (int depth = 0; depth < 32 && !value.empty(); ++depth) {
     const ResolvedName resolved = index.Resolve(graph, value);
     chain.push_back(ValueRef{resolved.graph, value});
-    if (resolved.producer.kind != Producer::Kind::kNode) break;
-    const onnx::NodeProto& node = ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index);
+    if (resolved.node == nullptr) break;
+    const onnx::NodeProto& node = *resolved.node;
     if (!IsOnnxOp(node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"}) || node.input_size() == 0) break;
     graph = resolved.graph;
     value = node.input(0);
@@ -33,8 +34,8 @@ std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path,
 std::set<std::string> CondBounds(const ModelIndex& index, const LoopAnatomy& loop) {
   std::set<std::string> bounds;
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
-  if (loop.kind != ContainerKind::kLoop || body.output_size() == 0) return bounds;
-  const std::vector<ValueRef> cond = StripChain(index, loop.body, body.output(0).name());
+  if (loop.kind != ContainerKind::kLoop || BodyConditionOutput(body).empty()) return bounds;
+  const std::vector<ValueRef> cond = StripChain(index, loop.body, BodyConditionOutput(body));
   const ResolvedName at = index.Resolve(loop.body, cond.back().name);
   if (at.graph != loop.body || at.producer.kind != Producer::Kind::kNode) return bounds;
   const onnx::NodeProto& compare = body.node(at.producer.index);
@@ -59,8 +60,7 @@ std::set<std::string> CondBounds(const ModelIndex& index, const LoopAnatomy& loo
 bool EmptySequence(const ModelIndex& index, const GraphPath& path, const std::string& initial) {
   const std::vector<ValueRef> chain = StripChain(index, path, initial);
   const ResolvedName at = index.Resolve(chain.back().graph, chain.back().name);
-  return at.producer.kind == Producer::Kind::kNode &&
-         IsOnnxOp(ResolveGraph(index.model(), at.graph)->node(at.producer.index), {"SequenceEmpty"});
+  return at.node != nullptr && IsOnnxOp(*at.node, {"SequenceEmpty"});
 }
 
 /// Why the loop's carried variables keep chunks from equalling one run (an unclassified one, a collector
@@ -84,7 +84,7 @@ std::string CarriedProblem(const ModelIndex& index, const LoopAnatomy& loop) {
 std::string NestedInLoop(const ModelIndex& index, const GraphPath& graph) {
   GraphPath prefix;
   for (const auto& step : graph) {
-    if (step.attribute == "body") {
+    if (step.attribute == kBody) {
       return "it runs inside the body of " + DescribeNode(index.model(), prefix, step.node) +
              ", which restarts it on every iteration";
     }
@@ -149,7 +149,7 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
   std::vector<TimeRef> refs;
   std::set<int> read_nodes;
   if (std::string why = ResolveReads(index, loop, &refs, &read_nodes); !why.empty()) return NotStreamable(why);
-  const Trip trip = ReadTrip(index, loop.graph, node.input(0));
+  const Trip trip = ReadTrip(index, loop.graph, LoopTripCount(node));
   std::vector<ValueRef> constants;
   const bool cond_ok = CondEndsWithTrip(index, loop, trip, &constants);
   const std::string cond_problem = "the loop's condition is neither always true nor the end of its trip count";
@@ -206,14 +206,14 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
 
 LoopVerdict JudgeScan(const ModelIndex& index, const LoopAnatomy& loop) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
-  const int states = ScanStateCount(node);
+  const SlotRange scanned = ScanInputs(node);
   const onnx::AttributeProto* axes = FindAttribute(node, "scan_input_axes");
   const onnx::AttributeProto* directions = FindAttribute(node, "scan_input_directions");
   const onnx::AttributeProto* output_directions = FindAttribute(node, "scan_output_directions");
   std::vector<TimeRef> refs;
   std::string walk;
-  for (int k = 0; states + k < node.input_size(); ++k) {
-    const std::string& value = node.input(states + k);
+  for (int k = 0; scanned.first + k < scanned.end; ++k) {
+    const std::string& value = node.input(scanned.first + k);
     if (directions && k < directions->ints_size() && directions->ints(k) != 0) {
       return NotStreamable("it scans '" + value + "' in reverse");
     }
@@ -250,9 +250,10 @@ std::vector<TimeRef> TimesOf(const ModelIndex& index, const LoopAnatomy& loop) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
   if (loop.kind == ContainerKind::kScan9) {
     const onnx::AttributeProto* axes = FindAttribute(node, "scan_input_axes");
-    for (int k = 0; ScanStateCount(node) + k < node.input_size(); ++k) {
+    const SlotRange scanned = ScanInputs(node);
+    for (int k = 0; scanned.first + k < scanned.end; ++k) {
       const int64_t axis = axes && k < axes->ints_size() ? axes->ints(k) : 0;
-      if (auto ref = TraceToInput(index, loop.graph, node.input(ScanStateCount(node) + k), axis)) times.push_back(*ref);
+      if (auto ref = TraceToInput(index, loop.graph, node.input(scanned.first + k), axis)) times.push_back(*ref);
     }
     return times;
   }
@@ -260,7 +261,7 @@ std::vector<TimeRef> TimesOf(const ModelIndex& index, const LoopAnatomy& loop) {
   std::set<int> nodes;
   ResolveReads(index, loop, &refs, &nodes);
   times = refs;
-  const Trip trip = ReadTrip(index, loop.graph, node.input(0));
+  const Trip trip = ReadTrip(index, loop.graph, LoopTripCount(node));
   if (trip.kind == Trip::Kind::kLength) times.push_back(trip.time);
   return times;
 }

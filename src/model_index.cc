@@ -110,6 +110,9 @@ ResolvedName ModelIndex::Resolve(const GraphPath& path, const std::string& name)
   while (true) {
     const GraphIndex& index = graph(current);
     Producer producer = index.ProducerOf(name);
+    if (producer.kind == Producer::Kind::kNode) {
+      return ResolvedName{current, producer, &ResolveGraph(*model_, current)->node(producer.index)};
+    }
     if (producer.kind != Producer::Kind::kOuterScope || current.empty()) return ResolvedName{current, producer};
     current.pop_back();
   }

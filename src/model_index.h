@@ -64,10 +64,12 @@ struct GraphIndex {
   const onnx::TypeProto* TypeOf(const std::string& name) const;
 };
 
-/// A name resolved through the scopes: the graph that defines it and its producer there.
+/// A name resolved through the scopes: the graph that defines it, its producer there and, for a node's
+/// output, that node.
 struct ResolvedName {
   GraphPath graph;
-  Producer producer;  ///< kOuterScope only when no enclosing graph defines the name
+  Producer producer;                   ///< kOuterScope only when no enclosing graph defines the name
+  const onnx::NodeProto* node = nullptr;  ///< the producing node (kNode), else nullptr
 };
 
 /// The index of a whole model.
@@ -81,7 +83,8 @@ class ModelIndex {
   /// The index of the graph at `path`; throws std::out_of_range for an unknown path.
   const GraphIndex& graph(const GraphPath& path) const { return graphs_.at(path); }
   const std::map<GraphPath, GraphIndex>& graphs() const { return graphs_; }
-  /// Resolves `name` as seen from the graph at `path`, following outer-scope references upwards.
+  /// Resolves `name` as seen from the graph at `path`, following outer-scope references upwards: where
+  /// it is defined, and by which node.
   ResolvedName Resolve(const GraphPath& path, const std::string& name) const;
   /// The declared or inferred type of `name` as seen from `path` (searching enclosing graphs), or nullptr.
   const onnx::TypeProto* TypeOf(const GraphPath& path, const std::string& name) const;

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "control_flow.h"
 #include "node_builder.h"
 #include "state_layout.h"
 
@@ -138,10 +139,8 @@ class Applier {
     onnx::NodeProto& select = before_.Add("If", {value.is_empty}, {value.selected});
     // [?, N]: the row size known, so that inference (and check's trace of the columns) knows the parts'.
     const std::vector<MetaDim> rows{MetaDim{-1, ""}, MetaDim{value.width, ""}};
-    SetGraphAttribute(select, "then_branch",
-                      Branch(value.then_out, then_nodes.Take(), {TensorInfo(value.then_out, value.elem_type, rows)}));
-    SetGraphAttribute(select, "else_branch",
-                      Branch(value.else_out, else_nodes.Take(), {TensorInfo(value.else_out, value.elem_type, rows)}));
+    SetIfBranches(select, Branch(value.then_out, then_nodes.Take(), {TensorInfo(value.then_out, value.elem_type, rows)}),
+                  Branch(value.else_out, else_nodes.Take(), {TensorInfo(value.else_out, value.elem_type, rows)}));
   }
 
   /// The input of each block of `value` taking its columns from `source` (zero or not): the source
@@ -284,8 +283,8 @@ class Applier {
       outputs.push_back(member.meta.input);
     }
     onnx::NodeProto& select = before_.Add("If", {value.is_empty}, outputs);
-    SetGraphAttribute(select, "then_branch", Branch(value.then_out, then_nodes.Take(), std::move(then_outputs)));
-    SetGraphAttribute(select, "else_branch", Branch(value.else_out, else_nodes.Take(), std::move(else_outputs)));
+    SetIfBranches(select, Branch(value.then_out, then_nodes.Take(), std::move(then_outputs)),
+                  Branch(value.else_out, else_nodes.Take(), std::move(else_outputs)));
   }
 
   /// Declares the shapes of the members and their columns ([?, length]: the batch left unknown, as it is

@@ -131,7 +131,7 @@ const onnx::NodeProto* MainProducer(const ModelIndex& index, const std::string& 
   const ResolvedName resolved = index.Resolve(GraphPath{}, name);
   if (resolved.producer.kind != Producer::Kind::kNode || !resolved.graph.empty()) return nullptr;
   if (slot) *slot = resolved.producer.slot;
-  return &index.model().graph().node(resolved.producer.index);
+  return resolved.node;
 }
 
 /// Why the graph does not take sequence member `member` from position `position` of `value`'s input

@@ -118,9 +118,8 @@ std::optional<SymShape> Evaluate(const ModelIndex& index, const GraphPath& path,
     return values;
   }
   const ResolvedName resolved = index.Resolve(path, name);
-  if (resolved.producer.kind != Producer::Kind::kNode) return std::nullopt;
-  const onnx::GraphProto& graph = *ResolveGraph(index.model(), resolved.graph);
-  return EvaluateNode(index, resolved.graph, graph.node(resolved.producer.index), depth);
+  if (resolved.node == nullptr) return std::nullopt;
+  return EvaluateNode(index, resolved.graph, *resolved.node, depth);
 }
 
 int64_t StaticProduct(const SymShape& shape, size_t from, size_t to) {

@@ -46,19 +46,15 @@ std::string SlotValue(const google::protobuf::RepeatedPtrField<std::string>& slo
 
 bool IsZeroAt(const ModelIndex& index, const GraphPath& path, const std::string& name, int depth) {
   if (depth > kMaxTraceDepth || name.empty()) return false;
-  ResolvedName resolved = index.Resolve(path, name);
-  const onnx::GraphProto& graph = *ResolveGraph(index.model(), resolved.graph);
-  const Producer& producer = resolved.producer;
-  if (producer.kind == Producer::Kind::kInitializer) return KnownAllZero(graph.initializer(producer.index));
-  if (producer.kind != Producer::Kind::kNode) return false;
-  const onnx::NodeProto& node = graph.node(producer.index);
-  if (!IsOnnxDomain(node.domain())) return false;
+  if (const std::optional<ConstantValue> constant = FindConstant(index, path, name)) return KnownAllZero(*constant);
+  const ResolvedName resolved = index.Resolve(path, name);
+  if (resolved.node == nullptr || !IsOnnxDomain(resolved.node->domain())) return false;
+  const onnx::NodeProto& node = *resolved.node;
   const std::string& op = node.op_type();
   if (op == "ConstantOfShape") {
     const onnx::AttributeProto* value = FindAttribute(node, "value");
     return value == nullptr || KnownAllZero(value->t());  // without `value`: a float zero
   }
-  if (op == "Constant") return ConstantNodeIsZero(node);
   if (op == "Concat") {
     return node.input_size() > 0 && std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
       return IsZeroAt(index, resolved.graph, in, depth + 1);
@@ -96,7 +92,7 @@ bool CarriedVariableSite(const ModelIndex& index, const GraphPath& body, int pos
   GraphPath parent(body.begin(), body.end() - 1);
   const GraphStep& step = body.back();
   const onnx::NodeProto& container = NodeAt(index, parent, step.node);
-  if (step.attribute != "body") return false;
+  if (step.attribute != kBody) return false;
   const ContainerKind kind = ContainerKindOf(container, index.onnx_opset());
   const std::optional<CarriedVariable> carried = CarriedAtBodyInput(kind, container, position);
   if (!carried) return false;
@@ -156,16 +152,7 @@ bool IsProvablyZero(const ModelIndex& index, const GraphPath& path, const std::s
   return IsZeroAt(index, path, name, 0);
 }
 
-const char* ThreadLevelOp(const ThreadLevel& level) {
-  switch (level.kind) {
-    case ContainerKind::kLoop: return "Loop";
-    case ContainerKind::kScan8:
-    case ContainerKind::kScan9: return "Scan";
-    case ContainerKind::kIf: return "If";
-    case ContainerKind::kOther: break;
-  }
-  return "?";
-}
+const char* ThreadLevelOp(const ThreadLevel& level) { return ContainerKindName(level.kind); }
 
 StateSite LocateSite(const ModelIndex& index, const RecurrentState& state) {
   return CarrierChain(index, state).back();

@@ -74,7 +74,7 @@ struct FinalState {
   int consumers = 0;          ///< uses inside the site's graph
 };
 
-/// "Loop", "Scan" or "If": the op of a container a state is threaded out through.
+/// "Loop", "Scan" or "If": the op of a container a state is threaded out through (ContainerKindName).
 const char* ThreadLevelOp(const ThreadLevel& level);
 
 /// Finds the site of `state`, following loop-carried variables up from its owner.

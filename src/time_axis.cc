@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "carried_variables.h"
+#include "constant_value.h"
+#include "control_flow.h"
 #include "graph_edit.h"
 #include "loop_streaming.h"
 #include "naming.h"
@@ -36,16 +38,13 @@ std::vector<FixedLoop> FixedLoops(const ModelIndex& index) {
   return loops;
 }
 
-/// The element type of the constant `value` (a Constant node's or an initializer's), or 0.
+/// The element type of the constant `value` (a Constant node's or an initializer's), or 0. A Constant
+/// written as value_ints is given no type here (as value_float(s) and value_string(s)).
 int32_t ConstantType(const ModelIndex& index, const ValueRef& value) {
-  const GraphIndex& graph = index.graph(value.graph);
-  const onnx::GraphProto& proto = *ResolveGraph(index.model(), value.graph);
-  const Producer producer = graph.ProducerOf(value.name);
-  if (producer.kind == Producer::Kind::kInitializer) return proto.initializer(producer.index).data_type();
-  if (producer.kind != Producer::Kind::kNode) return 0;
-  const onnx::NodeProto& node = proto.node(producer.index);
-  if (const onnx::AttributeProto* t = FindAttribute(node, "value")) return t->t().data_type();
-  return FindAttribute(node, "value_int") ? onnx::TensorProto::INT64 : 0;
+  using Form = ConstantValue::Form;
+  const std::optional<ConstantValue> constant = FindConstant(index, value.graph, value.name);
+  if (!constant || (constant->form != Form::kTensor && constant->form != Form::kInt)) return 0;
+  return constant->elem_type;
 }
 
 /// "" when every use of `value` is a fixed Loop walking `time` (its trip count, its body's condition) or a
@@ -72,7 +71,7 @@ std::optional<int> TimeAxisOf(const ModelIndex& index, const std::string& name, 
   if (depth > 16 || producer.kind != Producer::Kind::kNode) return std::nullopt;
   const onnx::NodeProto& node = index.model().graph().node(producer.index);
   if (std::find(loops.begin(), loops.end(), producer.index) != loops.end()) {
-    return producer.slot >= node.input_size() - 2 ? std::optional<int>(0) : std::nullopt;  // a scan output
+    return IsScanOutput(ContainerKind::kLoop, node, producer.slot) ? std::optional<int>(0) : std::nullopt;
   }
   if (IsOnnxOp(node, {"Identity", "Cast"})) return TimeAxisOf(index, node.input(0), loops, depth + 1);
   if (IsOnnxOp(node, {"Transpose"})) {

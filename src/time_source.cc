@@ -5,6 +5,7 @@
 #include <set>
 
 #include "constant_value.h"
+#include "control_flow.h"
 #include "proto_access.h"
 
 namespace rnnstate {
@@ -19,53 +20,20 @@ const std::set<std::string> kStepwiseUnary = {"Identity", "Cast",        "Relu",
                                               "Softplus", "LeakyRelu",   "Elu",  "Selu",      "Floor",   "Ceil",
                                               "Round",    "HardSigmoid", "Sign", "Reciprocal"};
 
-/// Where `name` (seen from `path`) is defined, and its producing node there (nullptr when not a node).
-struct Defined {
-  GraphPath graph;
-  Producer producer;
-  const onnx::NodeProto* node = nullptr;
-};
-
-Defined Define(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const ResolvedName resolved = index.Resolve(path, name);
-  Defined out{resolved.graph, resolved.producer, nullptr};
-  if (resolved.producer.kind == Producer::Kind::kNode) {
-    out.node = &ResolveGraph(index.model(), resolved.graph)->node(resolved.producer.index);
-  }
-  return out;
-}
-
 int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf(path, name);
   if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
   return type->tensor_type().shape().dim_size();
 }
 
-/// Element count of a constant (initializer or Constant node), or -1 when it is no constant.
-int64_t ConstantElements(const Defined& at, const onnx::ModelProto& model) {
-  const onnx::TensorProto* tensor = nullptr;
-  if (at.producer.kind == Producer::Kind::kInitializer) {
-    tensor = &ResolveGraph(model, at.graph)->initializer(at.producer.index);
-  } else if (at.node != nullptr && IsOnnxOp(*at.node, {"Constant"})) {
-    const onnx::AttributeProto* value = FindAttribute(*at.node, "value");
-    if (value == nullptr)
-      return FindAttribute(*at.node, "value_float") || FindAttribute(*at.node, "value_int") ? 1 : -1;
-    tensor = &value->t();
-  }
-  if (tensor == nullptr) return -1;
+/// The rank of `name` when it is a constant of one element (see ConstantDims), or nullopt.
+std::optional<int> OneElementRank(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<std::vector<int64_t>> dims = ConstantDims(index, path, name);
+  if (!dims) return std::nullopt;
   int64_t count = 1;
-  for (auto d : tensor->dims()) count *= d;
-  return count;
-}
-
-/// The rank of a constant (initializer or Constant node), or -1.
-int ConstantRank(const Defined& at, const onnx::ModelProto& model) {
-  if (at.producer.kind == Producer::Kind::kInitializer) {
-    return ResolveGraph(model, at.graph)->initializer(at.producer.index).dims_size();
-  }
-  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Constant"})) return -1;
-  const onnx::AttributeProto* value = FindAttribute(*at.node, "value");
-  return value == nullptr ? 0 : value->t().dims_size();
+  for (int64_t d : *dims) count *= d;
+  if (count != 1) return std::nullopt;
+  return static_cast<int>(dims->size());
 }
 
 std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
@@ -76,7 +44,7 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
     if (rank < 0) return std::nullopt;
     axis += rank;
   }
-  const Defined at = Define(index, path, name);
+  const ResolvedName at = index.Resolve(path, name);
   const bool input =
       at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
   if (input && at.graph.empty()) return TimeRef{name, axis};
@@ -93,13 +61,12 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
     // constant of higher rank ([1,1,1,1] times [seq,batch,3]) adds leading axes: the output's axis is the
     // other's axis plus the difference.
     for (int data = 0; data < 2; ++data) {
-      const Defined constant = Define(index, at.graph, node.input(1 - data));
-      if (ConstantElements(constant, index.model()) != 1) continue;
-      const int constant_rank = ConstantRank(constant, index.model());
-      if (constant_rank <= 1) return Trace(index, at.graph, node.input(data), axis, depth + 1);
+      const std::optional<int> constant_rank = OneElementRank(index, at.graph, node.input(1 - data));
+      if (!constant_rank) continue;
+      if (*constant_rank <= 1) return Trace(index, at.graph, node.input(data), axis, depth + 1);
       const int data_rank = RankOf(index, at.graph, node.input(data));
       if (data_rank < 0) return std::nullopt;
-      const int64_t shift = std::max(0, constant_rank - data_rank);
+      const int64_t shift = std::max(0, *constant_rank - data_rank);
       if (axis < shift) return std::nullopt;  // an axis the constant adds
       return Trace(index, at.graph, node.input(data), axis - shift, depth + 1);
     }
@@ -108,36 +75,30 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
 }
 
 /// `name` followed back through casts and reshapes of a scalar, across scopes.
-Defined Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
-  Defined at = Define(index, path, name);
+ResolvedName Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
+  ResolvedName at = index.Resolve(path, name);
   for (int depth = 0; depth < kMaxDepth; ++depth) {
     if (at.node == nullptr || at.node->input_size() == 0 ||
         !IsOnnxOp(*at.node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"})) {
       break;
     }
     name = at.node->input(0);
-    at = Define(index, at.graph, name);
+    at = index.Resolve(at.graph, name);
   }
   *stripped = name;
   return at;
 }
 
-std::optional<int64_t> ScalarConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, name);
-  if (!values || values->size() != 1) return std::nullopt;
-  return values->front();
-}
-
 /// The input axis whose length `name` is: Gather(Shape(v), c) along axis 0, with casts.
 std::optional<TimeRef> LengthOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   std::string stripped;
-  const Defined at = Strip(index, path, name, &stripped);
+  const ResolvedName at = Strip(index, path, name, &stripped);
   if (at.node == nullptr || !IsOnnxOp(*at.node, {"Gather"}) || at.node->input_size() != 2 ||
       IntAttribute(*at.node, "axis", 0) != 0) {
     return std::nullopt;
   }
-  const Defined shape = Define(index, at.graph, at.node->input(0));
-  const std::optional<int64_t> position = ScalarConstant(index, at.graph, at.node->input(1));
+  const ResolvedName shape = index.Resolve(at.graph, at.node->input(0));
+  const std::optional<int64_t> position = ConstantScalar(index, at.graph, at.node->input(1));
   if (shape.node == nullptr || !IsOnnxOp(*shape.node, {"Shape"}) || !position || *position < 0) return std::nullopt;
   if (FindAttribute(*shape.node, "end") != nullptr) return std::nullopt;
   const int64_t start = IntAttribute(*shape.node, "start", 0);
@@ -156,9 +117,9 @@ Trip ReadTrip(const ModelIndex& index, const GraphPath& path, const std::string&
     return trip;
   }
   std::string stripped;
-  const Defined at = Strip(index, path, name, &stripped);
+  const ResolvedName at = Strip(index, path, name, &stripped);
   trip.defined = ValueRef{at.graph, stripped};
-  if (std::optional<int64_t> value = ScalarConstant(index, at.graph, stripped)) {
+  if (std::optional<int64_t> value = ConstantScalar(index, at.graph, stripped)) {
     trip.kind = Trip::Kind::kConstant;
     trip.constant = *value;
   } else if (at.graph.empty() &&
@@ -178,14 +139,14 @@ namespace {
 bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::string& bound, const Trip& trip,
                  std::vector<ValueRef>* constants) {
   std::string stripped;
-  const Defined at = Strip(index, path, bound, &stripped);
+  const ResolvedName at = Strip(index, path, bound, &stripped);
   switch (trip.kind) {
     case Trip::Kind::kLength: {
       const std::optional<TimeRef> time = LengthOf(index, path, bound);
       return time && *time == trip.time;
     }
     case Trip::Kind::kConstant:
-      if (ScalarConstant(index, at.graph, stripped) != trip.constant) return false;
+      if (ConstantScalar(index, at.graph, stripped) != trip.constant) return false;
       constants->push_back(ValueRef{at.graph, stripped});
       return true;
     case Trip::Kind::kInput:
@@ -197,19 +158,15 @@ bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::stri
   return false;
 }
 
+/// The one BOOL of a Constant node's `name` (an initializer is not read here), or nullopt.
 std::optional<bool> BoolConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const Defined at = Define(index, path, name);
-  const onnx::AttributeProto* value =
-      at.node && IsOnnxOp(*at.node, {"Constant"}) ? FindAttribute(*at.node, "value") : nullptr;
-  if (value == nullptr || value->t().data_type() != onnx::TensorProto::BOOL) return std::nullopt;
-  const onnx::TensorProto& t = value->t();
-  if (t.int32_data_size() == 1) return t.int32_data(0) != 0;
-  if (t.raw_data().size() == 1) return t.raw_data()[0] != 0;
-  return std::nullopt;
+  const ResolvedName at = index.Resolve(path, name);
+  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Constant"})) return std::nullopt;
+  return OneBool(ConstantOfNode(*at.node));
 }
 
 /// `a < b` as (a, b) from Less(a, b) or Greater(b, a); false for other nodes.
-bool LessThan(const Defined& at, std::string* a, std::string* b) {
+bool LessThan(const ResolvedName& at, std::string* a, std::string* b) {
   if (at.node == nullptr || at.node->input_size() != 2) return false;
   if (IsOnnxOp(*at.node, {"Less"}))
     *a = at.node->input(0), *b = at.node->input(1);
@@ -229,11 +186,11 @@ bool CondEndsWithTrip(const ModelIndex& index, const LoopAnatomy& loop, const Tr
                       std::vector<ValueRef>* constants) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
-  if (body.input_size() < 2 || body.output_size() < 1) return false;
+  if (!MalformedContainer(node, ContainerKind::kLoop).empty()) return false;  // ReadLoop reads well-formed ones
   std::string cond_out;
-  const Defined out = Strip(index, loop.body, body.output(0).name(), &cond_out);
-  const bool body_true = cond_out == body.input(1).name() || BoolConstant(index, loop.body, cond_out) == true;
-  const std::string& initial = node.input(1);
+  const ResolvedName out = Strip(index, loop.body, BodyConditionOutput(body), &cond_out);
+  const bool body_true = cond_out == BodyConditionInput(body) || BoolConstant(index, loop.body, cond_out) == true;
+  const std::string& initial = LoopInitialCondition(node);
   const bool initial_true = initial.empty() || BoolConstant(index, loop.graph, initial) == true;
   if (body_true && initial_true) return true;
   std::string a, b;
@@ -247,8 +204,8 @@ bool CondEndsWithTrip(const ModelIndex& index, const LoopAnatomy& loop, const Tr
   if (counter == nullptr) return false;
   if (initial_true) return true;
   std::string start;
-  const Defined initial_at = Strip(index, loop.graph, initial, &start);
-  return LessThan(initial_at, &a, &b) && ScalarConstant(index, initial_at.graph, a) == 0 &&
+  const ResolvedName initial_at = Strip(index, loop.graph, initial, &start);
+  return LessThan(initial_at, &a, &b) && ConstantScalar(index, initial_at.graph, a) == 0 &&
          IsTripBound(index, initial_at.graph, b, trip, constants);
 }
 
