@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include "proto_access.h"
 #include "rnnstate/error.h"
@@ -151,11 +152,15 @@ void RemoveInitializer(onnx::GraphProto& graph, const std::string& name) {
   RemoveNamed(graph.mutable_initializer(), name);
 }
 
-onnx::TensorProto* FindInitializer(onnx::GraphProto& graph, const std::string& name) {
-  for (auto& tensor : *graph.mutable_initializer()) {
+const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const std::string& name) {
+  for (const auto& tensor : graph.initializer()) {
     if (tensor.name() == name) return &tensor;
   }
   return nullptr;
+}
+
+onnx::TensorProto* FindInitializer(onnx::GraphProto& graph, const std::string& name) {
+  return const_cast<onnx::TensorProto*>(FindInitializer(std::as_const(graph), name));
 }
 
 bool HasGraphOutput(const onnx::GraphProto& graph, const std::string& name) {

@@ -54,6 +54,7 @@ void RemoveInitializer(onnx::GraphProto& graph, const std::string& name);
 
 /// The initializer named `name` in `graph`, or nullptr.
 onnx::TensorProto* FindInitializer(onnx::GraphProto& graph, const std::string& name);
+const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const std::string& name);
 
 /// True when `graph` has an output named `name`.
 bool HasGraphOutput(const onnx::GraphProto& graph, const std::string& name);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "graph_edit.h"
 #include "node_builder.h"
 #include "proto_access.h"
 #include "rnnstate/error.h"
+#include "state_tensors.h"
 
 namespace rnnstate {
 
@@ -21,18 +23,6 @@ int32_t ElementTypeOf(const std::string& dtype) {
 
 std::string DimText(const MetaDim& dim) { return dim.value >= 0 ? std::to_string(dim.value) : dim.symbol; }
 
-std::string ShapeText(const std::vector<MetaDim>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + DimText(shape[i]);
-  return text + "]";
-}
-
-const onnx::TensorProto* InitializerOf(const onnx::GraphProto& graph, const std::string& name) {
-  for (const auto& tensor : graph.initializer()) {
-    if (tensor.name() == name) return &tensor;
-  }
-  return nullptr;
-}
 
 /// Groups the pairs into members (one per state tensor), in pair order.
 std::vector<PackMemberPlan> Members(const onnx::GraphProto& main, const std::vector<StatePair>& pairs) {
@@ -67,7 +57,7 @@ std::vector<PackMemberPlan> Members(const onnx::GraphProto& main, const std::vec
       member.dims.push_back(static_cast<int64_t>(axis) == pair.batch_axis ? -1 : pair.shape[axis].value);
     }
     member.zero_default = pair.init == kInitZeros;
-    if (InitializerOf(main, pair.input)) member.default_initializer = pair.input;
+    if (FindInitializer(main, pair.input)) member.default_initializer = pair.input;
     members.push_back(std::move(member));
   }
   return members;
@@ -99,7 +89,7 @@ ZeroBatch ZeroBatchOf(const onnx::GraphProto& main, const std::vector<const Pack
   bool one_row = true;
   for (const PackMemberPlan* member : members) {
     const onnx::TensorProto* tensor =
-        member->default_initializer.empty() ? nullptr : InitializerOf(main, member->default_initializer);
+        member->default_initializer.empty() ? nullptr : FindInitializer(main, member->default_initializer);
     one_row = one_row && tensor && member->meta.batch_axis < tensor->dims_size() &&
               tensor->dims(static_cast<int>(member->meta.batch_axis)) == 1;
   }
@@ -203,7 +193,7 @@ class Planner {
   /// Tensor packing: every member batch-first with fixed row sizes, one batch shared by all.
   void PlaceColumns(PackValuePlan& value, std::vector<PackMemberPlan>& members) {
     for (auto& member : members) {
-      const std::string label = "cannot pack state '" + member.meta.input + "' " + ShapeText(member.meta.shape);
+      const std::string label = "cannot pack state '" + member.meta.input + "' " + MetaShapeText(member.meta.shape);
       if (member.meta.batch_axis < 0 || static_cast<size_t>(member.meta.batch_axis) >= member.meta.shape.size()) {
         throw Error(ExitCode::kUnsupported, label + " into a tensor: it has no batch axis (use --pack sequence)");
       }
@@ -348,7 +338,7 @@ std::vector<std::string> PackPlan::Describe() const {
     std::string line = "pack " + std::to_string(value.members.size()) + " state tensor" +
                        (value.members.size() == 1 ? "" : "s") + " into '" + value.meta.input + "' -> '" +
                        value.meta.output + "' (" + value.meta.dtype + " " +
-                       (kind == PackKind::kTensor ? "tensor " + ShapeText(value.meta.shape) : std::string("sequence")) +
+                       (kind == PackKind::kTensor ? "tensor " + MetaShapeText(value.meta.shape) : std::string("sequence")) +
                        ", first feed empty" + (value.meta.optional ? ", optional" : "") + ")";
     lines.push_back(line);
   }

@@ -27,6 +27,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const here = dirname(fileURLToPath(import.meta.url));
+// The LSTM's state slots (initial value in, final value out), from the list rnnstate's table is tested against.
+const LSTM_OP = JSON.parse(readFileSync(join(here, 'recurrent_ops.json'), 'utf8')).ops.find((op) => op.op_type === 'LSTM' && op.domain === '');
+const LSTM_STATE_SLOTS = [[LSTM_OP.initial_h, LSTM_OP.y_h], [LSTM_OP.initial_c, LSTM_OP.y_c]];
 const e2e = join(here, '..', 'tests', 'e2e');
 const require = createRequire(join(e2e, 'package.json'));
 const ort = require('onnxruntime-node');
@@ -132,7 +135,7 @@ function packingOnly(file, out) {
   const g = model.graph;
   const same = new Map();  // final state -> initial state
   for (const node of g.node) {
-    if (node.opType === 'LSTM') for (const [from, to] of [[5, 1], [6, 2]]) same.set(node.output[to], node.input[from]);
+    if (node.opType === 'LSTM') for (const [from, to] of LSTM_STATE_SLOTS) same.set(node.output[to], node.input[from]);
   }
   g.node = g.node.filter((n) => n.opType !== 'LSTM' && !(n.opType === 'Squeeze' && n.name.startsWith('squeeze')) && n.name !== 'out');
   for (const node of g.node) node.input = node.input.map((name) => same.get(name) ?? name);
