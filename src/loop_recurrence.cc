@@ -7,8 +7,11 @@
 #include "carried_variables.h"
 #include "constant_value.h"
 #include "control_flow.h"
+#include "graph_edit.h"
 #include "loop_streaming.h"
 #include "proto_access.h"
+#include "rnnstate/metadata.h"
+#include "shape_eval.h"
 #include "state_origin.h"
 
 namespace rnnstate {
@@ -100,16 +103,20 @@ std::optional<BatchSource> InputDeclaring(const ModelIndex& index, const std::st
 void FindBatch(const ModelIndex& index, const std::string& initial, const GraphPath& graph,
                const std::vector<TimeRef>& times, const std::set<std::string>& known, RecurrentState& state) {
   std::vector<std::optional<InputAxis>> traced(state.shape.size());
+  const GraphIndex& main_index = index.graph(GraphPath{});
+  std::set<std::string> state_inputs;  // of a rewritten model: the inputs its recorded pairs feed
+  for (const StatePair& pair : ReadStatePairs(index.model(), nullptr)) state_inputs.insert(pair.input);
   int chosen = -1;
   for (size_t i = 0; i < state.shape.size(); ++i) {
     traced[i] = TraceAxis(index, graph, initial, static_cast<int64_t>(i));
     if (!traced[i]) continue;
-    // The state fed by its own graph input (a rewritten model): a fixed dim of that input says nothing
-    // about the data's batch (a symbolic one is looked up in the data inputs below).
-    if (traced[i]->input == initial && DeclaredInputDim(index, *traced[i]).fixed()) {
-      traced[i].reset();
-      continue;
-    }
+    // The state fed by its own graph input (a rewritten model, the input broadcast to the batch unless
+    // required mode fed it directly): a fixed dim of that input says nothing about the data's batch (a symbolic
+    // one is looked up in the data inputs below), but it is the state's size on that axis (kept in
+    // `traced`).
+    const bool own_input = traced[i]->input == initial || main_index.initializers.count(traced[i]->input) ||
+                           state_inputs.count(traced[i]->input);
+    if (own_input && DeclaredInputDim(index, *traced[i]).fixed()) continue;
     const bool walked = std::any_of(times.begin(), times.end(), [&](const TimeRef& t) {
       return t.input == traced[i]->input && t.axis == traced[i]->axis;
     });
@@ -157,13 +164,18 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
   }
 }
 
-/// True when `name` (seen from `path`) is provably zeros: a Constant or an initializer of zeros, through
-/// Identity and Cast.
+/// True when `name` (seen from `path`) is provably zeros: a Constant, an initializer or an input's default
+/// of zeros, through Identity and Cast.
 bool KnownZero(const ModelIndex& index, const GraphPath& path, std::string name) {
   GraphPath graph = path;
   for (int depth = 0; depth < 16; ++depth) {
     if (const std::optional<ConstantValue> constant = FindConstant(index, graph, name)) return KnownAllZero(*constant);
     const ResolvedName resolved = index.Resolve(graph, name);
+    if (resolved.producer.kind == Producer::Kind::kDefaultedInput) {
+      // An input whose default is zeros (a rewritten model's state input): feeding zeros is the default.
+      const onnx::TensorProto* initializer = FindInitializer(*ResolveGraph(index.model(), resolved.graph), name);
+      return initializer != nullptr && KnownAllZero(*initializer);
+    }
     if (resolved.node == nullptr || !IsOnnxOp(*resolved.node, {"Identity", "Cast"}) || resolved.node->input_size() == 0)
       return false;
     graph = resolved.graph;
@@ -191,6 +203,18 @@ RecurrentState StateOf(const ModelIndex& index, const LoopAnatomy& loop, const C
                                                               {&loop.body, info.body_output},
                                                               {&loop.body, info.body_input}};
   std::vector<const onnx::TypeProto*> types;
+  // Zeros the graph computes have the shape of their computation, first: the fixed sizes the
+  // declarations may not know (or may know wrongly), and the data's dim names.
+  onnx::TypeProto computed;
+  if (const std::optional<SymShape> filled = FilledShape(index, loop.graph, node.input(info.slots.node_input))) {
+    auto* shape = computed.mutable_tensor_type()->mutable_shape();
+    for (const SymDim& d : *filled) {
+      auto* dim = shape->add_dim();
+      if (d.fixed()) dim->set_dim_value(d.value);
+      if (!d.fixed() && !d.name.empty()) dim->set_dim_param(d.name);
+    }
+    types.push_back(&computed);
+  }
   for (const auto& [graph, name] : sources) {
     if (name.empty()) continue;
     const onnx::TypeProto* type = index.TypeOf(*graph, name);

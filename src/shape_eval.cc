@@ -128,6 +128,27 @@ int64_t StaticProduct(const SymShape& shape, size_t from, size_t to) {
   return product;
 }
 
+/// The shape Expand(v, s) gives a `v` of shape `in` for the target `target` (both of one rank: the
+/// forms rnnstate and exporters write), axis by axis where it is certain; nullopt for other ranks.
+std::optional<SymShape> ExpandedShape(const std::optional<SymShape>& in, const std::optional<SymShape>& target) {
+  if (!in || !target || in->size() != target->size()) return std::nullopt;
+  SymShape shape;
+  for (size_t i = 0; i < in->size(); ++i) {
+    const SymDim& from = (*in)[i];
+    const SymDim& to = (*target)[i];
+    if (to.fixed() && to.value != 1) {
+      shape.push_back(to);  // broadcast to it, or equal to it (else the model fails)
+    } else if (to.fixed()) {
+      shape.push_back(from);  // 1 keeps v's size
+    } else if (to.known() && (from == to || (from.fixed() && from.value == 1))) {
+      shape.push_back(to);
+    } else {
+      shape.push_back(SymDim{});
+    }
+  }
+  return shape;
+}
+
 }  // namespace
 
 std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
@@ -148,6 +169,24 @@ std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, 
 
 std::optional<SymShape> ShapeValue(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   return Evaluate(index, path, name, 0);
+}
+
+std::optional<SymShape> FilledShape(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  GraphPath graph = path;
+  std::string value = name;
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    const ResolvedName resolved = index.Resolve(graph, value);
+    if (resolved.node == nullptr || resolved.node->input_size() == 0) return std::nullopt;
+    if (IsOnnxOp(*resolved.node, {"ConstantOfShape"})) return ShapeValue(index, resolved.graph, resolved.node->input(0));
+    if (IsOnnxOp(*resolved.node, {"Expand"}) && resolved.node->input_size() == 2) {
+      return ExpandedShape(ShapeOf(index, resolved.graph, resolved.node->input(0)),
+                           ShapeValue(index, resolved.graph, resolved.node->input(1)));
+    }
+    if (!IsOnnxOp(*resolved.node, {"Identity", "Cast"})) return std::nullopt;
+    graph = resolved.graph;
+    value = resolved.node->input(0);
+  }
+  return std::nullopt;
 }
 
 std::optional<std::vector<int64_t>> IntValues(const ModelIndex& index, const GraphPath& path, const std::string& name) {

@@ -24,6 +24,13 @@ std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, 
 /// a value.
 std::optional<SymShape> ShapeValue(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
+/// The shape of `name` when it is ConstantOfShape(s) or Expand(v, s) (of v's rank), through Identity
+/// and Cast, with a shape vector `s` that ShapeValue evaluates; nullopt otherwise. Exporters compute a
+/// loop's initial zeros so (and rnnstate broadcasts a default so), and this shape is the computation's
+/// own, where declarations can be stale (TorchScript declares a body's [batch, 5] state [seq, batch]).
+/// An axis it cannot be sure of is unknown.
+std::optional<SymShape> FilledShape(const ModelIndex& index, const GraphPath& path, const std::string& name);
+
 /// The integer values of `name` when every element is known (see ShapeValue).
 std::optional<std::vector<int64_t>> IntValues(const ModelIndex& index, const GraphPath& path, const std::string& name);
 

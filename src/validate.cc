@@ -54,7 +54,8 @@ std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::stri
 /// that holds the subgraph, then the scope's own. Views into the model, which outlives the check.
 using NameSet = std::unordered_set<std::string_view>;
 
-std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where) {
+/// `subgraph`: the graph is a Loop/Scan body or an If branch, whose outputs are positional.
+std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where, bool subgraph) {
   NameSet own;
   std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
   auto define = [&](const std::string& name, const std::string& what) -> std::string {
@@ -82,11 +83,11 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
         // Spelled as GraphPathString spells it, so that every message names a graph the same way.
         const std::string sub_where = where + "/" + NodeLabel(node, n) + ":" + attribute.name();
         if (attribute.has_g()) {
-          if (auto p = CheckScope(attribute.g(), visible, sub_where); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.g(), visible, sub_where, true); !p.empty()) return p;
         }
         for (int i = 0; i < attribute.graphs_size(); ++i) {
           const std::string listed = sub_where + "[" + std::to_string(i) + "]";
-          if (auto p = CheckScope(attribute.graphs(i), visible, listed); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.graphs(i), visible, listed, true); !p.empty()) return p;
         }
       }
       for (const auto& output : node.output()) {
@@ -95,7 +96,12 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
     }
     NameSet output_names;
     for (const auto& output : graph.output()) {
-      if (!output_names.insert(output.name()).second) return where + ": duplicate graph output '" + output.name() + "'";
+      // A subgraph's outputs are taken by position, and one value may be two of them (PyTorch's opset-11
+      // and -12 loops return h both as the carried value and as the scan output); the main graph's are
+      // fetched by name.
+      if (!output_names.insert(output.name()).second && !subgraph) {
+        return where + ": duplicate graph output '" + output.name() + "'";
+      }
       if (!visible.count(output.name())) return where + ": graph output '" + output.name() + "' is never defined";
     }
     return "";
@@ -143,7 +149,7 @@ std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
 
 std::string StructuralProblem(const onnx::ModelProto& model) {
   NameSet visible;
-  return CheckScope(model.graph(), visible, "main");
+  return CheckScope(model.graph(), visible, "main", false);
 }
 
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,

@@ -177,13 +177,13 @@ def producer_chain_to_output(model, value):
 def torch_cases():
     cases = []
 
-    def case(name, make, hidden, outputs, note, input_size=3):
+    def case(name, make, hidden, outputs, note, input_size=3, opset=None, as_exported=False):
         rel = f"{SUBDIR}/{name}.onnx"
         entry = loop_entry(rel, {"batch": 2, "seq": 9}, {"x": 0}, {"y": 0}, [4, 2, 3], True, True, [], note,
                            time_input="x:0")
         outs = [("y", ["seq", "batch", hidden])] + [(o, ["batch", hidden]) for o in outputs]
         cases.append(gtorch.Case(rel, lambda: make(input_size, hidden), [("x", ["seq", "batch", input_size])], outs,
-                                 {"batch": 3, "seq": 5}, entry, script=True))
+                                 {"batch": 3, "seq": 5}, entry, script=True, opset=opset, as_exported=as_exported))
 
     case("ts_lstm_cell_loop", LstmCellLoop, 4, ["h_n", "c_n"],
          "torch.jit.script loop over time over LSTM gate equations written out (no LSTM op): ONNX Loop with trip "
@@ -193,6 +193,16 @@ def torch_cases():
     case("ts_gru_cell_loop", GruCellLoop, 5, ["h_n"],
          "torch.jit.script loop over time over GRU equations written out (PyTorch r/z/n form): ONNX Loop, h "
          "loop-carried, per-step h in a loop-carried Sequence")
+    # As a user exports them: torch's own declarations kept, which are stale inside the body (h declared
+    # [seq, batch] for a [batch, 4] state) and name the outputs' hidden axis Looph_n_dim_1; at opset 11
+    # the body returns h twice (carried value and scan output, one name).
+    case("ts_lstm_cell_loop_as_exported", LstmCellLoop, 4, ["h_n", "c_n"],
+         "ts_lstm_cell_loop exported as users do (dynamic axes on inputs and outputs, torch's declarations "
+         "kept): the body declares its carried h and c [seq, batch], stale; the state is [batch, 4]",
+         as_exported=True)
+    case("ts_gru_cell_loop_op11", GruCellLoop, 5, ["h_n"],
+         "ts_gru_cell_loop at opset 11, torch's declarations kept: the body returns h both as the carried "
+         "value and as the scan output (one value, two body outputs)", opset=11, as_exported=True)
     case("ts_mgu_cell_loop", MguCellLoop, 4, ["h_n"],
          "torch.jit.script loop over a custom minimal gated unit (f = sigmoid(xW_f + hU_f + b_f), n = tanh(xW_n + "
          "(f*h)U_n + b_n), h = (1-f)h + f n): ONNX Loop, h loop-carried", input_size=2)
@@ -202,6 +212,13 @@ def torch_cases():
 def build_torch(case):
     torch.manual_seed(common.name_seed(case.relpath))
     model, module = gtorch.export(case)
+    if case.as_exported:  # the names torch gave the outputs' fixed axes get the sizes the case declares
+        declared = dict(case.outputs)
+        for vi in model.graph.output:
+            for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+                if d.dim_param and d.dim_param not in case.entry["dims"]:
+                    case.entry["dims"][d.dim_param] = declared[vi.name][axis]
+                    case.export_dims[d.dim_param] = declared[vi.name][axis]
     assert not all_ops(model.graph) & RECURRENT_OPS, f"{case.relpath}: recurrent op left"
     loop = main_loop(model)
     body = next(a.g for a in loop.attribute if a.name == "body")

@@ -315,5 +315,109 @@ g (float[seq, batch, 4] x, float[batch, 4] h0, float[4] off) => (float[batch, 4]
   EXPECT_THAT(analysis.notes[0].reason, HasSubstr("passed through"));
 }
 
+/// TorchScript's hand-written cell as torch.onnx.export writes it with dynamic output axes: the body
+/// declares its carried h [seq, batch] (stale: h is [batch, 5]) and the loop's output [batch,
+/// Looph_n_dim_1]; the zeros are computed from x's batch and the constant 5. The gates are split by
+/// sizes computed from a shape (torch's `chunk`), so onnx's inference cannot tell the body's h size.
+const char* kStaleBodyDeclarations = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 3] x, float[3, 10] W, float[5, 10] U) => (float[batch, Looph_n_dim_1] h_n) {
+  shape = Shape (x)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  trip = Gather <axis = 0> (shape, zero)
+  b = Gather <axis = 0> (shape, one)
+  axes0 = Constant <value = int64[1] {0}> ()
+  b1 = Unsqueeze (b, axes0)
+  hdim = Constant <value = int64[1] {5}> ()
+  zs = Concat <axis = 0> (b1, hdim)
+  h0 = ConstantOfShape (zs)
+  h_n = Loop (trip, , h0) <body = body (int64 i, bool cond, float[seq, batch] h) => (bool cond_out, float[batch, Looph_n_dim_1] h_next) {
+    x_t = Gather <axis = 0> (x, i)
+    xw = MatMul (x_t, W)
+    hu = MatMul (h, U)
+    a = Add (xw, hu)
+    a_shape = Shape (a)
+    last = Constant <value = int64[1] {1}> ()
+    width = Gather <axis = 0> (a_shape, last)
+    two = Constant <value = int64[1] {2}> ()
+    half = Div (width, two)
+    sizes = Concat <axis = 0> (half, half)
+    gate, cand = Split <axis = 1> (a, sizes)
+    s = Sigmoid (gate)
+    c = Tanh (cand)
+    h_next = Mul (s, c)
+    cond_out = Identity (cond)
+  }>
+})";
+
+TEST(LoopStateShape, ComputedZerosGiveTheShapeWhereTheBodysDeclarationsAreStale) {
+  // Before: [batch,batch] (the body's stale 'batch' taken for axis 1), declared so on the new input; ONNX
+  // Runtime then failed the unfed rewrite in its Expand.
+  const Analysis analysis = AnalyzeText(kStaleBodyDeclarations);
+  ASSERT_EQ(analysis.states.size(), 1u);
+  EXPECT_EQ(ShapeText(analysis.states[0].state.shape), "[batch,5]");
+  EXPECT_EQ(analysis.states[0].state.batch_axis, 0);
+  EXPECT_EQ(analysis.states[0].state.problem, "");
+}
+
+TEST(LoopStateShape, BothRoutesToRequiredModeKeepTheShapeAndBatchOfALoopState) {
+  // The defaults-mode model broadcasts its input's default with Expand: its shape is read through it, and
+  // the input's own fixed dim (5) is never taken for the batch. Before, the second rewrite said "axis 0
+  // ... has a size no data input declares" and left the model unchanged, or moved batch_axis to 1.
+  onnx::ModelProto direct = ParseModel(kStaleBodyDeclarations);
+  RewriteModel(direct, Required(), /*strict=*/true);
+  onnx::ModelProto routed = ParseModel(kStaleBodyDeclarations);
+  RewriteModel(routed, PlanOptions{}, /*strict=*/true);
+  RewriteModel(routed, Required(), /*strict=*/true);
+  for (const onnx::ModelProto* model : {&direct, &routed}) {
+    const std::vector<StatePair> pairs = RecordedPairs(*model);
+    ASSERT_EQ(pairs.size(), 1u);
+    EXPECT_EQ(MetaShape(pairs[0]), "[batch,5]");
+    EXPECT_EQ(pairs[0].batch_axis, 0);
+    EXPECT_FALSE(pairs[0].optional);
+  }
+  const std::string once = testing::Bytes(routed);
+  RewriteModel(routed, Required(), /*strict=*/true);
+  EXPECT_EQ(testing::Bytes(routed), once);
+}
+
+TEST(LoopStateShape, AScalarCounterWhoseDefaultIsZerosTakesRequiredModeOnTheSecondRoute) {
+  // k counts steps and feeds the cell (so nothing streams), starting at 0. Rewritten in defaults mode its
+  // input has the default 0; before, the required-mode rewrite of that model called it "a scalar whose
+  // initial value is not zeros" and changed nothing.
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 4] x) => (float[batch, 4] h_n, int64 k_n) {
+  shape = Shape (x)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  trip = Gather <axis = 0> (shape, zero)
+  b = Gather <axis = 0> (shape, one)
+  axes0 = Constant <value = int64[1] {0}> ()
+  b1 = Unsqueeze (b, axes0)
+  hdim = Constant <value = int64[1] {4}> ()
+  zs = Concat <axis = 0> (b1, hdim)
+  h0 = ConstantOfShape (zs)
+  k0 = Constant <value = int64 {0}> ()
+  h_n, k_n = Loop (trip, , h0, k0) <body = body (int64 i, bool cond, float[batch, 4] h, int64 k) => (bool cond_out, float[batch, 4] h_next, int64 k_next) {
+    x_t = Gather <axis = 0> (x, i)
+    kf = Cast <to = 1> (k)
+    a = Add (h, x_t)
+    a2 = Add (a, kf)
+    h_next = Tanh (a2)
+    step = Constant <value = int64 {1}> ()
+    k_next = Add (k, step)
+    cond_out = Identity (cond)
+  }>
+})";
+  onnx::ModelProto model = ParseModel(text);
+  RewriteModel(model, PlanOptions{}, /*strict=*/true);
+  ASSERT_EQ(RecordedPairs(model).size(), 2u);
+  RewriteModel(model, Required(), /*strict=*/true);
+  for (const StatePair& pair : RecordedPairs(model)) {
+    EXPECT_FALSE(pair.optional) << pair.input;
+    EXPECT_EQ(pair.init, kInitZeros) << pair.input;
+  }
+}
+
 }  // namespace
 }  // namespace rnnstate

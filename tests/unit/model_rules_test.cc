@@ -163,6 +163,23 @@ TEST(ModelRules, StructureComesFirstAndNamesTheNode) {
             "invalid model: main/Loop_0:body: graph output 'y' is never defined");
 }
 
+TEST(ModelRules, OneValueMayBeTwoOutputsOfASubgraphButNotOfTheMainGraph) {
+  // PyTorch's opset-11 and -12 loops return h both as the carried value and as the scan output: outputs
+  // of a body are positional (onnx's checker and ONNX Runtime take it). The main graph's are fetched by
+  // name. Before, the loop was refused as "duplicate graph output".
+  EXPECT_EQ(Verdict(Model(R"(g (int64 M, float[2] X) => (float[2] Y, float[M, 2] Ys) {
+  Y, Ys = Loop (M, , X) <body = b (int64 i, bool c, float[2] x) => (bool d, float[2] y, float[2] y) {
+    d = Identity (c)
+    y = Neg (x)
+  }>
+})")),
+            "");
+  EXPECT_EQ(Verdict(Model(R"(g (float[2] X) => (float[2] Y, float[2] Y) {
+  Y = Neg (X)
+})")),
+            "invalid model: main: duplicate graph output 'Y'");
+}
+
 TEST(ModelRules, AnOperatorTheOpsetDoesNotHaveIsInvalidWhereOnnxKnowsTheOpset) {
   const std::string graph = R"(g (float[2] X) => (float[2] Y) {
   Y = Nonexistent (X)
