@@ -1,5 +1,6 @@
 #include "planner.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -51,7 +52,7 @@ class StatePlanner {
     PlanOutput(analyzed, edit);
     edit.data_shape = DataShape(FedShape(edit.shape, state), state.batch_axis, batch);
     NoteModelInput(analyzed, edit);
-    Record(edit, state);
+    Record(edit, state, /*first_record=*/true);
   }
 
  private:
@@ -146,7 +147,7 @@ class StatePlanner {
       edit.input_edit = DropDefault{true};
     }
     edit.data_shape = DataShape(FedShape(edit.shape, analyzed.state), edit.batch_axis, batch);
-    Record(edit, analyzed.state);
+    Record(edit, analyzed.state, /*first_record=*/analyzed.recorded < 0);
   }
 
   /// The declared shape of main-graph input `name`.
@@ -189,21 +190,26 @@ class StatePlanner {
   }
 
   /// The lines a runtime must read: how to make the first feed when it is not zeros, and a state that
-  /// does not stream.
-  void NoteContract(const StateEdit& edit, const RecurrentState& state) {
+  /// does not stream (also when only its pair is new: a state the model's authors expose).
+  void NoteContract(const StateEdit& edit, const RecurrentState& state, bool first_record) {
     const bool required = options_.mode == StateInputMode::kRequired;
     if (required && edit.init == kInitEmpty && edit.Changes()) {
       plan_.notes.push_back("state input '" + edit.input + "': the default is not zeros (a learned or computed " +
                             "initial state); feed an empty tensor (batch 0) on the first call to get it");
     }
-    if (!edit.streamable && edit.Changes()) {
-      plan_.notes.push_back("state input '" + edit.input + "' is not streamable (" + state.not_streamable_reason +
-                            "): chunked runs will not equal one full run");
+    if (!edit.streamable && (edit.Changes() || first_record)) {
+      std::string note = "state input '" + edit.input + "' is not streamable (" + state.not_streamable_reason +
+                         "): chunked runs will not equal one full run";
+      // Once per input: states sharing one input (h and c in the authors' tensor) have the same reason.
+      if (std::find(plan_.notes.begin(), plan_.notes.end(), note) == plan_.notes.end()) {
+        plan_.notes.push_back(std::move(note));
+      }
     }
   }
 
-  void Record(StateEdit& edit, const RecurrentState& state) {
-    NoteContract(edit, state);
+  /// Records the edit's pair; `first_record`: the model had no pair for this state.
+  void Record(StateEdit& edit, const RecurrentState& state, bool first_record) {
+    NoteContract(edit, state, first_record);
     StatePair pair;
     pair.input = edit.input;
     pair.output = edit.output;

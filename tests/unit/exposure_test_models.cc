@@ -152,4 +152,21 @@ std::string Cache(const std::vector<int>& read, const std::vector<int>& write) {
   return text + "  Y = Identity (Y" + std::to_string(count - 1) + ")\n  cache_out = Identity (C" + last + ")\n}";
 }
 
+std::string StackedGrus(const std::string& second_rows) {
+  return kHeader +
+         std::string(R"(g (float[seq, batch, 2] X, float[2, batch, 3] h0, float[1, 9, 2] W0, float[1, 9, 3] R0,
+     float[1, 9, 3] W1, float[1, 9, 3] R1) => (float[seq, 1, batch, 3] Y1, float[2, batch, 3] h_n) {
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  h0_0 = Slice (h0, zero, one, zero)
+  h0_1 = Slice (h0, )") +
+         second_rows + R"(, zero)
+  Y0, Yh0 = GRU <hidden_size = 3> (X, W0, R0, , , h0_0)
+  X1 = Squeeze (Y0, one)
+  Y1, Yh1 = GRU <hidden_size = 3> (X1, W1, R1, , , h0_1)
+  h_n = Concat <axis = 0> (Yh0, Yh1)
+})";
+}
+
 }  // namespace rnnstate::testing

@@ -62,6 +62,10 @@ std::string PackedLstm(const std::string& read = kPackedRead, const std::string&
 /// state, "zeros": ConstantOfShape from X's batch). `empty` in the condition is "state's batch is 0".
 std::string BranchedLstm(const std::string& condition, const std::string& then_start);
 
+/// Two GRU layers reading rows [l:l+1] of h0 [2, batch, 3] (PyTorch's `(h0, c0)`), layer 1 the rows
+/// `second_rows` ("one, two": [1:2]); h_n = Concat(Y_h layers).
+std::string StackedGrus(const std::string& second_rows = "one, two");
+
 /// GRU i (of read.size(), hidden 3) reads Unsqueeze(Gather(C_i, read[i])) and writes C_{i+1} =
 /// ScatterND(C_i, [[write[i]]], Reshape(Gather(Y_h, 0), Concat([1], Shape(C_i)[1:]))) — PyTorch's
 /// `cache[i] = h[0]`, the update's shape computed from the cache; cache [3, batch, 3], cache_out = C_n.
