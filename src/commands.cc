@@ -2,6 +2,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "check.h"
@@ -168,6 +169,16 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
     std::vector<FirstFeed> feeds = FirstFeedsOf(opened.file.model(), result.states, settings.batch, settings.dims);
     result.text = FirstFeedsText(feeds);
     result.details["feeds"] = FirstFeedsJson(feeds);
+    // A --dim no state has is most likely a typo, which must not pass as a default of 1.
+    for (const auto& [name, value] : settings.dims) {
+      const bool used = std::any_of(result.states.begin(), result.states.end(), [&](const StatePair& pair) {
+        return std::any_of(pair.shape.begin(), pair.shape.end(), [&](const MetaDim& d) { return d.symbol == name; });
+      });
+      if (!used && !result.states.empty()) {
+        result.warnings.push_back("--dim " + name + "=" + std::to_string(value) +
+                                  ": no state has a dimension of that name (ignored)");
+      }
+    }
   });
   if (!init.details.contains("feeds")) init.details["feeds"] = Json::array();
   return init;

@@ -43,8 +43,9 @@ std::vector<int64_t> RowDims(const StateTensor& tensor) {
   if (tensor.batch_axis != 0 && tensor.stacked) {
     throw Error(ExitCode::kUnsupported, label + " is the model's own tensor of stacked states, with its batch on " +
                                             "axis " + std::to_string(tensor.batch_axis) +
-                                            ", which --state-layout batch-first keeps as it is: Triton batches on " +
-                                            "axis 0 (rewrite the original model with --pack tensor)");
+                                            ": Triton batches on axis 0, and --state-layout batch-first leaves a " +
+                                            "model's own tensors as they are (rewrite the original model with " +
+                                            "--pack tensor)");
   }
   if (tensor.batch_axis != 0) {
     throw Error(ExitCode::kUnsupported, label + " has its batch on axis " + std::to_string(tensor.batch_axis) +

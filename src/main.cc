@@ -81,7 +81,8 @@ void DeclareRewrite(CLI::App& command, Args& all) {
       .add_option("--time-axis", rewrite.time_axes,
                   "INPUT:AXIS a Loop walks with a constant trip count equal to its static length (tf2onnx): "
                   "make that axis symbolic and derive the trip count from the fed input (repeatable)")
-      ->type_name("INPUT:AXIS");
+      ->type_name("INPUT:AXIS")
+      ->allow_extra_args(false);  // one value per --time-axis: the paths that follow are paths
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   command.add_flag("--streamable-only", rewrite.streamable_only,
                    "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");
@@ -122,7 +123,8 @@ void DeclareInit(CLI::App& command, Args& all) {
       .add_option("--batch", init.batch,
                   "Batch size of the first call (default: the value --dim gives the batch dimension, else 1)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  command.add_option("--dim", init.dims, "Value of another symbolic dimension of a state, NAME=VALUE (repeatable)");
+  command.add_option("--dim", init.dims, "Value of another symbolic dimension of a state, NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
   command.add_flag("--json", init.files.json, "JSON Lines: one record per file (its \"feeds\"), then a summary");
 }
 
