@@ -81,6 +81,8 @@ check "--time-axis x:1: exit 0" run 0 rewrite "$models/loops/tf_lstm_loop_fixed.
 check "--time-axis x:1: the Loop streams" bash -c "'$bin' report '$work/ta.onnx' | grep -q 'streamable: yes'"
 check "--time-axis on an axis no Loop walks: warned" run 0 rewrite "$models/loops/tf_lstm_loop_fixed.onnx" --time-axis x:2 -o "$work/ta2.onnx"
 check "--time-axis x:2: says why nothing changed" err_has "no Loop walks x:2"
+check "--time-axis before the path takes one value (the path stays a path)" \
+  run 0 rewrite --time-axis x:1 "$models/loops/tf_lstm_loop_fixed.onnx" -o "$work/ta3.onnx"
 check "DynamicQuantizeLSTM: rewritten" run 0 rewrite "$models/quantized/dqlstm_fwd.onnx" -o "$work/dq.onnx"
 check "DynamicQuantizeLSTM: checked with ONNX Runtime's schema (no 'no schema' warning)" \
   bash -c "! grep -q 'no schema' '$work/err'"
@@ -383,5 +385,7 @@ check "init --json: shape and init" grep -q '"feeds":\[{"input":"[^"]*","dtype":
 check "init: a model without pairs warns" run 0 init "$models/torch/gru2_dyn.onnx"
 check "init: ...saying to rewrite first" err_has "run rnnstate rewrite first"
 check "init: a bad --dim is a usage error" run 2 init "$work/init_dyn.onnx" --dim batch
+check "init: a --dim no state has: exit 0" run 0 init --dim nosuch=3 "$work/init_dyn.onnx"
+check "init: ...warned as ignored" err_has "no state has a dimension of that name (ignored)"
 
 finish
