@@ -1,6 +1,7 @@
 #include "loop_streaming.h"
 
 #include <initializer_list>
+#include <limits>
 #include <set>
 
 #include "control_flow.h"
@@ -186,6 +187,10 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
         constants.push_back(trip.defined);
         verdict.fixed = FixedTimeLoop{time, trip.constant, constants};
         return verdict;
+      }
+      if (trip.constant == std::numeric_limits<int64_t>::max()) {
+        // TorchScript's `while` loops: no bound, the condition ends the loop.
+        return NotStreamable("a while loop (trip count INT64_MAX): its condition, not the input's length, ends it");
       }
       return NotStreamable("the trip count is the constant " + count + ": every call runs " + count + " iterations");
     }

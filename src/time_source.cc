@@ -158,11 +158,11 @@ bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::stri
   return false;
 }
 
-/// The one BOOL of a Constant node's `name` (an initializer is not read here), or nullopt.
+/// The one BOOL of the constant `name` (a Constant node, or an initializer no caller can override), or
+/// nullopt.
 std::optional<bool> BoolConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const ResolvedName at = index.Resolve(path, name);
-  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Constant"})) return std::nullopt;
-  return OneBool(ConstantOfNode(*at.node));
+  const std::optional<ConstantValue> constant = FindConstant(index, path, name);
+  return constant ? OneBool(*constant) : std::nullopt;
 }
 
 /// `a < b` as (a, b) from Less(a, b) or Greater(b, a); false for other nodes.
