@@ -68,10 +68,13 @@ void CheckStates(const Analysis& analysis, bool streamable_only, std::vector<Che
     const RecurrentState& state = analyzed.state;
     // Why the model's own inputs/outputs do not count, when it reads or writes the state through them.
     const std::string why = analyzed.finding.why_not.empty() ? "" : analyzed.finding.why_not + "; ";
+    // What to do: rewrite, unless rewrite would refuse this state too (then say why).
+    const std::string& refused = !state.problem.empty() ? state.problem : analyzed.thread_problem;
+    const std::string next = refused.empty() ? "run rnnstate rewrite" : "rnnstate cannot rewrite it: " + refused;
     problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) + ": " +
                                                              StateName(state) + " is not exposed (" + why +
-                                                             "no state pair in metadata '" + kMetadataKey +
-                                                             "'; run rnnstate rewrite)"});
+                                                             "no state pair in metadata '" + kMetadataKey + "'; " +
+                                                             next + ")"});
   }
 }
 

@@ -200,7 +200,7 @@ g (double[seq, batch, 2] x2) => (double[seq, batch, 2] y2) {
 TEST(LoopStateShape, ADimNoDataInputDeclaresIsAProblemNotAName) {
   // The initial value comes from an operator rnnstate cannot follow, and the body calls axis 1 `m`, which
   // no data input declares: a caller could not know what to feed, so the loop is not rewritten.
-  const Analysis analysis = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 14, "com.example" : 1]>
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14, "com.example" : 1]>
 g (float[seq, batch, 3] x) => (float[seq, batch, m] y) {
   shape = Shape (x)
   zero = Constant <value = int64 {0}> ()
@@ -214,8 +214,15 @@ g (float[seq, batch, 3] x) => (float[seq, batch, m] y) {
     cond_out = Identity (cond)
   }>
 })");
+  const ModelIndex index(model);
+  const Analysis analysis = Analyze(index);
   ASSERT_EQ(analysis.states.size(), 1u);
   EXPECT_THAT(analysis.states[0].state.problem, HasSubstr("has a size no data input declares (m)"));
+  // `check` says why rewriting will not help, instead of "run rnnstate rewrite".
+  const std::vector<CheckProblem> problems = CheckModel(index, analysis);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0].message, HasSubstr("rnnstate cannot rewrite it: axis 1 of carried 'h'"));
+  EXPECT_THAT(problems[0].message, Not(HasSubstr("run rnnstate rewrite")));
 }
 
 /// A Loop carrying h (batched) and acc [4] (no batch axis), acc starting at the initializer `off` or the
