@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "constant_value.h"
 #include "contrib_schemas.h"
 #include "control_flow.h"
 #include "graph_path.h"
@@ -13,6 +14,7 @@
 #include "rewrite.h"
 #include "rnnstate/error.h"
 #include "schema_rules.h"
+#include "tensor_data.h"
 #include "validate.h"
 #include "view_rules.h"
 
@@ -200,6 +202,12 @@ std::string FirstStructuralViolation(const onnx::ModelProto& model) {
   // First: everything after it (onnx's checker, its shape inference) follows function calls.
   if (std::string problem = RecursiveFunction(model); !problem.empty()) return problem;
   if (std::string problem = StructuralProblem(model); !problem.empty()) return problem;
+  // Opening a file checked its tensors already (model_io.h), the payloads left in it by their length
+  // there; this is for a model handed over in memory (the library), where a placeholder is not judged.
+  const auto raw_size = [](const onnx::TensorProto& tensor) {
+    return PayloadUnknown(tensor) ? std::nullopt : std::optional<uint64_t>(tensor.raw_data().size());
+  };
+  if (std::string problem = FirstInlineDataProblem(model, raw_size); !problem.empty()) return problem;
   RegisterContribSchemas();
   const Imports imports(model.opset_import());
   if (std::string problem = FirstNodeViolation(model, model.graph().node(), "main", imports); !problem.empty()) {
