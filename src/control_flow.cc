@@ -72,11 +72,29 @@ const char* ContainerKindName(ContainerKind kind) {
 
 std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKind kind) {
   switch (kind) {
-    case ContainerKind::kIf:
+    case ContainerKind::kIf: {
+      // The counts onnx's If inference (and so ONNX Runtime) requires: branches without inputs, each
+      // with one output per If output.
       for (const char* branch : kIfBranches) {
         if (!GraphAttribute(container, branch)) return std::string("the If has no ") + branch;
       }
+      for (const char* branch : kIfBranches) {
+        if (const int inputs = GraphAttribute(container, branch)->input_size(); inputs > 0) {
+          return std::string("the If's ") + branch + " has " + Counted(inputs, "input") + " (an If branch takes none)";
+        }
+      }
+      const int then_outputs = GraphAttribute(container, kThenBranch)->output_size();
+      const int else_outputs = GraphAttribute(container, kElseBranch)->output_size();
+      if (then_outputs != else_outputs) {
+        return "the If's then_branch has " + Counted(then_outputs, "output") + ", but its else_branch " +
+               std::to_string(else_outputs);
+      }
+      if (then_outputs != container.output_size()) {
+        return "the If has " + Counted(container.output_size(), "output") + ", but its branches have " +
+               std::to_string(then_outputs);
+      }
       return "";
+    }
     case ContainerKind::kLoop: {
       // Body: (iteration number, condition, carried...) -> (condition, carried..., scan outputs...);
       // Loop: (trip count, condition, carried...), where a Loop that carries nothing may omit the first two.
@@ -93,6 +111,12 @@ std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKi
         return "the Loop has " + Counted(container.input_size(), "input") + ", but its body carries " +
                Counted(carried, "value") + " (trip count, condition and one input per carried value)";
       }
+      // onnx's Loop inference (and so ONNX Runtime) requires one Loop output per body output after the
+      // condition: the carried values' finals, then the scan outputs.
+      if (container.output_size() != body->output_size() - 1) {
+        return "the Loop has " + Counted(container.output_size(), "output") + ", but its body returns " +
+               std::to_string(body->output_size() - 1) + " after its condition (one Loop output for each)";
+      }
       return "";
     }
     case ContainerKind::kScan8:
@@ -103,7 +127,19 @@ std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKi
         return "the Scan's num_scan_inputs " + std::to_string(count->i()) + " is not between 1 and its " +
                Counted(container.input_size(), "input");
       }
-      if (!GraphAttribute(container, kBody)) return "the Scan has no body";
+      const onnx::GraphProto* body = GraphAttribute(container, kBody);
+      if (body == nullptr) return "the Scan has no body";
+      // onnx's Scan inference (and so ONNX Runtime): one body input per state variable and scan input
+      // (Scan-8's sequence_lens has none), one Scan output per body output.
+      const int inputs = container.input_size() - (kind == ContainerKind::kScan8 ? 1 : 0);
+      if (body->input_size() != inputs) {
+        return "the Scan body has " + Counted(body->input_size(), "input") + ", but the Scan passes it " +
+               std::to_string(inputs) + " (one per state variable and scan input)";
+      }
+      if (container.output_size() != body->output_size()) {
+        return "the Scan has " + Counted(container.output_size(), "output") + ", but its body returns " +
+               std::to_string(body->output_size());
+      }
       return "";
     }
     case ContainerKind::kOther:

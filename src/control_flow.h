@@ -34,10 +34,13 @@ const char* ContainerKindName(ContainerKind kind);
 /// The kind of `node` in a model whose ai.onnx opset is `onnx_opset` (Scan's layout changed in opset 9).
 ContainerKind ContainerKindOf(const onnx::NodeProto& node, int64_t onnx_opset);
 
-/// Why `container` breaks its operator's spec — an If without then_branch or else_branch, a Loop or Scan
-/// without its body, a Loop body without its iteration number and condition or whose carried values do
-/// not match the Loop's inputs, a Scan without a valid num_scan_inputs — or "" (also for kOther). A model
-/// with such a node is invalid (see model_rules.h).
+/// Why `container` breaks its operator's spec — an If without then_branch or else_branch, a branch with
+/// inputs, branches with different output counts or another count than the If's; a Loop or Scan without
+/// its body, a Loop body without its iteration number and condition or whose carried values do not match
+/// the Loop's inputs, a Loop whose outputs are not the body's after the condition; a Scan without a valid
+/// num_scan_inputs, whose body inputs are not one per state variable and scan input or whose outputs are
+/// not the body's — or "" (also for kOther). The counts are those onnx's inference functions (and so
+/// ONNX Runtime) require. A model with such a node is invalid (see model_rules.h).
 std::string ContainerRuleViolation(const onnx::NodeProto& container, ContainerKind kind);
 
 /// Why rnnstate cannot read `container`'s layout: ContainerRuleViolation, or a Loop without its trip count

@@ -51,15 +51,6 @@ uint64_t ElementSize(int32_t type) {
   }
 }
 
-/// "FLOAT [1,6,2]".
-std::string TypeAndDims(const onnx::TensorProto& tensor) {
-  const std::string& name = onnx::TensorProto_DataType_Name(tensor.data_type());
-  std::string text = name.empty() ? "data type " + std::to_string(tensor.data_type()) : name;
-  text += " [";
-  for (int i = 0; i < tensor.dims_size(); ++i) text += (i ? "," : "") + std::to_string(tensor.dims(i));
-  return text + "]";
-}
-
 uint64_t ByteCount(const char* key, const std::string& value) {
   const std::optional<uint64_t> count = ParseByteCount(value);
   if (!count) {
@@ -104,6 +95,14 @@ std::string Describe(const onnx::TensorProto& tensor, const places::TensorPath& 
 }
 
 }  // namespace
+
+std::string TypeAndDims(const onnx::TensorProto& tensor) {
+  const std::string& name = onnx::TensorProto_DataType_Name(tensor.data_type());
+  std::string text = name.empty() ? "data type " + std::to_string(tensor.data_type()) : name;
+  text += " [";
+  for (int i = 0; i < tensor.dims_size(); ++i) text += (i ? "," : "") + std::to_string(tensor.dims(i));
+  return text + "]";
+}
 
 std::optional<uint64_t> ParseByteCount(const std::string& text) {
   if (text.empty()) return std::nullopt;

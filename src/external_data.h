@@ -34,6 +34,9 @@ ExternalDataRef ParseExternalData(const onnx::TensorProto& tensor);
 /// types).
 std::optional<uint64_t> ExpectedByteSize(const onnx::TensorProto& tensor);
 
+/// "FLOAT [1,6,2]": a tensor's data type and dims, as messages about its data name them.
+std::string TypeAndDims(const onnx::TensorProto& tensor);
+
 /// Checks `ref` against its data file of `file_size` bytes and returns the tensor's byte length. Throws
 /// Error(kBadInput) naming the rule broken: an offset past the end of the file, offset + length past it
 /// (overflow included), or a byte length other than ExpectedByteSize (ONNX Runtime loads no other).

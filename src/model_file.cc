@@ -32,9 +32,9 @@ using output::SystemError;
 using wire::CountMagic;
 using wire::DecodeIndex;
 using wire::EncodeIndex;
+using wire::kMaxProtobufMessage;
 using wire::SplicePlan;
 using wire::WireRewriter;
-using wire::kMaxProtobufMessage;
 
 /// Serializes `model` deterministically; throws Error(kCannotWrite) if it exceeds protobuf's limit.
 std::string SerializeDeterministic(const onnx::ModelProto& model) {
@@ -206,6 +206,15 @@ void ModelFile::Write(const std::string& out_path, Durability durability) const 
     throw Error(ExitCode::kCannotWrite, "a payload placeholder was copied outside TensorProto.raw_data");
   }
   output::WriteFileAtomically(out_path, plan.pieces(), input, sync);
+}
+
+uint64_t ModelFile::RawDataSize(const onnx::TensorProto& tensor) const {
+  const std::string& raw = tensor.raw_data();
+  if (raw.size() != kPlaceholderSize || std::memcmp(raw.data(), kPlaceholderMagic, sizeof(kPlaceholderMagic)) != 0) {
+    return raw.size();
+  }
+  const uint64_t index = DecodeIndex(reinterpret_cast<const uint8_t*>(raw.data()) + sizeof(kPlaceholderMagic));
+  return index < payloads_.size() ? payloads_[index].size : raw.size();
 }
 
 }  // namespace rnnstate

@@ -76,6 +76,10 @@ class ModelFile {
   /// Write with a chosen durability; the rename is atomic either way.
   void Write(const std::string& out_path, Durability durability) const;
 
+  /// The byte length of `tensor`'s raw_data as the file holds it: for a placeholder (a payload left in the
+  /// mapping), the payload's; else raw_data().size().
+  uint64_t RawDataSize(const onnx::TensorProto& tensor) const;
+
   /// Total bytes of payloads left in the mapping (for reports).
   uint64_t deferred_bytes() const { return deferred_bytes_; }
   /// Number of payloads left in the mapping.

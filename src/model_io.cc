@@ -10,6 +10,7 @@
 #include "external_data.h"
 #include "file_output.h"
 #include "rnnstate/error.h"
+#include "tensor_data.h"
 
 namespace rnnstate {
 
@@ -22,6 +23,14 @@ OpenedModel OpenModel(const std::string& path) {
     throw Error(ExitCode::kBadInput, "not a complete ONNX model (no opset_import: truncated?)");
   }
   opened.external_data = CheckExternalData(opened.file.model(), opened.directory);
+  // Inline values too, before any command reads them: ONNX Runtime loads no tensor whose data does not
+  // fit its dims (the payloads left in the file count by their length there).
+  const auto raw_size = [&](const onnx::TensorProto& tensor) {
+    return std::optional<uint64_t>(opened.file.RawDataSize(tensor));
+  };
+  if (std::string problem = FirstInlineDataProblem(opened.file.model(), raw_size); !problem.empty()) {
+    throw Error(ExitCode::kBadInput, problem);
+  }
   return opened;
 }
 

@@ -19,7 +19,8 @@ struct OpenedModel {
 
 /// Opens `path`. Throws Error(kBadInput) naming the problem: missing, a directory or another file that is
 /// not a regular file (never opened), empty, not ONNX, truncated, no opset_import, external data that
-/// CheckExternalData refuses (every tensor's location and range, wherever the tensor lives).
+/// CheckExternalData refuses (every tensor's location and range, wherever the tensor lives), inline values
+/// FirstInlineDataProblem refuses (tensor_data.h; a payload left in the file by its length there).
 OpenedModel OpenModel(const std::string& path);
 
 /// Writes the (possibly edited) model to `output` atomically. When `output` is in another directory,

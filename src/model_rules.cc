@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
+#include "constant_value.h"
 #include "contrib_schemas.h"
 #include "control_flow.h"
 #include "graph_path.h"
@@ -12,6 +14,7 @@
 #include "rewrite.h"
 #include "rnnstate/error.h"
 #include "schema_rules.h"
+#include "tensor_data.h"
 #include "validate.h"
 #include "view_rules.h"
 
@@ -128,10 +131,83 @@ std::string FirstNodeViolation(const onnx::ModelProto& model,
   return "";
 }
 
+/// "local.F" ("F" for a function of the default domain): a function as messages name it.
+std::string FunctionName(const onnx::FunctionProto& function) {
+  return (function.domain().empty() ? "" : function.domain() + ".") + function.name();
+}
+
+/// The model's functions that `nodes` (and their subgraphs, at any depth) call, as indices into
+/// model.functions(): every function of the called domain and name (a duplicate must not hide a cycle).
+void CollectCalls(const onnx::ModelProto& model, const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                  std::vector<int>& callees) {
+  for (const auto& node : nodes) {
+    for (int f = 0; f < model.functions_size(); ++f) {
+      const onnx::FunctionProto& function = model.functions(f);
+      const bool same_domain =
+          IsOnnxDomain(function.domain()) ? IsOnnxDomain(node.domain()) : function.domain() == node.domain();
+      if (same_domain && function.name() == node.op_type() &&
+          std::find(callees.begin(), callees.end(), f) == callees.end()) {
+        callees.push_back(f);
+      }
+    }
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) CollectCalls(model, attribute.g().node(), callees);
+      for (const auto& graph : attribute.graphs()) CollectCalls(model, graph.node(), callees);
+    }
+  }
+}
+
+/// The first of the model's functions that calls itself, directly or through others, called or not (ONNX:
+/// "model-local functions must not be recursive"; onnx 1.12's shape inference and ONNX Runtime recurse
+/// without end on such a call and crash), as "function 'local.F' calls itself (local.F -> local.G ->
+/// local.F)", or "". Iterative, so that a long chain of calls cannot exhaust the stack here.
+std::string RecursiveFunction(const onnx::ModelProto& model) {
+  const int count = model.functions_size();
+  std::vector<std::vector<int>> calls(count);
+  for (int f = 0; f < count; ++f) CollectCalls(model, model.functions(f).node(), calls[f]);
+  enum class Visit { kNew, kOnPath, kDone };
+  std::vector<Visit> state(count, Visit::kNew);
+  for (int root = 0; root < count; ++root) {
+    if (state[root] != Visit::kNew) continue;
+    std::vector<std::pair<int, size_t>> path = {{root, 0}};  // function, next callee to follow
+    state[root] = Visit::kOnPath;
+    while (!path.empty()) {
+      auto& [function, next] = path.back();
+      if (next == calls[function].size()) {
+        state[function] = Visit::kDone;
+        path.pop_back();
+        continue;
+      }
+      const int callee = calls[function][next++];
+      if (state[callee] == Visit::kOnPath) {
+        auto start = std::find_if(path.begin(), path.end(), [&](const auto& step) { return step.first == callee; });
+        std::string cycle;
+        for (auto step = start; step != path.end(); ++step)
+          cycle += FunctionName(model.functions(step->first)) + " -> ";
+        return "function '" + FunctionName(model.functions(callee)) + "' calls itself (" + cycle +
+               FunctionName(model.functions(callee)) + "): a model's functions must not be recursive";
+      }
+      if (state[callee] == Visit::kNew) {
+        state[callee] = Visit::kOnPath;
+        path.emplace_back(callee, 0);
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string FirstStructuralViolation(const onnx::ModelProto& model) {
+  // First: everything after it (onnx's checker, its shape inference) follows function calls.
+  if (std::string problem = RecursiveFunction(model); !problem.empty()) return problem;
   if (std::string problem = StructuralProblem(model); !problem.empty()) return problem;
+  // Opening a file checked its tensors already (model_io.h), the payloads left in it by their length
+  // there; this is for a model handed over in memory (the library), where a placeholder is not judged.
+  const auto raw_size = [](const onnx::TensorProto& tensor) {
+    return PayloadUnknown(tensor) ? std::nullopt : std::optional<uint64_t>(tensor.raw_data().size());
+  };
+  if (std::string problem = FirstInlineDataProblem(model, raw_size); !problem.empty()) return problem;
   RegisterContribSchemas();
   const Imports imports(model.opset_import());
   if (std::string problem = FirstNodeViolation(model, model.graph().node(), "main", imports); !problem.empty()) {
@@ -139,8 +215,7 @@ std::string FirstStructuralViolation(const onnx::ModelProto& model) {
   }
   // Function bodies are not rewritten, but an operator in one is as invalid as in the graph.
   for (const onnx::FunctionProto& function : model.functions()) {
-    const std::string where =
-        "function '" + (function.domain().empty() ? "" : function.domain() + ".") + function.name() + "'";
+    const std::string where = "function '" + FunctionName(function) + "'";
     if (std::string problem = FirstNodeViolation(model, function.node(), where, Imports(imports, function));
         !problem.empty()) {
       return problem;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "graph_path.h"
 #include "proto_access.h"
@@ -80,6 +81,13 @@ std::string ActivationRuleViolation(const onnx::NodeProto& node, const Recurrent
   return "";
 }
 
+/// A float as messages print it: "-1", "0.5", "nan".
+std::string FloatText(float value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 std::string AttributeRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op, int64_t opset) {
   int directions = 1;
   if (const auto* a = FindAttribute(node, "direction"); a != nullptr && !Referenced(*a)) {
@@ -93,6 +101,11 @@ std::string AttributeRuleViolation(const onnx::NodeProto& node, const RecurrentO
   if (const auto* a = FindAttribute(node, "hidden_size"); a != nullptr && !Referenced(*a)) {
     if (auto wrong = WrongAttributeType(*a, onnx::AttributeProto::INT, "an integer"); !wrong.empty()) return wrong;
     if (a->i() <= 0) return "hidden_size " + std::to_string(a->i()) + " is not positive";
+  }
+  // Every operator of the table has `clip`; ONNX Runtime refuses one that is not above 0 (NaN included).
+  if (const auto* a = FindAttribute(node, "clip"); a != nullptr && !Referenced(*a)) {
+    if (auto wrong = WrongAttributeType(*a, onnx::AttributeProto::FLOAT, "a float"); !wrong.empty()) return wrong;
+    if (!(a->f() > 0.0f)) return "clip " + FloatText(a->f()) + " is not positive";
   }
   if (const auto* a = op.has_layout ? FindAttribute(node, "layout") : nullptr) {
     // The same text as an attribute onnx's schema does not have at that opset (schema_rules.h).
@@ -110,6 +123,8 @@ std::string AttributeRuleViolation(const onnx::NodeProto& node, const RecurrentO
 
 std::string TypeRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op, const TypeLookup& type_of) {
   for (const SlotTypes& group : op.slot_types) {
+    std::string bound;  // the first input of the group with a known element type, which binds the constraint
+    int32_t bound_type = onnx::TensorProto::UNDEFINED;
     for (int slot : group.slots) {
       const std::string name = InputOrEmpty(node, slot);
       const onnx::TypeProto* type = name.empty() ? nullptr : type_of(name);
@@ -121,6 +136,17 @@ std::string TypeRuleViolation(const onnx::NodeProto& node, const RecurrentOp& op
       if (std::find(group.types.begin(), group.types.end(), elem_type) == group.types.end()) {
         return input + " has element type " + DataTypeName(elem_type) + "; " + node.op_type() + " takes " +
                ListText(group.types, DataTypeName);
+      }
+      // One type constraint binds one type: ONNX Runtime refuses an initial_h of DOUBLE beside an X of FLOAT.
+      if (bound_type == onnx::TensorProto::UNDEFINED) {
+        bound = input;
+        bound_type = elem_type;
+      } else if (elem_type != bound_type) {
+        return input + " has element type " + DataTypeName(elem_type) + ", but " + bound + " has " +
+               DataTypeName(bound_type) + " (" + node.op_type() + " takes one element type for " +
+               ListText(
+                   group.slots, [&](int s) { return InputName(op, s); }, " and ") +
+               ")";
       }
     }
   }

@@ -179,6 +179,76 @@ def view_node(op, inputs, output, **attributes):
     return helper.make_node(op, inputs, [output], name=op.lower(), **attributes)
 
 
+def with_functions(model, *functions):
+    """`model` with the model-local functions (name, body nodes) of domain 'local' (IR 8 has them)."""
+    model.ir_version = 8
+    model.opset_import.append(helper.make_opsetid("local", 1))
+    for name, nodes in functions:
+        model.functions.append(helper.make_function("local", name, ["x"], ["y"], nodes,
+                                                    [helper.make_opsetid("", OPSET), helper.make_opsetid("local", 1)]))
+    return model
+
+
+def call(function, inputs=("x",), outputs=("y",), name=""):
+    return helper.make_node(function, list(inputs), list(outputs), name=name, domain="local")
+
+
+def function_recursive():
+    """The graph calls local.F; F calls G, which calls F: onnx 1.12's shape inference (and ONNX Runtime)
+    recursed without end on it (exit 139 from every command, a batch killed)."""
+    def add(graph):
+        graph.node.append(call("F", ["X"], ["Z"], name="call"))
+    return with_functions(edit(lstm_model(), add), ("F", [call("G")]), ("G", [call("F")]))
+
+
+def function_recursive_unused():
+    """A function that calls itself, which nothing calls: invalid all the same (onnx's checker: model-local
+    functions must not be recursive)."""
+    return with_functions(lstm_model(), ("F", [call("F")]))
+
+
+def initial_h(tensor):
+    """The LSTM with `tensor` (an initializer named h0) as initial_h."""
+    model = lstm_model(inputs=("X", "W", "R", "", "", "h0"))
+    model.graph.initializer.append(tensor)
+    return model
+
+
+def bare_tensor(name, dims, raw=None, floats=()):
+    """A FLOAT TensorProto with these dims and data, unchecked (helper.make_tensor refuses a mismatch)."""
+    tensor = onnx.TensorProto(name=name, data_type=TensorProto.FLOAT, dims=dims, float_data=floats)
+    if raw is not None:
+        tensor.raw_data = raw
+    return tensor
+
+
+def branch(name, inputs=(), outputs=1):
+    """An If branch running a GRU on the main graph's X with `inputs` and `outputs` outputs."""
+    node = helper.make_node("GRU", ["X", "g_W", "g_R"], [f"{name}_y", f"{name}_h"][:outputs], name=name,
+                            hidden_size=HIDDEN)
+    return helper.make_graph([node], name, [helper.make_tensor_value_info(i, TensorProto.FLOAT, [1]) for i in inputs],
+                             [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in node.output])
+
+
+def if_model(then_branch, else_branch, outputs=("out",)):
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, BATCH, INPUT])
+    node = helper.make_node("If", ["cond"], list(outputs), name="branch", then_branch=then_branch,
+                            else_branch=else_branch)
+    graph = helper.make_graph([node], "g", [cond, x], [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                                                        for o in outputs], initializer=weights("g_", 3))
+    return helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def loop_output_count():
+    """The Loop of loop_body_output_undefined, its body well formed, declaring 3 outputs for 1 carried value."""
+    model = loop_body_output_undefined()
+    body = model.graph.node[0].attribute[0].g
+    body.node[1].output[1] = "h_next"
+    model.graph.node[0].output.extend(["extra_1", "extra_2"])
+    return model
+
+
 # name -> (model, what it breaks). The CLI test (tests/cli/cli_test.sh) expects each message.
 INVALID = {
     "hidden_size_zero": lambda: lstm_model(attributes={"hidden_size": 0}),
@@ -228,6 +298,21 @@ INVALID = {
                                           outputs=["out", "rest"]),
     "view_reshape_shape": lambda: view_model([view_node("Reshape", ["Y_h", "shape"], "out")], outputs=["out"],
                                              inits=[("shape", [-1, -1, -1])]),
+    # Found by an adversarial audit: accepted (or crashing) before, refused by ONNX Runtime.
+    "function_recursive": function_recursive,
+    "function_recursive_unused": function_recursive_unused,
+    "clip_negative": lambda: lstm_model(attributes={"hidden_size": HIDDEN, "clip": -1.0}),
+    "initial_h_double": lambda: initial_h(numpy_helper.from_array(np.zeros((1, BATCH, HIDDEN), np.float64), "h0")),
+    "if_branch_input": lambda: if_model(branch("a"), branch("b", inputs=["unused"])),
+    "if_branch_outputs": lambda: if_model(branch("a"), branch("b", outputs=2)),
+    "if_output_count": lambda: if_model(branch("a"), branch("b"), outputs=("out", "more", "most")),
+    "loop_output_count": loop_output_count,
+    # Inline values that do not fit their dims (refused when the file is opened, as external data is).
+    "h0_raw_short": lambda: initial_h(bare_tensor("h0", [1, BATCH, HIDDEN], raw=b"\1\2\3")),
+    "h0_float_data_short": lambda: initial_h(bare_tensor("h0", [1, BATCH, HIDDEN], floats=[0.0])),
+    "h0_dims_negative": lambda: initial_h(bare_tensor("h0", [1, -1, HIDDEN], floats=[0.0] * 4)),
+    "w_dims_2p40": lambda: edit(lstm_model(), lambda g: g.initializer[0].CopyFrom(
+        bare_tensor("W", [1, 4 * HIDDEN, 2 ** 40], raw=bytes(128)))),
     "view_scatternd_index": lambda: view_model([view_node("ScatterND", ["cache", "rows", "Y_h"], "out")],
                                                inputs=[("cache", [2, BATCH, HIDDEN])], outputs=["out"],
                                                inits=[("rows", [[5]])]),

@@ -242,6 +242,7 @@ invalid() {  # invalid NAME MESSAGE: tests/data/invalid/NAME.onnx is refused wit
   check "$name: nothing written beside the input" test "$(snapshot "$dir")" = "$before"
 }
 lstm="main: LSTM 'lstm'"
+invalid_dir=$(dirname "$0")/../data/invalid
 invalid hidden_size_zero "$lstm: hidden_size 0 is not positive"
 invalid hidden_size_negative "$lstm: hidden_size -4 is not positive"
 invalid direction_unknown "$lstm: unknown direction 'sideways' (LSTM takes forward, reverse or bidirectional)"
@@ -279,6 +280,26 @@ invalid view_concat_axis "main: Concat 'concat': axis 99 is out of range for an 
 invalid view_split_axis "main: Split 'split': axis -99 is out of range for an input of rank 3"
 invalid view_reshape_shape "main: Reshape 'reshape': shape [-1, -1, -1] has more than one -1"
 invalid view_scatternd_index "main: ScatterND 'scatternd': index 5 is out of range for axis 0 of size 2"
+# An adversarial audit's finds: accepted with exit 0 (or crashing every command: the recursive functions)
+# before, refused by ONNX Runtime.
+invalid function_recursive "function 'local.F' calls itself (local.F -> local.G -> local.F): a model's functions must not be recursive"
+invalid function_recursive_unused "function 'local.F' calls itself (local.F -> local.F): a model's functions must not be recursive"
+invalid clip_negative "$lstm: clip -1 is not positive"
+invalid initial_h_double "$lstm: input initial_h 'h0' has element type DOUBLE, but input X 'X' has FLOAT (LSTM takes one element type for X, W, R, B, initial_h, initial_c and P)"
+invalid if_branch_input "main: If 'branch': the If's else_branch has 1 input (an If branch takes none)"
+invalid if_branch_outputs "main: If 'branch': the If's then_branch has 1 output, but its else_branch 2"
+invalid if_output_count "main: If 'branch': the If has 3 outputs, but its branches have 1"
+invalid loop_output_count "main: Loop 'steps': the Loop has 3 outputs, but its body returns 1 after its condition (one Loop output for each)"
+# In many-files mode a recursive function crashed the whole batch: now one record fails, the next is read.
+"$bin" report "$invalid_dir/function_recursive.onnx" "$invalid_dir/clip_negative.onnx" "$models/handbuilt/lstm_init_state.onnx" --json >"$work/json" 2>"$work/err"
+check "batch with a recursive function: exit 3, not a crash" test $? -eq 3
+check "batch with a recursive function: the valid model is still reported" test "$(grep -c '"status":"ok"' "$work/json")" = 1
+# Inline values that do not fit their dims: refused when the file is opened, as external data is.
+refused "raw_data too short" "$invalid_dir/h0_raw_short.onnx" "tensor 'h0' at graph.initializer[2]: raw_data has 3 bytes, but FLOAT [1,1,4] takes 16 bytes"
+refused "float_data too short" "$invalid_dir/h0_float_data_short.onnx" "tensor 'h0' at graph.initializer[2]: float_data has 1 value, but FLOAT [1,1,4] takes 4"
+refused "negative dim" "$invalid_dir/h0_dims_negative.onnx" "tensor 'h0' at graph.initializer[2]: dim -1 is negative (FLOAT [1,-1,4])"
+refused "dims of 2^46 bytes on 128" "$invalid_dir/w_dims_2p40.onnx" "tensor 'W' at graph.initializer[0]: raw_data has 128 bytes, but FLOAT [1,16,1099511627776] takes 70368744177664 bytes"
+check "raw_data too short: --dry-run exits 3 too" run 3 rewrite "$invalid_dir/h0_raw_short.onnx" --dry-run
 # Valid but not (fully) supported stays a warning: an LSTM of another domain is not judged (nothing to
 # do), an opset newer than onnx 1.12 knows is rewritten without onnx's full checks.
 controls=$(dirname "$0")/../data/invalid

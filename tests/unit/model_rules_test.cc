@@ -47,6 +47,20 @@ onnx::ModelProto Gru(const std::string& attributes, const std::string& inputs = 
 })");
 }
 
+/// `model` with its float initializers W and R made zeros of `type` (DOUBLE or FLOAT16).
+onnx::ModelProto WeightsOf(onnx::ModelProto model, onnx::TensorProto::DataType type) {
+  for (auto& tensor : *model.mutable_graph()->mutable_initializer()) {
+    const int count = tensor.float_data_size();
+    tensor.clear_float_data();
+    tensor.set_data_type(type);
+    for (int i = 0; i < count; ++i) {
+      if (type == onnx::TensorProto::DOUBLE) tensor.add_double_data(0.0);
+      if (type == onnx::TensorProto::FLOAT16) tensor.add_int32_data(0);
+    }
+  }
+  return model;
+}
+
 TEST(ModelRules, AValidModelIsIndexed) {
   EXPECT_EQ(Verdict(Gru("hidden_size = 3")), "");
   onnx::ModelProto both_ways = Gru("hidden_size = 3, direction = \"bidirectional\", layout = 0", "X, W2, R2");
@@ -54,8 +68,9 @@ TEST(ModelRules, AValidModelIsIndexed) {
   testing::AddFloatInitializer(*both_ways.mutable_graph(), "R2", {2, 9, 3}, {0.2f});
   EXPECT_EQ(Verdict(both_ways), "");
   EXPECT_EQ(Verdict(Gru("direction = \"reverse\"")), "");  // hidden_size is optional
-  EXPECT_EQ(Verdict(Gru("hidden_size = 3", "X, W, R", "double")), "");
-  EXPECT_EQ(Verdict(Gru("hidden_size = 3", "X, W, R", "float16")), "");
+  // X's element type binds W's and R's (type constraint T): the weights of the other types follow it.
+  EXPECT_EQ(Verdict(WeightsOf(Gru("hidden_size = 3", "X, W, R", "double"), onnx::TensorProto::DOUBLE)), "");
+  EXPECT_EQ(Verdict(WeightsOf(Gru("hidden_size = 3", "X, W, R", "float16"), onnx::TensorProto::FLOAT16)), "");
 }
 
 TEST(ModelRules, HiddenSizeMustBePositive) {
