@@ -130,6 +130,18 @@ void ReleaseLocked(Registry& registry, std::vector<std::string>& paths) {
   paths.clear();
 }
 
+/// Counts `path` on one placement (`paths`): one it created, or one another placement of this run created;
+/// a path the user had is never counted, so never removed. The caller holds the registry's lock.
+void RelyLocked(Registry& registry, std::vector<std::string>& paths, const fs::path& path, bool created,
+                bool directory) {
+  auto found = registry.entries.find(path.string());
+  if (!created && found == registry.entries.end()) return;
+  if (found == registry.entries.end()) found = registry.entries.emplace(path.string(), Registry::Entry{}).first;
+  found->second.users++;
+  found->second.directory = directory;
+  paths.push_back(path.string());
+}
+
 }  // namespace
 
 std::string OutputDataConflict(const std::vector<std::string>& locations, const std::string& model_dir,
@@ -186,14 +198,8 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
   if (error) throw Error(ExitCode::kCannotWrite, "cannot resolve the output directory: " + error.message());
   if (from == to) return placed;
   Registry& registry = Registry::Instance();
-  // Counts a path on this placement: one it creates, or one another placement of this run created.
   auto rely_on = [&](const fs::path& path, bool created, bool directory) {
-    auto found = registry.entries.find(path.string());
-    if (!created && found == registry.entries.end()) return;  // the user's: never removed
-    if (found == registry.entries.end()) found = registry.entries.emplace(path.string(), Registry::Entry{}).first;
-    found->second.users++;
-    found->second.directory = directory;
-    placed.paths_.push_back(path.string());
+    RelyLocked(registry, placed.paths_, path, created, directory);
   };
   std::lock_guard<std::mutex> lock(registry.mutex);
   try {
@@ -231,6 +237,28 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
     }
   } catch (...) {
     ReleaseLocked(registry, placed.paths_);  // under the lock held here: ~PlacedData would take it again
+    throw;
+  }
+  return placed;
+}
+
+PlacedData CreateOutputDirectories(const std::string& directory) {
+  PlacedData placed;
+  Registry& registry = Registry::Instance();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  try {
+    fs::path path;
+    for (const auto& part : fs::path(directory)) {  // outermost first
+      path /= part;
+      std::error_code error;
+      const bool created = fs::create_directory(path, error);
+      if (error) {
+        throw Error(ExitCode::kCannotWrite, "cannot create directory '" + path.string() + "': " + error.message());
+      }
+      RelyLocked(registry, placed.paths_, path, created, true);
+    }
+  } catch (...) {
+    ReleaseLocked(registry, placed.paths_);
     throw;
   }
   return placed;
