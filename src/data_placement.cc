@@ -12,6 +12,7 @@
 
 #include "external_data.h"
 #include "file_output.h"
+#include "proto_access.h"
 #include "regular_file.h"
 #include "rnnstate/error.h"
 
@@ -151,10 +152,10 @@ std::string OutputDataConflict(const std::vector<std::string>& locations, const 
   const fs::path to = fs::path(output::DirectoryOf(output));
   for (const std::string& location : locations) {
     if (out.Replaces(Named(from / location))) {
-      return "the output '" + output + "' would replace the model's external data file '" + location + "'";
+      return "the output '" + output + "' would replace the model's external data file '" + Printable(location) + "'";
     }
     if (out.Replaces(Named(to / location))) {
-      return "the output '" + output + "' is where its own external data file '" + location + "' must go";
+      return "the output '" + output + "' is where its own external data file '" + Printable(location) + "' must go";
     }
   }
   return "";
@@ -211,7 +212,7 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
         source = ResolveLocation(location, from);
         data.emplace(input::RegularFile::Open(source.string()));
       } catch (Error& e) {
-        e.AppendContext("external data '" + location + "'");
+        e.AppendContext("external data '" + Printable(location) + "'");
         throw;
       }
       const fs::path target = to / location;
@@ -226,7 +227,7 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
       }
       if (fs::exists(target, error)) {
         if (!SameFile(data->fd(), target)) {
-          throw Error(ExitCode::kCannotWrite, "external data file '" + target.string() +
+          throw Error(ExitCode::kCannotWrite, "external data file '" + Printable(target.string()) +
                                                   "' already exists and is not the model's; not overwriting it");
         }
         rely_on(target, false, false);
