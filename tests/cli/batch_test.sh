@@ -68,6 +68,12 @@ check "-o with a directory: exit 2" run 2 rewrite "$zoo" -o "$work/x.onnx"
 check "-o says to use --out-dir" has err "out-dir"
 check "-o and --out-dir: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$work/x.onnx" --out-dir "$work/d"
 check "--in-place and --out-dir: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" --in-place --out-dir "$work/d"
+# An empty path is not "no option": it was ignored, and the default output written.
+for option in -o --out-dir; do
+  check "$option '': exit 2" run 2 rewrite "$zoo/z_rnn.onnx" $option ""
+  check "$option '': says so" has err "needs a path, not an empty string"
+  check "$option '': nothing written" test ! -e "$zoo/z_rnn.streaming.onnx"
+done
 check "-o equal to the input: exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$zoo/z_rnn.onnx"
 check "-o naming the input through '..': exit 2" run 2 rewrite "$zoo/z_rnn.onnx" -o "$zoo/torch/../z_rnn.onnx"
 ln -s "$zoo/z_rnn.onnx" "$work/link_to_input.onnx"
