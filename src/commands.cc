@@ -49,19 +49,15 @@ void DryRun(const std::string& input, const std::string& output, const RewriteSe
   result.text += prefix + (changes ? "would write " + output : "nothing to do") + "\n";
 }
 
-void CreateParentDirectory(const std::string& output) {
-  std::filesystem::path parent = std::filesystem::path(output).parent_path();
-  std::error_code ec;
-  if (parent.empty() || std::filesystem::is_directory(parent, ec)) return;
-  std::filesystem::create_directories(parent, ec);
-  if (ec) throw Error(ExitCode::kCannotWrite, "cannot create directory '" + parent.string() + "': " + ec.message());
-}
-
 void Write(const OpenedModel& opened, const std::string& output, const RewriteSettings& settings, FileResult& result) {
   try {
     Timed(&result.timings.write_ms, [&] {
-      if (settings.create_directories) CreateParentDirectory(output);
+      // Directories made for this output go again if it cannot be written (a full disk, a name too long).
+      PlacedData directories = settings.create_directories
+                                   ? CreateOutputDirectories(std::filesystem::path(output).parent_path().string())
+                                   : PlacedData();
       WriteModel(opened, output, settings.defer_sync ? ModelFile::Durability::kDeferred : ModelFile::Durability::kSync);
+      directories.Keep();
     });
   } catch (Error& e) {
     e.AppendContext(output);

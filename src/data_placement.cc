@@ -12,6 +12,7 @@
 
 #include "external_data.h"
 #include "file_output.h"
+#include "proto_access.h"
 #include "regular_file.h"
 #include "rnnstate/error.h"
 
@@ -130,6 +131,18 @@ void ReleaseLocked(Registry& registry, std::vector<std::string>& paths) {
   paths.clear();
 }
 
+/// Counts `path` on one placement (`paths`): one it created, or one another placement of this run created;
+/// a path the user had is never counted, so never removed. The caller holds the registry's lock.
+void RelyLocked(Registry& registry, std::vector<std::string>& paths, const fs::path& path, bool created,
+                bool directory) {
+  auto found = registry.entries.find(path.string());
+  if (!created && found == registry.entries.end()) return;
+  if (found == registry.entries.end()) found = registry.entries.emplace(path.string(), Registry::Entry{}).first;
+  found->second.users++;
+  found->second.directory = directory;
+  paths.push_back(path.string());
+}
+
 }  // namespace
 
 std::string OutputDataConflict(const std::vector<std::string>& locations, const std::string& model_dir,
@@ -139,10 +152,10 @@ std::string OutputDataConflict(const std::vector<std::string>& locations, const 
   const fs::path to = fs::path(output::DirectoryOf(output));
   for (const std::string& location : locations) {
     if (out.Replaces(Named(from / location))) {
-      return "the output '" + output + "' would replace the model's external data file '" + location + "'";
+      return "the output '" + output + "' would replace the model's external data file '" + Printable(location) + "'";
     }
     if (out.Replaces(Named(to / location))) {
-      return "the output '" + output + "' is where its own external data file '" + location + "' must go";
+      return "the output '" + output + "' is where its own external data file '" + Printable(location) + "' must go";
     }
   }
   return "";
@@ -186,14 +199,8 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
   if (error) throw Error(ExitCode::kCannotWrite, "cannot resolve the output directory: " + error.message());
   if (from == to) return placed;
   Registry& registry = Registry::Instance();
-  // Counts a path on this placement: one it creates, or one another placement of this run created.
   auto rely_on = [&](const fs::path& path, bool created, bool directory) {
-    auto found = registry.entries.find(path.string());
-    if (!created && found == registry.entries.end()) return;  // the user's: never removed
-    if (found == registry.entries.end()) found = registry.entries.emplace(path.string(), Registry::Entry{}).first;
-    found->second.users++;
-    found->second.directory = directory;
-    placed.paths_.push_back(path.string());
+    RelyLocked(registry, placed.paths_, path, created, directory);
   };
   std::lock_guard<std::mutex> lock(registry.mutex);
   try {
@@ -205,7 +212,7 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
         source = ResolveLocation(location, from);
         data.emplace(input::RegularFile::Open(source.string()));
       } catch (Error& e) {
-        e.AppendContext("external data '" + location + "'");
+        e.AppendContext("external data '" + Printable(location) + "'");
         throw;
       }
       const fs::path target = to / location;
@@ -220,7 +227,7 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
       }
       if (fs::exists(target, error)) {
         if (!SameFile(data->fd(), target)) {
-          throw Error(ExitCode::kCannotWrite, "external data file '" + target.string() +
+          throw Error(ExitCode::kCannotWrite, "external data file '" + Printable(target.string()) +
                                                   "' already exists and is not the model's; not overwriting it");
         }
         rely_on(target, false, false);
@@ -231,6 +238,28 @@ PlacedData ProvideExternalData(const std::vector<std::string>& locations, const 
     }
   } catch (...) {
     ReleaseLocked(registry, placed.paths_);  // under the lock held here: ~PlacedData would take it again
+    throw;
+  }
+  return placed;
+}
+
+PlacedData CreateOutputDirectories(const std::string& directory) {
+  PlacedData placed;
+  Registry& registry = Registry::Instance();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  try {
+    fs::path path;
+    for (const auto& part : fs::path(directory)) {  // outermost first
+      path /= part;
+      std::error_code error;
+      const bool created = fs::create_directory(path, error);
+      if (error) {
+        throw Error(ExitCode::kCannotWrite, "cannot create directory '" + path.string() + "': " + error.message());
+      }
+      RelyLocked(registry, placed.paths_, path, created, true);
+    }
+  } catch (...) {
+    ReleaseLocked(registry, placed.paths_);
     throw;
   }
   return placed;

@@ -17,7 +17,8 @@ namespace rnnstate {
 std::string OutputDataConflict(const std::vector<std::string>& locations, const std::string& model_dir,
                                const std::string& output);
 
-/// The external data files (and directories) that ProvideExternalData created for one output. Destroyed
+/// The external data files (and directories) that ProvideExternalData, or the directories that
+/// CreateOutputDirectories, created for one output. Destroyed
 /// without Keep(), it removes them again — except those another output written by this process relies on
 /// (outputs in one directory share their data files: one model's failure must not take them from another).
 class PlacedData {
@@ -33,6 +34,7 @@ class PlacedData {
 
  private:
   friend PlacedData ProvideExternalData(const std::vector<std::string>&, const std::string&, const std::string&);
+  friend PlacedData CreateOutputDirectories(const std::string&);
   std::vector<std::string> paths_;  ///< created by this run, in creation order (directories before their files)
   bool kept_ = false;
 };
@@ -45,5 +47,11 @@ class PlacedData {
 /// had placed is removed.
 [[nodiscard]] PlacedData ProvideExternalData(const std::vector<std::string>& locations, const std::string& from_dir,
                                              const std::string& to_dir);
+
+/// Creates `directory` and its missing ancestors for an output (`--out-dir`). Destroyed without Keep()
+/// (the output could not be written), the directories it created are removed again, innermost first and
+/// only when empty, unless another output of this run relies on them. Error(kCannotWrite) when one cannot
+/// be created (what it had created is removed).
+[[nodiscard]] PlacedData CreateOutputDirectories(const std::string& directory);
 
 }  // namespace rnnstate

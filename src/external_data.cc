@@ -6,6 +6,7 @@
 #include <set>
 #include <system_error>
 
+#include "proto_access.h"
 #include "regular_file.h"
 #include "rnnstate/error.h"
 #include "tensor_places.h"
@@ -54,7 +55,8 @@ uint64_t ElementSize(int32_t type) {
 uint64_t ByteCount(const char* key, const std::string& value) {
   const std::optional<uint64_t> count = ParseByteCount(value);
   if (!count) {
-    Refuse(std::string(key) + " '" + value + "' is not a byte count (decimal digits only, no sign, below 2^64)");
+    Refuse(std::string(key) + " '" + Printable(value) +
+           "' is not a byte count (decimal digits only, no sign, below 2^64)");
   }
   return *count;
 }
@@ -86,10 +88,10 @@ namespace {
 
 /// "tensor 'W' at graph.initializer[0], external data 'w.bin'": where a problem is.
 std::string Describe(const onnx::TensorProto& tensor, const places::TensorPath& path) {
-  std::string text =
-      (tensor.name().empty() ? "unnamed tensor" : "tensor '" + tensor.name() + "'") + " at " + path.ToString();
+  std::string text = (tensor.name().empty() ? "unnamed tensor" : "tensor '" + Printable(tensor.name()) + "'") + " at " +
+                     path.ToString();
   for (const auto& entry : tensor.external_data()) {
-    if (entry.key() == "location") return text + ", external data '" + entry.value() + "'";
+    if (entry.key() == "location") return text + ", external data '" + Printable(entry.value()) + "'";
   }
   return text;
 }
@@ -120,7 +122,7 @@ ExternalDataRef ParseExternalData(const onnx::TensorProto& tensor) {
   ExternalDataRef ref;
   std::set<std::string> keys;
   for (const auto& entry : tensor.external_data()) {
-    if (!keys.insert(entry.key()).second) Refuse("external_data key '" + entry.key() + "' is given twice");
+    if (!keys.insert(entry.key()).second) Refuse("external_data key '" + Printable(entry.key()) + "' is given twice");
     if (entry.key() == "location") ref.location = entry.value();
     if (entry.key() == "offset") ref.offset = ByteCount("offset", entry.value());
     if (entry.key() == "length") ref.length = ByteCount("length", entry.value());

@@ -16,6 +16,7 @@ FileResult ProcessGuarded(const std::string& path, const std::function<void(File
     result.error = message;
     result.text.clear();
     result.changed = false;
+    result.states.clear();  // a failed file records no states (none were written)
   };
   try {
     body(result);

@@ -53,6 +53,10 @@ void DeclareRewrite(CLI::App& command, Args& all) {
                      "Output path, for one input file (default: MODEL.streaming.onnx beside each input)");
   command.add_option("--out-dir", rewrite.out_dir,
                      "Write outputs here, mirroring the tree below each directory argument");
+  // An empty path would read as "not given" and write the default output instead: a usage error.
+  const CLI::Validator path([](std::string& value) { return value.empty() ? "needs a path, not an empty string" : ""; },
+                            "");
+  for (const char* name : {"--output", "--out-dir"}) command.get_option(name)->check(path);
   command.add_flag("--in-place", rewrite.in_place, "Replace each input file (atomically)");
   command.add_flag("--dry-run", rewrite.dry_run, "Print the plan, write nothing");
   command.add_flag("--json", rewrite.files.json, "JSON Lines: one record per file, then a summary");

@@ -66,6 +66,29 @@ std::set<std::string> ModelNames(const onnx::ModelProto& model) {
   return names;
 }
 
+bool ConstantOfShapeTakes(int32_t elem_type, int64_t opset) {
+  if (opset < 9) return false;
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::BOOL:
+      return true;
+    case onnx::TensorProto::BFLOAT16:
+      return opset >= 20;
+    default:
+      return false;
+  }
+}
+
 onnx::NodeProto& NodeBuilder::Add(const std::string& op, std::vector<std::string> inputs,
                                   std::vector<std::string> outputs) {
   Push(MakeNode(op, std::move(inputs), std::move(outputs)));
@@ -83,6 +106,15 @@ void NodeBuilder::Int64Constant(const std::string& output, const std::vector<int
 
 void NodeBuilder::TensorConstant(const std::string& output, onnx::TensorProto value) {
   Push(TensorConstantNode(output, std::move(value)));
+}
+
+void NodeBuilder::ZerosOfShape(const std::string& shape, int32_t elem_type, const std::string& output) {
+  onnx::NodeProto& node = Add("ConstantOfShape", {shape}, {output});
+  auto* value = node.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = ZeroTensor("", elem_type, {1});
+  value->mutable_t()->clear_name();
 }
 
 void NodeBuilder::AddAxes(onnx::NodeProto& node, const std::string& stem, const std::vector<int64_t>& axes) {

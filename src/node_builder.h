@@ -26,6 +26,10 @@ std::set<std::string> ModelNodeNames(const onnx::ModelProto& model);
 /// The dim_param names `model` uses anywhere.
 std::set<std::string> ModelDimParams(const onnx::ModelProto& model);
 
+/// True when ai.onnx `opset` has a ConstantOfShape that makes tensors of `elem_type` (numbers and bool from
+/// opset 9, bfloat16 from opset 20).
+bool ConstantOfShapeTakes(int32_t elem_type, int64_t opset);
+
 /// Builds nodes into one list, each named after its first output (made unique among node names).
 class NodeBuilder {
  public:
@@ -43,6 +47,10 @@ class NodeBuilder {
   void Int64Constant(const std::string& output, const std::vector<int64_t>& values, bool scalar = false);
   /// A Constant holding a tensor.
   void TensorConstant(const std::string& output, onnx::TensorProto value);
+
+  /// Zeros of `elem_type` in the shape the 1-D int64 value `shape` holds, by a ConstantOfShape: nothing of
+  /// their size is stored in the model (needs ConstantOfShapeTakes).
+  void ZerosOfShape(const std::string& shape, int32_t elem_type, const std::string& output);
 
   void Squeeze(const std::string& input, const std::vector<int64_t>& axes, const std::string& output);
   void Unsqueeze(const std::string& input, const std::vector<int64_t>& axes, const std::string& output);

@@ -56,39 +56,52 @@ onnx::GraphProto Branch(const std::string& name, std::vector<onnx::NodeProto> no
   return graph;
 }
 
-/// Adds to `b` the nodes computing `output`: zeros [rows, row...] of the batch `zero_batch` asks for, built
-/// as a Tile of one zero row (Tile takes its repeats as an input from opset 6, so this works for every
-/// supported opset and keeps the model free of large constants).
-void AddZeros(NodeBuilder& b, const ZeroBatch& zero_batch, int32_t elem_type, std::vector<int64_t> one_row,
+/// Adds to `b` the nodes computing the 1-D int64 `output`: `dims`, with the rows `zero_batch` asks for at
+/// `batch_axis` (a fixed number, or the size of an axis of a data input read at run time).
+void AddRowsShape(NodeBuilder& b, const ZeroBatch& zero_batch, std::vector<int64_t> dims, int64_t batch_axis,
+                  const std::string& stem, const std::string& output) {
+  if (zero_batch.fixed >= 0) {
+    if (batch_axis >= 0) dims[static_cast<size_t>(batch_axis)] = zero_batch.fixed;
+    b.Int64Constant(output, dims);
+    return;
+  }
+  const std::string shape = b.Name(stem + ".data_shape"), index = b.Name(stem + ".batch_index");
+  const std::string batch = b.Name(stem + ".batch");
+  b.Add("Shape", {zero_batch.input}, {shape});
+  b.Int64Constant(index, {zero_batch.axis});
+  SetIntAttribute(b.Add("Gather", {shape, index}, {batch}), "axis", 0);
+  std::vector<std::string> parts;
+  auto constant = [&](std::vector<int64_t> values) {
+    if (values.empty()) return;
+    parts.push_back(b.Name(stem + ".dims"));
+    b.Int64Constant(parts.back(), values);
+  };
+  const auto at = dims.begin() + batch_axis;
+  constant({dims.begin(), at});
+  parts.push_back(batch);
+  constant({at + 1, dims.end()});
+  b.Concat(parts, 0, output);
+}
+
+/// Adds to `b` the nodes computing `output`: zeros of `one_row`'s shape with the rows `zero_batch` asks for
+/// on `batch_axis`. A ConstantOfShape where the opset has one for the type, so that the model stores nothing
+/// of their size (a hidden size of 2^26 would otherwise add 256 MB); else one stored zero row, tiled (Tile
+/// takes its repeats as an input from opset 6), which the plan keeps under kMaxZeroDefaultBytes.
+void AddZeros(NodeBuilder& b, const ZeroBatch& zero_batch, int32_t elem_type, const std::vector<int64_t>& one_row,
               int64_t batch_axis, const std::string& stem, const std::string& output) {
+  if (ConstantOfShapeTakes(elem_type, b.opset())) {
+    const std::string shape = b.Name(stem + ".zeros_shape");
+    AddRowsShape(b, zero_batch, one_row, batch_axis, stem, shape);
+    b.ZerosOfShape(shape, elem_type, output);
+    return;
+  }
   if (zero_batch.fixed == 1) {
     b.TensorConstant(output, ZeroTensor(output, elem_type, one_row));
     return;
   }
-  const std::string row = b.Name(stem + ".zero_row");
+  const std::string row = b.Name(stem + ".zero_row"), repeats = b.Name(stem + ".repeats");
   b.TensorConstant(row, ZeroTensor(row, elem_type, one_row));
-  std::vector<int64_t> ones(one_row.size(), 1);
-  const std::string repeats = b.Name(stem + ".repeats");
-  if (zero_batch.fixed >= 0) {
-    ones[static_cast<size_t>(batch_axis)] = zero_batch.fixed;
-    b.Int64Constant(repeats, ones);
-  } else {
-    const std::string shape = b.Name(stem + ".data_shape"), index = b.Name(stem + ".batch_index");
-    const std::string batch = b.Name(stem + ".batch");
-    b.Add("Shape", {zero_batch.input}, {shape});
-    b.Int64Constant(index, {zero_batch.axis});
-    SetIntAttribute(b.Add("Gather", {shape, index}, {batch}), "axis", 0);
-    std::vector<std::string> parts;
-    for (size_t a = 0; a < ones.size(); ++a) {
-      if (static_cast<int64_t>(a) == batch_axis) {
-        parts.push_back(batch);
-        continue;
-      }
-      parts.push_back(b.Name(stem + ".one"));
-      b.Int64Constant(parts.back(), {1});
-    }
-    b.Concat(parts, 0, repeats);
-  }
+  AddRowsShape(b, zero_batch, std::vector<int64_t>(one_row.size(), 1), batch_axis, stem, repeats);
   b.Add("Tile", {row, repeats}, {output});
 }
 

@@ -5,6 +5,7 @@
 
 #include "graph_edit.h"
 #include "node_builder.h"
+#include "plan.h"
 #include "proto_access.h"
 #include "rnnstate/error.h"
 #include "state_tensors.h"
@@ -104,6 +105,35 @@ ZeroBatch ZeroBatchOf(const onnx::GraphProto& main, const std::vector<const Pack
   return from_data;
 }
 
+/// "[1,8]" for dims.
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::vector<MetaDim> shape;
+  for (int64_t d : dims) shape.push_back(MetaDim{d, ""});
+  return MetaShapeText(shape);
+}
+
+/// Throws Error(kUnsupported), the message starting with `label`, unless the zeros of `type` and `dims`
+/// (the rows `rows` gives at `batch_axis`) can be built: their size in bytes fits 63 bits (one row when the
+/// batch is only known at run time), and where ConstantOfShape cannot make them at `opset`, the zero row
+/// stored instead stays under kMaxZeroDefaultBytes.
+void CheckZeroSize(const std::string& label, int32_t type, std::vector<int64_t> dims, int64_t batch_axis,
+                   const ZeroBatch& rows, int64_t opset) {
+  if (batch_axis >= 0) dims[static_cast<size_t>(batch_axis)] = rows.fixed >= 0 ? rows.fixed : 1;
+  const std::optional<uint64_t> bytes = DenseTensorBytes(type, dims);
+  if (!bytes || *bytes > static_cast<uint64_t>(INT64_MAX)) {
+    throw Error(ExitCode::kUnsupported,
+                label + ": zeros " + DimsText(dims) + " of " + ElementTypeName(type) + " would not fit in 2^63 bytes");
+  }
+  if (ConstantOfShapeTakes(type, opset)) return;
+  if (batch_axis >= 0) dims[static_cast<size_t>(batch_axis)] = 1;
+  if (const std::optional<uint64_t> row = DenseTensorBytes(type, dims); !row || *row > kMaxZeroDefaultBytes) {
+    throw Error(ExitCode::kUnsupported,
+                label + ": ai.onnx opset " + std::to_string(opset) + " has no ConstantOfShape of " +
+                    ElementTypeName(type) + ", and the zero row " + DimsText(dims) + " stored instead would be over " +
+                    std::to_string(kMaxZeroDefaultBytes >> 20) + " MiB (rewrite without --pack)");
+  }
+}
+
 class Planner {
  public:
   Planner(const onnx::ModelProto& model, const PlanOptions& options, NameAllocator& names, NameAllocator& dim_names)
@@ -180,6 +210,11 @@ class Planner {
     }
     if (tensor) {
       value.zero_batch = ZeroBatchOf(main_, zeros, pairs);
+      if (!zeros.empty()) {
+        CheckZeroSize(
+            "cannot pack the " + value.meta.dtype + " states into a tensor " + MetaShapeText(value.meta.shape), type,
+            {1, value.width}, 0, value.zero_batch, plan_.opset);
+      }
     } else {
       for (auto& member : members) member.meta.position = static_cast<int64_t>(&member - members.data());
     }
@@ -212,10 +247,15 @@ class Planner {
                                                   " is not fixed (use --pack sequence)");
         }
         member.meta.row_shape.push_back(member.dims[axis]);
-        member.meta.length *= member.dims[axis];
+        if (__builtin_mul_overflow(member.meta.length, member.dims[axis], &member.meta.length)) {
+          throw Error(ExitCode::kUnsupported, label + " into a tensor: its elements per batch row overflow 64 bits");
+        }
       }
       member.meta.offset = value.width;
-      value.width += member.meta.length;
+      if (__builtin_add_overflow(value.width, member.meta.length, &value.width)) {
+        throw Error(ExitCode::kUnsupported, label + " into a tensor: the " + value.meta.dtype +
+                                                " states' elements per batch row overflow 64 bits");
+      }
     }
     // Not the data's batch name, which the metadata's shape gives (what is fed after the first call): the
     // first call feeds 0 rows while the data has B, and ONNX Runtime reuses buffers assuming that one
@@ -236,12 +276,6 @@ class Planner {
     value.else_out = Helper(in, "given");
     if (tensor) {
       value.selected = Helper(in, "selected");
-      value.zero_row = Helper(in, "zero_row");
-      value.repeats = Helper(in, "repeats");
-      value.shape_of_data = Helper(in, "data_shape");
-      value.batch_index = Helper(in, "batch_index");
-      value.batch_dim = Helper(in, "batch");
-      value.one = Helper(in, "one");
     }
     for (auto& member : members) {
       const size_t rank = member.dims.size();
@@ -263,6 +297,8 @@ class Planner {
                                                       " is not fixed");
             }
           }
+          CheckZeroSize("cannot pack state '" + member.meta.input + "' " + MetaShapeText(member.meta.shape),
+                        member.elem_type, member.dims, axis, member.zero_batch, plan_.opset);
         }
       }
     }

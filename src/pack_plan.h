@@ -83,7 +83,6 @@ struct PackValuePlan {
   std::vector<PackBlock> blocks;  ///< tensor: the members' columns, in order
   // Helper values.
   std::string size, zero, is_empty, then_out, else_out;
-  std::string shape_of_data, batch_index, batch_dim, one, zero_row, repeats;
   std::string selected;  ///< tensor: Z, the packed value with zeros when it was empty
 };
 
@@ -107,7 +106,8 @@ struct PackPlan {
 /// members' outputs that are in `own_outputs` (the outputs the model had before rnnstate) stay graph
 /// outputs. Throws Error(kUnsupported) with the reason when the states cannot be packed that way
 /// (sequences below opset 11, a dimension other than the batch unknown, members of one element type with
-/// different batches, a zero default whose batch no graph input declares), Error(kBadInput) for metadata
+/// different batches, a zero default whose batch no graph input declares, sizes that overflow 64 bits, a
+/// zero row over kMaxZeroDefaultBytes to store where ConstantOfShape cannot make it), Error(kBadInput) for metadata
 /// without the contract fields (dtype, shape, init), Error(kUsage) when a packed name asked for
 /// explicitly (`options.packed_input_given`, ...) is a name of the model.
 PackPlan PlanPack(const onnx::ModelProto& model, const std::vector<StatePair>& pairs, const PlanOptions& options,

@@ -10,6 +10,19 @@ int64_t OnnxOpset(const onnx::ModelProto& model) {
   return opset;
 }
 
+std::string Printable(const std::string& name) {
+  std::string out;
+  for (const unsigned char c : name) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      const char* hex = "0123456789abcdef";
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+  }
+  return out;
+}
+
 size_t StateElementSize(int32_t elem_type) {
   switch (elem_type) {
     case onnx::TensorProto::FLOAT:

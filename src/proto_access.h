@@ -14,6 +14,10 @@
 
 namespace rnnstate {
 
+/// `name` (a name or string read from a model) with every byte that is not printable ASCII as \xNN, for
+/// messages that quote it: a NUL would cut the message short, a control byte would reach the terminal.
+std::string Printable(const std::string& name);
+
 /// Bytes per element of a type a state can have: the float types (FLOAT, DOUBLE, FLOAT16, BFLOAT16) of
 /// recurrent operators, and the integer types and BOOL a loop may carry (an autoregressive decoder's
 /// token); 0 for others (STRING, complex, 4-bit and 8-bit float types).

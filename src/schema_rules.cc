@@ -4,6 +4,7 @@
 #include <set>
 
 #include "model_index.h"
+#include "proto_access.h"
 
 namespace rnnstate {
 
@@ -45,20 +46,6 @@ std::string TypeWords(AttributeProto::AttributeType type) {
     default:
       return "of type " + std::to_string(static_cast<int>(type));
   }
-}
-
-/// `name` with bytes that are not printable ASCII as \xNN, for messages (fuzzed models have such names).
-std::string Printable(const std::string& name) {
-  std::string out;
-  for (const unsigned char c : name) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      const char* hex = "0123456789abcdef";
-      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    }
-  }
-  return out;
 }
 
 /// onnx's internal attributes (two leading underscores) are accepted by any schema.

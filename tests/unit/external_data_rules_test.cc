@@ -97,6 +97,23 @@ TEST(ParseExternalData, RefusesAmbiguousOrMalformedEntries) {
       ExitCode::kBadInput, "length '' is not a byte count");
 }
 
+TEST(CheckExternalData, QuotesNamesFromTheModelEscaped) {
+  // A NUL in the location cut the message short ("external data 'w.bin"); bytes that are not printable
+  // ASCII reach the terminal as \xNN, in the tensor's name too.
+  onnx::ModelProto model;
+  onnx::TensorProto tensor = External({{"location", std::string("w.bin\0junk", 10)}});
+  tensor.set_name("W\x1b[2J");
+  *model.mutable_graph()->add_initializer() = tensor;
+  ExpectError(
+      [&] { CheckExternalData(model, "."); }, ExitCode::kBadInput,
+      "tensor 'W\\x1b[2J' at graph.initializer[0], external data 'w.bin\\x00junk': the location contains a NUL");
+  ExpectError(
+      [] {
+        ParseExternalData(External({{"location", "a"}, {"offset", "\x7f"}}));
+      },
+      ExitCode::kBadInput, "offset '\\x7f' is not a byte count");
+}
+
 TEST(ExpectedByteSize, FixedSizeTypesTimesDims) {
   EXPECT_EQ(ExpectedByteSize(External({}, onnx::TensorProto::FLOAT, {1, 6, 2})), 48u);
   EXPECT_EQ(ExpectedByteSize(External({}, onnx::TensorProto::DOUBLE, {})), 8u);  // a scalar

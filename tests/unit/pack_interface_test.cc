@@ -137,13 +137,14 @@ TEST(PackInterface, AStateWithoutABatchAxisPacksIntoASequence) {
   const PackedStates packed = Packed(model);
   ASSERT_EQ(packed.values.size(), 1u);
   EXPECT_EQ(packed.values[0].members[0].batch_axis, -1);
-  // Its zeros, for an empty sequence, are one constant of its own shape.
+  // Its zeros, for an empty sequence, are zeros of its own shape (a constant shape).
   const onnx::NodeProto& select = testing::NodeOfType(model.graph(), "If");
   const onnx::GraphProto& then_branch =
       select.attribute(0).name() == "then_branch" ? select.attribute(0).g() : select.attribute(1).g();
-  ASSERT_EQ(then_branch.node_size(), 1);
+  ASSERT_EQ(then_branch.node_size(), 2);
   EXPECT_EQ(then_branch.node(0).op_type(), "Constant");
-  EXPECT_THAT(then_branch.node(0).attribute(0).t().dims(), ElementsAre(2));
+  EXPECT_THAT(then_branch.node(0).attribute(0).t().int64_data(), ElementsAre(2));
+  EXPECT_EQ(then_branch.node(1).op_type(), "ConstantOfShape");
 
   onnx::ModelProto tensor = NoBatchScan(0.0F);
   try {
