@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "constant_value.h"
@@ -196,10 +197,24 @@ std::string RecursiveFunction(const onnx::ModelProto& model) {
   return "";
 }
 
+/// The first function defined twice (the same domain and name: a call could not say which), or "".
+std::string DuplicateFunction(const onnx::ModelProto& model) {
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& function : model.functions()) {
+    const std::string domain = IsOnnxDomain(function.domain()) ? "" : function.domain();
+    if (!seen.emplace(domain, function.name()).second) {
+      return "function '" + FunctionName(function) + "' is defined twice: a model's functions must differ in " +
+             "domain or name";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string FirstStructuralViolation(const onnx::ModelProto& model) {
   // First: everything after it (onnx's checker, its shape inference) follows function calls.
+  if (std::string problem = DuplicateFunction(model); !problem.empty()) return problem;
   if (std::string problem = RecursiveFunction(model); !problem.empty()) return problem;
   if (std::string problem = StructuralProblem(model); !problem.empty()) return problem;
   // Opening a file checked its tensors already (model_io.h), the payloads left in it by their length

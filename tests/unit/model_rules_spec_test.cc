@@ -134,6 +134,15 @@ TEST(FunctionRules, FunctionsCallingEachOtherWithoutACycleAreValid) {
   EXPECT_EQ(Verdict(model), "");
 }
 
+TEST(FunctionRules, AFunctionDefinedTwiceIsInvalid) {
+  // A call could not say which one it means (newer onnx refuses it too); before, accepted.
+  onnx::ModelProto model = CallingF();
+  AddFunction(model, "F", {"Relu"}).mutable_node(0)->set_domain("");
+  AddFunction(model, "F", {"Neg"}).mutable_node(0)->set_domain("");
+  EXPECT_EQ(Verdict(model),
+            "invalid model: function 'local.F' is defined twice: a model's functions must differ in domain or name");
+}
+
 TEST(OpRules, ClipMustBePositive) {
   EXPECT_EQ(Verdict(Lstm(", clip = 5.0")), "");
   // ONNX Runtime: "clip_ > 0.f was false".
