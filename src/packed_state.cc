@@ -39,9 +39,13 @@ std::string TypeProblem(const onnx::ValueInfoProto& info, const std::string& kin
   return "";
 }
 
+/// The product of sizes read from metadata, or -1 when one is negative or the product overflows (hostile
+/// metadata must not reach signed overflow).
 int64_t Product(const std::vector<int64_t>& values) {
   int64_t product = 1;
-  for (int64_t v : values) product *= v;
+  for (int64_t v : values) {
+    if (v < 0 || __builtin_mul_overflow(product, v, &product)) return -1;
+  }
   return product;
 }
 
@@ -50,7 +54,8 @@ std::string TensorMemberProblem(const PackedMember& member, int64_t expected_off
   if (member.offset != expected_offset) {
     return "starts at column " + std::to_string(member.offset) + ", expected " + std::to_string(expected_offset);
   }
-  if (Product(member.row_shape) != member.length) return "has a row_shape that does not hold 'length' elements";
+  const int64_t held = Product(member.row_shape);
+  if (held < 0 || held != member.length) return "has a row_shape that does not hold 'length' elements";
   if (member.batch_axis < 0 || static_cast<size_t>(member.batch_axis) >= member.shape.size()) {
     return "has no batch axis";
   }
@@ -202,7 +207,10 @@ class PackedChecker {
     const std::string label = "packed value '" + value.input + "' -> '" + value.output + "': ";
     const bool tensor = packed_.kind == kPackedTensor;
     int64_t width = 0;
-    for (const PackedMember& member : value.members) width += std::max<int64_t>(member.length, 0);
+    for (const PackedMember& member : value.members) {
+      if (__builtin_add_overflow(width, std::max<int64_t>(member.length, 0), &width)) width = -1;
+      if (width < 0) break;  // reported below: no tensor declares a negative width
+    }
     const onnx::ValueInfoProto* input = MainValueInfo(index_.model().graph().input(), value.input);
     const onnx::ValueInfoProto* output = MainValueInfo(index_.model().graph().output(), value.output);
     if (!input) Add(CheckProblem::Kind::kNotGraphInput, label + "'" + value.input + "' is not a main-graph input");
@@ -230,7 +238,7 @@ class PackedChecker {
         if (std::string why = TensorMemberProblem(member, offset); !why.empty()) {
           Add(CheckProblem::Kind::kPackedMismatch, where + why);
         }
-        offset = member.offset + member.length;
+        if (__builtin_add_overflow(member.offset, member.length, &offset)) offset = -1;  // matches no member
       } else {
         positions.push_back(member.position);
       }

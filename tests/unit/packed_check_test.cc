@@ -91,5 +91,21 @@ TEST(PackedCheck, SequenceMembersAtEachOthersPositionsFail) {
                                      "takes it from position 0"));
 }
 
+TEST(PackedCheck, HugeSizesInTheMetadataFailWithoutOverflow) {
+  // Hostile metadata: lengths and row shapes whose sums and products overflow 64 bits (signed overflow
+  // before, which the sanitizer run would report); `check` names the mismatch instead.
+  onnx::ModelProto model = Packed(PackKind::kTensor, StateInputMode::kDefaults);
+  Json document = *ReadStateDocument(model);
+  Json& members = document["packed"]["values"][0]["members"];
+  members[0]["length"] = INT64_MAX;
+  members[0]["row_shape"] = Json::array({INT64_MAX, 2});
+  members[1]["offset"] = INT64_MAX;
+  WriteStateDocument(model, document);
+  ModelIndex index(model);
+  std::vector<std::string> messages;
+  for (const CheckProblem& problem : CheckModel(index, Analyze(index))) messages.push_back(problem.message);
+  EXPECT_THAT(messages, ::testing::Contains(HasSubstr("has a row_shape that does not hold 'length' elements")));
+}
+
 }  // namespace
 }  // namespace rnnstate
