@@ -166,12 +166,13 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
     result.text = FirstFeedsText(feeds);
     result.details["feeds"] = FirstFeedsJson(feeds);
     // A --dim no state has is most likely a typo, which must not pass as a default of 1.
-    for (const auto& [name, value] : settings.dims) {
+    for (const auto& dim : settings.dims) {
+      const std::string& name = dim.first;  // not a structured binding: C++17 lambdas cannot capture one
       const bool used = std::any_of(result.states.begin(), result.states.end(), [&](const StatePair& pair) {
         return std::any_of(pair.shape.begin(), pair.shape.end(), [&](const MetaDim& d) { return d.symbol == name; });
       });
       if (!used && !result.states.empty()) {
-        result.warnings.push_back("--dim " + name + "=" + std::to_string(value) +
+        result.warnings.push_back("--dim " + name + "=" + std::to_string(dim.second) +
                                   ": no state has a dimension of that name (ignored)");
       }
     }
