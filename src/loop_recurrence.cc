@@ -28,17 +28,23 @@ CarrierSlots OperatorCarriers(const ModelIndex& index, const std::vector<Recurre
   return slots;
 }
 
-/// The dim params main-graph inputs declare (the names a caller knows).
-std::set<std::string> MainInputParams(const ModelIndex& index) {
-  std::set<std::string> params;
+/// What the main graph's inputs tell every loop state of the model (read once per model).
+struct MainInputs {
+  std::set<std::string> known;         ///< the dim params the data inputs declare (the names a caller knows)
+  std::set<std::string> state_inputs;  ///< of a rewritten model: the inputs its recorded pairs feed
+};
+
+MainInputs ReadMainInputs(const ModelIndex& index) {
+  MainInputs inputs;
   const GraphIndex& main = index.graph(GraphPath{});
   for (const auto& input : index.model().graph().input()) {
     if (main.initializers.count(input.name()) || !input.type().has_tensor_type()) continue;
     for (const auto& d : input.type().tensor_type().shape().dim()) {
-      if (d.has_dim_param() && !d.dim_param().empty()) params.insert(d.dim_param());
+      if (d.has_dim_param() && !d.dim_param().empty()) inputs.known.insert(d.dim_param());
     }
   }
-  return params;
+  for (const StatePair& pair : ReadStatePairs(index.model(), nullptr)) inputs.state_inputs.insert(pair.input);
+  return inputs;
 }
 
 /// The shape of a carried variable from the types of its values (rank fixed by the first shaped one):
@@ -101,11 +107,10 @@ std::optional<BatchSource> InputDeclaring(const ModelIndex& index, const std::st
 /// input declares too. Every other axis must be fixed or a dim a main-graph input declares, or the
 /// state gets a problem: a caller could not know what to feed.
 void FindBatch(const ModelIndex& index, const std::string& initial, const GraphPath& graph,
-               const std::vector<TimeRef>& times, const std::set<std::string>& known, RecurrentState& state) {
+               const std::vector<TimeRef>& times, const MainInputs& inputs, RecurrentState& state) {
+  const std::set<std::string>& known = inputs.known;
   std::vector<std::optional<InputAxis>> traced(state.shape.size());
   const GraphIndex& main_index = index.graph(GraphPath{});
-  std::set<std::string> state_inputs;  // of a rewritten model: the inputs its recorded pairs feed
-  for (const StatePair& pair : ReadStatePairs(index.model(), nullptr)) state_inputs.insert(pair.input);
   int chosen = -1;
   for (size_t i = 0; i < state.shape.size(); ++i) {
     traced[i] = TraceAxis(index, graph, initial, static_cast<int64_t>(i));
@@ -115,7 +120,7 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
     // one is looked up in the data inputs below), but it is the state's size on that axis (kept in
     // `traced`).
     const bool own_input = traced[i]->input == initial || main_index.initializers.count(traced[i]->input) ||
-                           state_inputs.count(traced[i]->input);
+                           inputs.state_inputs.count(traced[i]->input);
     if (own_input && DeclaredInputDim(index, *traced[i]).fixed()) continue;
     const bool walked = std::any_of(times.begin(), times.end(), [&](const TimeRef& t) {
       return t.input == traced[i]->input && t.axis == traced[i]->axis;
@@ -185,7 +190,7 @@ bool KnownZero(const ModelIndex& index, const GraphPath& path, std::string name)
 }
 
 RecurrentState StateOf(const ModelIndex& index, const LoopAnatomy& loop, const CarriedInfo& info,
-                       const StateOwner& owner, const LoopVerdict& verdict) {
+                       const StateOwner& owner, const LoopVerdict& verdict, const MainInputs& inputs) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
   RecurrentState state;
   state.owner = owner;
@@ -222,10 +227,9 @@ RecurrentState StateOf(const ModelIndex& index, const LoopAnatomy& loop, const C
     types.push_back(type);
   }
   bool ranked = false;
-  const std::set<std::string> known = MainInputParams(index);
-  state.shape = MergedShape(types, known, &ranked);
+  state.shape = MergedShape(types, inputs.known, &ranked);
   for (size_t i = 0; i < state.shape.size(); ++i) state.axis_names.push_back("dim" + std::to_string(i));
-  FindBatch(index, node.input(info.slots.node_input), loop.graph, verdict.times, known, state);
+  FindBatch(index, node.input(info.slots.node_input), loop.graph, verdict.times, inputs, state);
   state.streamable = verdict.streamable;
   state.not_streamable_reason = verdict.reason;
   // An initial value other than zeros is selected by an empty feed (along the batch, or axis 0): a
@@ -291,6 +295,7 @@ std::string EnclosingLoop(const ModelIndex& index, const GraphPath& path) {
 
 void FindLoopStates(const ModelIndex& index, Findings* found) {
   const CarrierSlots op_carriers = OperatorCarriers(index, found->states);
+  const MainInputs inputs = ReadMainInputs(index);
   for (const auto& [path, graph_index] : index.graphs()) {
     const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
     if (graph == nullptr) continue;
@@ -322,7 +327,8 @@ void FindLoopStates(const ModelIndex& index, Findings* found) {
       found->nodes.push_back(Describe(index, *loop, verdict));
       const size_t begin = found->states.size();
       for (const CarriedInfo& info : loop->carried) {
-        if (info.role == CarriedRole::kState) found->states.push_back(StateOf(index, *loop, info, owner, verdict));
+        if (info.role == CarriedRole::kState)
+          found->states.push_back(StateOf(index, *loop, info, owner, verdict, inputs));
       }
       // A loop exposed in part streams nothing: when one state cannot be rewritten, none is.
       std::string problem;
