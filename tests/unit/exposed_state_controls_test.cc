@@ -2,54 +2,33 @@
 // (form 5), and the negative controls, each one small model with a single defect that must not be
 // recognized. The models follow exposed_state_test.cc's.
 
-
-#include "exposed_state.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <memory>
-
 #include "analysis.h"
 #include "check.h"
-#include "default_path.h"
+#include "exposed_state.h"
 #include "exposure.h"
 #include "exposure_test_models.h"
-#include "model_index.h"
-#include "plan.h"
-#include "rewrite.h"
-#include "rnnstate/error.h"
-#include "rnnstate/json.h"
-#include "rnnstate/metadata.h"
 #include "test_models.h"
 
 namespace rnnstate {
 namespace {
 
 using testing::Analyzed;
-using testing::BranchedLstm;
-using testing::Bytes;
 using testing::Cache;
-using ::testing::Contains;
 using ::testing::ElementsAre;
 using testing::ExposureOf;
 using ::testing::HasSubstr;
-using testing::InputNames;
 using ::testing::IsEmpty;
 using testing::kHeader;
 using testing::Kinds;
 using testing::kPackedRead;
 using testing::kPackedWrite;
-using testing::OutputNames;
 using testing::PackedLstm;
-using testing::ParseModel;
-using testing::RecordedPairs;
 using testing::Region;
 using testing::Replace;
-using ::testing::SizeIs;
 using testing::StackedGrus;
-
 
 // ---------------------------------------------------------------------------------------------------
 // Form 4: a cache updated in place with ScatterND.

@@ -1,27 +1,20 @@
 // What rewrite, check and --streamable-only do with models whose states the authors already expose:
 // metadata only, on any opset, idempotent; states that cannot stream left out on request.
 
-
-#include "exposed_state.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <functional>
-#include <memory>
 
 #include "analysis.h"
 #include "check.h"
-#include "default_path.h"
-#include "exposure.h"
+#include "exposed_state.h"
 #include "exposure_test_models.h"
 #include "model_index.h"
 #include "plan.h"
 #include "planner.h"
 #include "rewrite.h"
 #include "rnnstate/error.h"
-#include "rnnstate/json.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
 
@@ -29,27 +22,19 @@ namespace rnnstate {
 namespace {
 
 using testing::Analyzed;
-using testing::BranchedLstm;
 using testing::Bytes;
-using testing::Cache;
-using ::testing::Contains;
 using ::testing::ElementsAre;
-using testing::ExposureOf;
 using ::testing::HasSubstr;
 using testing::InputNames;
 using ::testing::IsEmpty;
 using testing::kHeader;
 using testing::Kinds;
-using testing::kPackedRead;
-using testing::kPackedWrite;
 using testing::OutputNames;
 using testing::PackedLstm;
 using testing::ParseModel;
 using testing::RecordedPairs;
-using testing::Region;
 using testing::Replace;
 using ::testing::SizeIs;
-
 
 // ---------------------------------------------------------------------------------------------------
 // rewrite, check and --streamable-only on exposed models.

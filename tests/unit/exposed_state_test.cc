@@ -9,9 +9,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <memory>
-
 #include "analysis.h"
 #include "check.h"
 #include "default_path.h"
@@ -20,7 +17,6 @@
 #include "model_index.h"
 #include "plan.h"
 #include "rewrite.h"
-#include "rnnstate/error.h"
 #include "rnnstate/json.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
@@ -30,22 +26,15 @@ namespace {
 
 using testing::Analyzed;
 using testing::BranchedLstm;
-using testing::Bytes;
-using testing::Cache;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using testing::ExposureOf;
 using ::testing::HasSubstr;
-using testing::InputNames;
 using ::testing::IsEmpty;
 using testing::kHeader;
 using testing::Kinds;
-using testing::kPackedRead;
-using testing::kPackedWrite;
-using testing::OutputNames;
 using testing::PackedLstm;
 using testing::ParseModel;
-using testing::RecordedPairs;
 using testing::Region;
 using testing::Replace;
 using ::testing::SizeIs;

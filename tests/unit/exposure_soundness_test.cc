@@ -37,15 +37,7 @@ std::string With(std::string text, const std::string& from, const std::string& t
 }
 
 /// The message IndexValidModel (every command's validation) gives `text`, "" when it accepts it.
-std::string Verdict(const std::string& text) {
-  try {
-    IndexValidModel(testing::ParseModel(text));
-    return "";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kBadInput);
-    return e.what();
-  }
-}
+std::string Verdict(const std::string& text) { return testing::Verdict(testing::ParseModel(text)); }
 
 // ---------------------------------------------------------------------------------------------------
 // Axes out of range (issue 13: never a crash): refused by the validation, and safe in the walks.

@@ -24,6 +24,7 @@ namespace rnnstate {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Verdict;
 
 /// A model of ONNX text (graph only), with LSTM weights W [1,16,2] and R [1,16,4].
 onnx::ModelProto Model(const std::string& graph) {
@@ -31,17 +32,6 @@ onnx::ModelProto Model(const std::string& graph) {
   testing::AddFloatInitializer(*model.mutable_graph(), "W", {1, 16, 2}, {0.1f});
   testing::AddFloatInitializer(*model.mutable_graph(), "R", {1, 16, 4}, {0.2f});
   return model;
-}
-
-/// The message IndexValidModel throws for `model` ("" when it accepts it), after checking the exit code.
-std::string Verdict(const onnx::ModelProto& model) {
-  try {
-    IndexValidModel(model);
-    return "";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kBadInput);
-    return e.what();
-  }
 }
 
 const char kLstm[] = R"(g (float[3, 1, 2] X) => (float[3, 1, 1, 4] Y) {

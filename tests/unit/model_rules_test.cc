@@ -17,6 +17,7 @@ namespace rnnstate {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Verdict;
 
 /// A model of ONNX text (graph only) at `opset`, with GRU weights W [1,9,2] and R [1,9,3].
 onnx::ModelProto Model(const std::string& graph, int opset = 14) {
@@ -25,17 +26,6 @@ onnx::ModelProto Model(const std::string& graph, int opset = 14) {
   testing::AddFloatInitializer(*model.mutable_graph(), "W", {1, 9, 2}, {0.1f});
   testing::AddFloatInitializer(*model.mutable_graph(), "R", {1, 9, 3}, {0.2f});
   return model;
-}
-
-/// The message IndexValidModel throws for `model` ("" when it accepts it), after checking the exit code.
-std::string Verdict(const onnx::ModelProto& model) {
-  try {
-    IndexValidModel(model);
-    return "";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kBadInput);
-    return e.what();
-  }
 }
 
 /// One GRU on X (type `x_type`) with `attributes` and `inputs`.

@@ -5,6 +5,9 @@
 
 #include <stdexcept>
 
+#include "model_rules.h"
+#include "rnnstate/error.h"
+
 namespace rnnstate::testing {
 
 onnx::ModelProto ParseModel(const std::string& text) {
@@ -96,6 +99,16 @@ std::string Bytes(const onnx::ModelProto& model) {
   std::string bytes;
   model.SerializeToString(&bytes);
   return bytes;
+}
+
+std::string Verdict(const onnx::ModelProto& model) {
+  try {
+    IndexValidModel(model);
+    return "";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    return e.what();
+  }
 }
 
 }  // namespace rnnstate::testing

@@ -39,4 +39,8 @@ std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model);
 /// The serialized bytes of a model.
 std::string Bytes(const onnx::ModelProto& model);
 
+/// The message IndexValidModel (every command's validation) throws for `model`, "" when it accepts it;
+/// fails the test when the exit code is not kBadInput.
+std::string Verdict(const onnx::ModelProto& model);
+
 }  // namespace rnnstate::testing
