@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "rnnstate/file_discovery.h"
 #include "rnnstate/json.h"
 #include "rnnstate/metadata.h"
 
@@ -56,9 +55,6 @@ struct FileResult {
 /// Runs `body` on a fresh result for `path`, turning any exception into an error result with its exit
 /// code (an Error's own code; kInternal for anything else).
 FileResult ProcessGuarded(const std::string& path, const std::function<void(FileResult&)>& body);
-
-/// A result for an InputFile that carries an error (exit code kBadInput).
-FileResult DiscoveryErrorResult(const InputFile& input);
 
 /// The JSON Lines record of one file: {"path", "status", "output", "states", ...details, "warnings",
 /// "timings", "error", "exit_code"}.

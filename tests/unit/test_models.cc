@@ -5,8 +5,8 @@
 
 #include <stdexcept>
 
-#include "model_rules.h"
 #include "rnnstate/error.h"
+#include "rules/model_rules.h"
 
 namespace rnnstate::testing {
 

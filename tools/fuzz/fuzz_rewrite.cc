@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "external_data.h"
-#include "rewrite.h"
+#include "io/external_data.h"
+#include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
 

@@ -12,7 +12,7 @@ mkdir -p build-fuzz/corpus build-fuzz/fuzz_data
 cp models/*/*.onnx tests/data/external_bad/*.onnx build-fuzz/corpus/
 for f in tests/data/invalid/*.onnx tests/data/fuzz/*.onnx; do cp "$f" "build-fuzz/corpus/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 cp models/external/*.bin tests/data/external_bad/*.bin build-fuzz/fuzz_data/
-srcs=$(ls src/*.cc | grep -v 'src/main.cc\|src/cli_run.cc\|src/version.cc')
+srcs=$(ls src/*.cc src/*/*.cc | grep -v 'src/cli/main.cc\|src/cli/cli_run.cc\|src/cli/version.cc')
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -DONNX_NAMESPACE=onnx -DONNX_ML=1 \
   -Iinclude -Isrc tools/fuzz/fuzz_rewrite.cc $srcs \
   -lonnx -lonnx_proto -lprotobuf -lspdlog -lfmt -lpthread -o build-fuzz/fuzz_rewrite

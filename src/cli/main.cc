@@ -1,0 +1,217 @@
+// rnnstate: command-line entry. Parses options into plain structs, calls the library, prints results
+// on stdout and diagnostics on stderr, and maps errors to the documented exit codes.
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <thread>
+
+#include "cli/cli_args.h"
+#include "cli/cli_run.h"
+#include "cli/version.h"
+#include "rnnstate/commands.h"
+#include "rnnstate/error.h"
+
+namespace {
+
+using rnnstate::Error;
+using rnnstate::ExitCode;
+using namespace rnnstate::cli;  // the option structs and the subcommands
+const char* const kPathsHelp = "ONNX models, or directories searched recursively for *.onnx";
+
+constexpr const char* kExamples = R"(Examples:
+  rnnstate report model.onnx                  show each recurrent node and its state wiring
+  rnnstate report model.onnx --json           the same as JSON (schema in README.md)
+  rnnstate report model.onnx --format dot | dot -Tsvg > model.svg
+                                              a picture of the state wiring
+  rnnstate rewrite model.onnx -o stream.onnx  expose every state; unfed inputs keep old behaviour
+  rnnstate rewrite model.onnx --state-inputs required -o stream.onnx
+                                              state inputs without defaults (onnxruntime-node/web)
+  rnnstate rewrite model.onnx --dry-run       print what would change, write nothing
+  rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
+  rnnstate rewrite model.onnx --pack tensor --state-inputs required -o packed.onnx
+                                              all states in one [batch, N] input and output
+  rnnstate export triton packed.onnx          Triton config.pbtxt: sequence_batching state
+  rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
+
+Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable or invalid input, 4 unsupported model,
+5 cannot write, 6 internal error. Over several files: the highest code of any file.
+)";
+
+/// The options of every command over files.
+void AddFilesOptions(CLI::App* command, FilesArgs& args) {
+  command->add_option("paths", args.paths, kPathsHelp)->required();
+  command->add_option("-j,--jobs", args.jobs, "Files processed in parallel (default: number of cores)")
+      ->check(CLI::Range(1, 1024));
+  command->add_flag("--fail-fast", args.fail_fast, "Start no new file after one fails");
+}
+
+/// `rewrite`'s options.
+void DeclareRewrite(CLI::App& command, Args& all) {
+  RewriteArgs& rewrite = all.rewrite;
+  AddFilesOptions(&command, rewrite.files);
+  command.add_option("-o,--output", rewrite.output,
+                     "Output path, for one input file (default: MODEL.streaming.onnx beside each input)");
+  command.add_option("--out-dir", rewrite.out_dir,
+                     "Write outputs here, mirroring the tree below each directory argument");
+  // An empty path would read as "not given" and write the default output instead: a usage error.
+  const CLI::Validator path([](std::string& value) { return value.empty() ? "needs a path, not an empty string" : ""; },
+                            "");
+  for (const char* name : {"--output", "--out-dir"}) command.get_option(name)->check(path);
+  command.add_flag("--in-place", rewrite.in_place, "Replace each input file (atomically)");
+  command.add_flag("--dry-run", rewrite.dry_run, "Print the plan, write nothing");
+  command.add_flag("--json", rewrite.files.json, "JSON Lines: one record per file, then a summary");
+  command
+      .add_option("--state-inputs", rewrite.mode,
+                  "defaults: unfed state inputs reproduce the original model (ONNX Runtime C/C++/Python/C#/Java); "
+                  "required: plain inputs, feed zeros first (onnxruntime-node/-web)")
+      ->check(CLI::IsMember({"defaults", "required"}));
+  command.add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
+  command.add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
+  command.add_option("--output-names", rewrite.output_names, "Template for new state outputs");
+  command
+      .add_option("--pack", rewrite.pack,
+                  "none; tensor: all states in one [batch, N] tensor input and output per element type; sequence: "
+                  "in one Sequence input and output (first call: feed it empty)")
+      ->check(CLI::IsMember({"none", "tensor", "sequence"}));
+  command
+      .add_option("--state-layout", rewrite.layout,
+                  "node: states as the node takes them ([D,B,H]); batch-first: [B,D,H] (Triton's implicit state)")
+      ->check(CLI::IsMember({"node", "batch-first"}));
+  command.add_option("--packed-input", rewrite.packed_input, "Name of the packed state input (default state_in)")
+      ->each([&rewrite](const std::string&) { rewrite.packed_input_given = true; });
+  command.add_option("--packed-output", rewrite.packed_output, "Name of the packed state output (default state_out)")
+      ->each([&rewrite](const std::string&) { rewrite.packed_output_given = true; });
+  command
+      .add_option("--time-axis", rewrite.time_axes,
+                  "INPUT:AXIS a Loop walks with a constant trip count equal to its static length (tf2onnx): "
+                  "make that axis symbolic and derive the trip count from the fed input (repeatable)")
+      ->type_name("INPUT:AXIS")
+      ->allow_extra_args(false);  // one value per --time-axis: the paths that follow are paths
+  command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
+  command.add_flag("--streamable-only", rewrite.streamable_only,
+                   "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");
+  CLI::Option* fsync_flag =
+      command.add_flag("--fsync", rewrite.fsync,
+                       "Flush every output to disk before it is renamed into place (default: only with --in-place)");
+  command
+      .add_flag("--no-fsync", rewrite.no_fsync,
+                "Do not flush outputs to disk, not even with --in-place (still atomic, but a power loss soon after "
+                "may lose them)")
+      ->excludes(fsync_flag);
+}
+
+/// `report`'s options.
+void DeclareReport(CLI::App& command, Args& all) {
+  ReportArgs& report = all.report;
+  AddFilesOptions(&command, report.files);
+  command.add_option("--format", report.format, "text (a table), json (schema in README.md) or dot (Graphviz)")
+      ->check(CLI::IsMember({"text", "json", "dot"}))
+      ->each([&report](const std::string&) { report.format_given = true; });
+  command.add_flag("--json", report.files.json, "Same as --format json");
+}
+
+/// `check`'s options.
+void DeclareCheck(CLI::App& command, Args& all) {
+  FilesArgs& check = all.check;
+  AddFilesOptions(&command, check);
+  command.add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
+  command.add_flag("--streamable-only", all.check_streamable_only,
+                   "Do not require states that cannot stream (reverse, bidirectional, sequence_lens) to be exposed");
+}
+
+/// `init`'s options.
+void DeclareInit(CLI::App& command, Args& all) {
+  InitArgs& init = all.init;
+  AddFilesOptions(&command, init.files);
+  command
+      .add_option("--batch", init.batch,
+                  "Batch size of the first call (default: the value --dim gives the batch dimension, else 1)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  command.add_option("--dim", init.dims, "Value of another symbolic dimension of a state, NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  command.add_flag("--json", init.files.json, "JSON Lines: one record per file (its \"feeds\"), then a summary");
+}
+
+/// `export`'s arguments.
+void DeclareExport(CLI::App& command, Args& all) {
+  ExportArgs& exports = all.exports;
+  command
+      .add_option("target", exports.target,
+                  "triton: the sequence_batching state section of config.pbtxt; openvino: MakeStateful's pairs")
+      ->required()
+      ->check(CLI::IsMember({"triton", "openvino"}));
+  command.add_option("model", exports.model, "A rewritten ONNX model (its rnnstate metadata)")->required();
+  command.add_flag("--json", exports.json, "openvino: {\"param_res_names\": {...}, \"states\": [...]}");
+}
+
+/// One subcommand: its name and one-line help, how it declares its options, and how it runs. Adding a
+/// subcommand is one row.
+struct Subcommand {
+  const char* name;
+  const char* help;
+  void (*declare)(CLI::App& command, Args& args);
+  int (*run)(const Args& args);
+};
+
+const Subcommand kSubcommands[] = {
+    {"rewrite", "Promote recurrent state to graph inputs and outputs", DeclareRewrite, RunRewrite},
+    {"report", "Show the recurrent nodes and their state wiring", DeclareReport, RunReport},
+    {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale", DeclareCheck,
+     RunCheck},
+    {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
+     DeclareInit, RunInit},
+    {"export", "Print the state wiring for a serving runtime: Triton's implicit state, OpenVINO's MakeStateful",
+     DeclareExport, RunExport},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rnnstate: expose the hidden state of RNN/GRU/LSTM nodes in ONNX models for streaming"};
+  app.footer(kExamples);
+  CLI::Option* version = app.set_version_flag(
+      "--version", [&app] { return app.count("--json") ? rnnstate::VersionJson() : rnnstate::VersionText(); },
+      "Print the version, source revision and onnx/protobuf versions, then exit");
+  app.add_flag("--json", "With --version: print it as one JSON object")->needs(version);
+  app.require_subcommand(1);
+  app.fallthrough();  // -q works after the subcommand too
+  Args args;
+  app.add_flag("-q,--quiet", args.quiet, "Only print errors on stderr");
+
+  std::vector<CLI::App*> commands;
+  for (const Subcommand& subcommand : kSubcommands) {
+    CLI::App* command = app.add_subcommand(subcommand.name, subcommand.help);
+    subcommand.declare(*command, args);
+    commands.push_back(command);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+  }
+  SetUpLogging(args.quiet);
+  // onnx registers every operator schema on first use (~10 ms): done here, beside the walk of the
+  // command's files; the workers' first lookup waits for it (a function-local static).
+  std::thread schema_warmup(rnnstate::PrepareForWorkers);
+  struct JoinOnExit {
+    std::thread& thread;
+    ~JoinOnExit() { thread.join(); }
+  } join_warmup{schema_warmup};
+  try {
+    for (size_t i = 0; i < commands.size(); ++i) {
+      if (*commands[i]) return kSubcommands[i].run(args);
+    }
+    return static_cast<int>(ExitCode::kUsage);  // unreachable: require_subcommand(1)
+  } catch (const Error& e) {
+    std::cerr << "rnnstate: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "rnnstate: internal error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kInternal);
+  } catch (...) {
+    std::cerr << "rnnstate: internal error\n";
+    return static_cast<int>(ExitCode::kInternal);
+  }
+}

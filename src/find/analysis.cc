@@ -1,0 +1,290 @@
+#include "find/analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "exposure/default_path.h"
+#include "exposure/packed_state.h"
+#include "find/loop_recurrence.h"
+#include "find/stateful_ops.h"
+#include "states/wiring.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// A producer of recurrent states: appends the nodes owning states (described for reports), their states
+/// and notes on what looked state-like but is not a state. A new kind of owner is one more producer in
+/// kStateProducers; they run in order (loops leave the variables carrying an operator's state to it).
+using StateProducer = void (*)(const ModelIndex&, Findings*);
+
+constexpr StateProducer kStateProducers[] = {
+    [](const ModelIndex& index, Findings* found) { FindOpStates(index, &found->nodes, &found->states); },
+    FindLoopStates,
+    FindStatefulOps,
+};
+
+/// The tensor an initial state reads, used to detect sharing (states reading the very same tensor).
+std::set<std::string> SharingKeys(const StateAnalysis& state) {
+  std::set<std::string> keys;
+  std::string scope;
+  for (const auto& step : state.origin.value_graph) {
+    scope += std::to_string(step.node) + ":" + step.attribute + ":" + std::to_string(step.list_index) + "/";
+  }
+  if (!state.origin.value.empty()) keys.insert(scope + "|v|" + state.origin.value);
+  return keys;
+}
+
+void FindSharing(std::vector<StateAnalysis>& states) {
+  std::vector<std::pair<StateAnalysis*, std::set<std::string>>> entries;
+  for (auto& state : states) {
+    // An exposed state has its own input: helper nodes it shares (a batch shape) are no sharing of state.
+    if (!state.exposed) entries.emplace_back(&state, SharingKeys(state));
+  }
+  for (auto& [a, a_keys] : entries) {
+    for (auto& [b, b_keys] : entries) {
+      if (a == b) continue;
+      // C++17 lambdas cannot capture a structured binding (clang refuses it; the fuzz build uses clang).
+      bool shared = std::any_of(a_keys.begin(), a_keys.end(),
+                                [&keys = b_keys](const std::string& k) { return keys.count(k) > 0; });
+      if (shared) a->shared_with.push_back(b->state.Label());
+    }
+  }
+}
+
+int FindRecord(const std::vector<StatePair>& pairs, const RecurrentState& state) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const StatePair& pair = pairs[i];
+    if (pair.graph == state.owner.graph_name && pair.node == state.owner.name && pair.kind == state.kind_name() &&
+        pair.variable == state.variable) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+/// True when a recorded pair still holds: its input is a main-graph input that reaches the state's
+/// initial slot and its output a main-graph output computed from its final slot. Metadata edited or
+/// left stale by another tool is not trusted: such a state is rewritten again.
+bool RecordHolds(const ModelIndex& index, const RecurrentState& state, const StatePair& pair) {
+  const GraphIndex& main = index.graph(GraphPath{});
+  if (!main.inputs.count(pair.input) || !main.outputs.count(pair.output)) return false;
+  const PairWiring wiring = TracePairWiring(index, state, pair.input, pair.output);
+  return wiring.input_reaches_slot && wiring.output_from_final;
+}
+
+/// A packed member's pair on the authors' default path (see FindDefaultPaths): its If branch reads no
+/// input, its final value leaves through the pair's output, and a state of the If's other branch has a
+/// pair of the same region that holds.
+bool PackedDefaultPath(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
+  const StatePair& pair = analysis.recorded_pairs[state.recorded];
+  if (pair.region.empty() || !TracePairWiring(index, state.state, pair.input, pair.output).output_from_final) {
+    return false;
+  }
+  for (const StateAnalysis& other : analysis.states) {
+    if (other.recorded < 0 || other.recorded == state.recorded) continue;
+    const StatePair& o = analysis.recorded_pairs[other.recorded];
+    if (o.kind == pair.kind && o.input == pair.input && o.output == pair.output && o.region == pair.region &&
+        Exclusive(state.state, other.state) &&
+        PackedRecordHolds(index, *analysis.packed, other.recorded, other.state, o)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAnalysis& state) {
+  if (state.recorded >= 0) {
+    const StatePair& pair = analysis.recorded_pairs[state.recorded];
+    if (analysis.packed && analysis.packed->MemberOf(state.recorded).first >= 0) {
+      return PackedRecordHolds(index, *analysis.packed, state.recorded, state.state, pair) ||
+             PackedDefaultPath(index, analysis, state);
+    }
+    const bool region = pair.rows || !pair.region.empty();
+    return region ? RecordsExposure(pair, state.exposure) : RecordHolds(index, state.state, pair);
+  }
+  if (state.exposure) return true;
+  if (!state.site.graph.empty()) return false;
+  bool direct_input = (state.origin.kind == StateOrigin::Kind::kGraphInput ||
+                       state.origin.kind == StateOrigin::Kind::kDefaultedInput) &&
+                      state.origin.other_consumers == 0;
+  return direct_input && state.final_state.graph_output;
+}
+
+/// When a state lands whole in several outputs, the one to feed back is the output every state read from
+/// the same input lands in (the authors' own state output, not another that happens to hold a copy).
+void ChooseOutputs(std::vector<StateAnalysis>& states) {
+  std::map<std::string, std::map<std::string, int>> votes;  // input -> output -> states landing there
+  for (const auto& state : states) {
+    for (const Exposure& candidate : state.finding.candidates) ++votes[candidate.input][candidate.output];
+  }
+  for (auto& state : states) {
+    if (state.finding.candidates.size() < 2) continue;
+    const auto& counts = votes[state.finding.candidates.front().input];
+    const Exposure* best = &state.finding.candidates.front();
+    for (const Exposure& candidate : state.finding.candidates) {
+      if (counts.at(candidate.output) > counts.at(best->output)) best = &candidate;
+    }
+    state.exposure = *best;
+  }
+}
+
+/// Drops exposures that clash with another (see ClaimsConflict), except between states that never run
+/// in the same call (the branches of one If).
+void DropConflictingExposures(std::vector<StateAnalysis>& states) {
+  std::vector<StateAnalysis*> exposed;
+  for (auto& state : states) {
+    if (state.exposure) exposed.push_back(&state);
+  }
+  std::vector<bool> clash(exposed.size(), false);
+  for (size_t a = 0; a < exposed.size(); ++a) {
+    for (size_t b = a + 1; b < exposed.size(); ++b) {
+      if (Exclusive(exposed[a]->state, exposed[b]->state)) continue;
+      if (ClaimsConflict(ClaimOf(*exposed[a]->exposure), ClaimOf(*exposed[b]->exposure)) != ClaimConflict::kNone) {
+        clash[a] = clash[b] = true;
+      }
+    }
+    // A state that is not exposed but reads the same elements would start from this state's final value.
+    for (const auto& other : states) {
+      if (other.exposure || !other.finding.read_place || &other == exposed[a] ||
+          other.finding.read_place->tensor != exposed[a]->exposure->input ||
+          Exclusive(other.state, exposed[a]->state)) {
+        continue;
+      }
+      const std::vector<RegionAxis>& region = other.finding.read_region;
+      if (region.empty() || RegionsOverlap(region, exposed[a]->exposure->region)) clash[a] = true;
+    }
+  }
+  for (size_t i = 0; i < exposed.size(); ++i) {
+    if (!clash[i]) continue;
+    exposed[i]->finding.why_not = ExposureText(*exposed[i]->exposure) + ", but another state claims the same elements";
+    exposed[i]->exposure.reset();
+  }
+}
+
+/// The axis of `tensor` that holds the state's batch, or -1.
+int TensorBatchAxis(const Exposure& exposure, const RecurrentState& state) {
+  if (state.batch_axis < 0) return -1;
+  for (size_t j = 0; j < exposure.map.rank(); ++j) {
+    if (exposure.map.coef(j, static_cast<size_t>(state.batch_axis)) == 1) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+/// A state of an If branch that starts from zeros and runs only when the fed state is empty, writing
+/// its final value where an exposed state of the other branch reads and writes its own: the authors'
+/// "empty means start from zeros". It must stand in for a state of its own kind (h for h, the same
+/// carried variable) of an owner of its own operator, and all states of its owner for those of one
+/// owner: a default branch that swaps h and c, or mixes two layers, does not stream. Its pair is that
+/// state's.
+void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& states) {
+  std::map<std::string, size_t> state_inputs;  // the authors' state inputs and their batch axes
+  for (const auto& t : states) {
+    const int axis = t.exposure ? TensorBatchAxis(*t.exposure, t.state) : -1;
+    if (axis >= 0) state_inputs[t.exposure->input] = static_cast<size_t>(axis);
+  }
+  std::map<std::pair<GraphPath, int>, std::set<std::pair<GraphPath, int>>> stands_for;  // owner -> owners
+  for (auto& z : states) {
+    if (z.exposure || !z.origin.zero || !z.state.streamable) continue;
+    for (const ElementPlace& place : z.finding.writes) {
+      for (const auto& t : states) {
+        if (!t.exposure || !t.exposure->default_path_of.empty() || t.exposure->output != place.tensor ||
+            !t.exposure->map.SamePlaces(place.map) || !Exclusive(z.state, t.state)) {
+          continue;
+        }
+        const GraphPath &x = z.state.owner.graph, &y = t.state.owner.graph;
+        size_t i = 0;
+        while (x[i] == y[i]) ++i;  // Exclusive: they part at an If's branches
+        if (!RunsOnlyWhenEmpty(index, GraphPath(x.begin(), x.begin() + i), x[i].node, x[i].attribute, state_inputs)) {
+          continue;
+        }
+        if (z.state.kind != t.state.kind || z.state.variable != t.state.variable ||
+            z.state.owner.op != t.state.owner.op) {
+          z.finding.why_not =
+              "a state of the branch that runs when the fed state is empty, but its final value lands "
+              "where " +
+              t.state.Label() + " reads, a state of another kind: not its default path";
+          continue;
+        }
+        z.exposure = *t.exposure;
+        z.exposure->default_path_of = t.state.Label();
+        z.finding.why_not.clear();
+        stands_for[{z.state.owner.graph, z.state.owner.node}].insert({t.state.owner.graph, t.state.owner.node});
+        break;
+      }
+      if (z.exposure) break;
+    }
+  }
+  for (auto& z : states) {
+    if (!z.exposure || z.exposure->default_path_of.empty()) continue;
+    if (stands_for[{z.state.owner.graph, z.state.owner.node}].size() < 2) continue;
+    z.finding.why_not =
+        "a state of the branch that runs when the fed state is empty, but its owner's states land "
+        "where the states of several other owners read: not their default path";
+    z.exposure.reset();
+  }
+}
+
+StateAnalysis Trace(const ModelIndex& index, const Analysis& analysis, RecurrentState state, int node) {
+  StateAnalysis out;
+  out.node = node;
+  out.site = LocateSite(index, state);
+  out.thread_problem = FindThreadLevels(index, out.site, &out.levels);
+  out.origin = TraceInitialState(index, out.site);
+  out.final_state = DescribeFinalState(index, out.site);
+  out.finding = FindExposure(index, state, out.site);
+  out.exposure = out.finding.exposure;
+  out.recorded = FindRecord(analysis.recorded_pairs, state);
+  out.state = std::move(state);
+  return out;
+}
+
+}  // namespace
+
+void Analysis::MarkUnexposed(const std::string& problem) {
+  for (auto& state : states) {
+    if (state.exposed) continue;
+    state.state.problem = problem;
+    nodes[state.node].problem = problem;
+  }
+}
+
+std::vector<const StateAnalysis*> Analysis::StatesOf(size_t node) const {
+  std::vector<const StateAnalysis*> out;
+  for (const auto& state : states) {
+    if (state.node == static_cast<int>(node)) out.push_back(&state);
+  }
+  return out;
+}
+
+Analysis Analyze(const ModelIndex& index) {
+  Analysis analysis;
+  analysis.onnx_opset = index.onnx_opset();
+  analysis.ir_version = index.model().ir_version();
+  analysis.inference_error = index.inference_error();
+  analysis.recorded_pairs = ReadStatePairs(index.model(), &analysis.metadata_error);
+  if (analysis.metadata_error.empty()) {
+    analysis.packed = ReadPackedStates(index.model(), analysis.recorded_pairs.size(), &analysis.metadata_error);
+  }
+  Findings found;
+  for (StateProducer produce : kStateProducers) produce(index, &found);
+  analysis.nodes = std::move(found.nodes);
+  analysis.notes = std::move(found.notes);
+  std::map<std::pair<GraphPath, int>, int> node_of_owner;
+  for (size_t i = 0; i < analysis.nodes.size(); ++i) {
+    node_of_owner[{analysis.nodes[i].graph, analysis.nodes[i].node}] = static_cast<int>(i);
+  }
+  for (auto& state : found.states) {
+    const int node = node_of_owner.at({state.owner.graph, state.owner.node});
+    analysis.states.push_back(Trace(index, analysis, std::move(state), node));
+  }
+  ChooseOutputs(analysis.states);
+  DropConflictingExposures(analysis.states);
+  FindDefaultPaths(index, analysis.states);
+  for (auto& state : analysis.states) state.exposed = IsExposed(index, analysis, state);
+  FindSharing(analysis.states);  // after `exposed` is known
+  return analysis;
+}
+
+}  // namespace rnnstate

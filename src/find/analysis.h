@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Stages 3-4 together: every recurrent state of the model (found by the producers, see Analyze) with
+/// the origin and destination of its values, which states share an origin, and which are already
+/// exposed. Pure analysis: nothing is modified.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exposure/exposed_state.h"
+#include "find/recurrent_node.h"
+#include "find/state_findings.h"
+#include "graph/model_index.h"
+#include "rnnstate/metadata.h"
+#include "rnnstate/packed_metadata.h"
+#include "states/recurrent_state.h"
+#include "states/state_origin.h"
+
+namespace rnnstate {
+
+/// One recurrent state, traced.
+struct StateAnalysis {
+  RecurrentState state;
+  int node = -1;  ///< index into Analysis::nodes of the owner's description
+  /// Where the state is promoted (the owner itself, or the Loop/Scan carrying it).
+  StateSite site;
+  /// Containers the final state is threaded out through, innermost first (empty in the main graph).
+  std::vector<ThreadLevel> levels;
+  /// Why the state cannot be threaded out to the main graph ("" when it can).
+  std::string thread_problem;
+  StateOrigin origin;
+  FinalState final_state;
+  /// Other states ("node/h") whose initial value comes from the same value or the same computation.
+  std::vector<std::string> shared_with;
+  /// Index into Analysis::recorded_pairs of this state's pair, or -1.
+  int recorded = -1;
+  /// Set when the model's authors expose the state in their own tensors: the same region of a graph
+  /// input and a graph output (PyTorch's `(h0, c0)` rows, h and c packed in one tensor, caches, ...).
+  std::optional<Exposure> exposure;
+  /// What the exposure analysis found otherwise: where the state is read from and written to, and why
+  /// that is not an exposure ("" when there is nothing to say).
+  ExposureFinding finding;
+  /// True when the state already has a main-graph input and output that the metadata pairs; or the
+  /// slot is fed directly by a graph input used nowhere else and its final value is a graph output; or
+  /// its authors expose it; or it is a member of a packed value the metadata records.
+  bool exposed = false;
+};
+
+/// The analysis of a whole model.
+struct Analysis {
+  std::vector<RecurrentNode> nodes;       ///< the nodes owning states, described for reports
+  std::vector<StateAnalysis> states;      ///< every state, grouped by owner in node order
+  std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
+  /// What looked state-like but is no rewritable state (carried pass-throughs and counters, loops and
+  /// operators rnnstate cannot classify or handle), in the producers' order.
+  std::vector<StateNote> notes;
+  std::string metadata_error;          ///< non-empty when that metadata is malformed
+  std::optional<PackedStates> packed;  ///< the metadata's "packed" object (a packed model)
+  int64_t onnx_opset = 0;
+  int64_t ir_version = 0;
+  std::string inference_error;  ///< why onnx shape inference failed, if it did
+
+  /// Marks every state that is not exposed yet, and its node, as not rewritable for `problem` (an
+  /// unsupported opset).
+  void MarkUnexposed(const std::string& problem);
+  /// The states of `nodes[node]`, in order.
+  std::vector<const StateAnalysis*> StatesOf(size_t node) const;
+};
+
+/// Finds every recurrent state of the indexed model with each producer (one per kind of owner: the
+/// operators of recurrent_ops.h, loops over hand-written cells, stateful operators outside the table)
+/// and traces it.
+Analysis Analyze(const ModelIndex& index);
+
+}  // namespace rnnstate

@@ -1,0 +1,330 @@
+#include "find/axis_trace.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "graph/constant_value.h"
+#include "graph/proto_access.h"
+#include "states/recurrent_ops.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// Operators whose output has the shape of their first input, axis for axis.
+const std::set<std::string> kSameShapeOps = {"Identity",
+                                             "Cast",
+                                             "CastLike",
+                                             "Relu",
+                                             "Tanh",
+                                             "Sigmoid",
+                                             "Neg",
+                                             "Abs",
+                                             "Exp",
+                                             "Log",
+                                             "Sqrt",
+                                             "Erf",
+                                             "Softplus",
+                                             "Softsign",
+                                             "LeakyRelu",
+                                             "Elu",
+                                             "Selu",
+                                             "HardSigmoid",
+                                             "Dropout",
+                                             "Clip",
+                                             "Reciprocal",
+                                             "Floor",
+                                             "Ceil",
+                                             "Round",
+                                             "Sign",
+                                             "Sin",
+                                             "Cos",
+                                             "BatchNormalization",
+                                             "LayerNormalization",
+                                             "Softmax",
+                                             "LogSoftmax",
+                                             "Add",
+                                             "Sub",
+                                             "Mul",
+                                             "Div",
+                                             "Pow",
+                                             "Where",
+                                             "Max",
+                                             "Min"};
+
+/// The axes of a Squeeze/Unsqueeze: the attribute (before opset 13) or the constant second input.
+std::optional<std::vector<int64_t>> AxesOf(const ModelIndex& index, const GraphPath& path,
+                                           const onnx::NodeProto& node) {
+  if (const onnx::AttributeProto* axes = FindAttribute(node, "axes")) {
+    return std::vector<int64_t>(axes->ints().begin(), axes->ints().end());
+  }
+  if (node.input_size() > 1) return ConstantIntegers(index, path, node.input(1));
+  return std::nullopt;
+}
+
+int64_t Normalized(int64_t axis, int rank) { return axis < 0 ? axis + rank : axis; }
+
+
+constexpr int kMaxDepth = 64;
+
+const onnx::TensorShapeProto* ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf(path, name);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return nullptr;
+  return &type->tensor_type().shape();
+}
+
+int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const onnx::TensorShapeProto* shape = ShapeOf(index, path, name);
+  return shape == nullptr ? -1 : shape->dim_size();
+}
+
+/// True when the declared or inferred dim `axis` of `name` is the fixed size 1 (a broadcast operand).
+bool IsOne(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis) {
+  const onnx::TensorShapeProto* shape = ShapeOf(index, path, name);
+  if (shape == nullptr || axis < 0 || axis >= shape->dim_size()) return false;
+  const auto& dim = shape->dim(static_cast<int>(axis));
+  return dim.has_dim_value() && dim.dim_value() == 1;
+}
+
+std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
+                              int depth);
+
+std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path, const std::string& vector,
+                                 int64_t element, int depth) {
+  if (depth > kMaxDepth || vector.empty() || element < 0) return std::nullopt;
+  const ResolvedName at = index.Resolve(path, vector);
+  if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
+  const onnx::NodeProto& node = *at.node;
+  const std::string& op = node.op_type();
+  // Scalars and one-element vectors pass through these unchanged (the shape computations' Unsqueeze of a
+  // Gathered scalar, a Squeeze back).
+  if (op == "Identity" || op == "Cast" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape") {
+    return Element(index, at.graph, node.input(0), element, depth + 1);
+  }
+  if (op == "Shape") {
+    const int rank = RankOf(index, at.graph, node.input(0));
+    int64_t start = IntAttribute(node, "start", 0);
+    if (start < 0) {
+      if (rank < 0) return std::nullopt;
+      start = std::max<int64_t>(0, start + rank);
+    }
+    return Axis(index, at.graph, node.input(0), start + element, depth + 1);
+  }
+  if (op == "Concat") {
+    for (const auto& part : node.input()) {
+      const std::optional<int64_t> length = VectorLength(index, at.graph, part);
+      if (!length) return std::nullopt;
+      if (element < *length) return Element(index, at.graph, part, element, depth + 1);
+      element -= *length;
+    }
+    return std::nullopt;
+  }
+  if (op == "Gather" && IntAttribute(node, "axis", 0) == 0 && node.input_size() == 2) {
+    const std::optional<std::vector<int64_t>> indices = ConstantIntegers(index, at.graph, node.input(1));
+    if (!indices || element >= static_cast<int64_t>(indices->size())) return std::nullopt;
+    int64_t picked = (*indices)[static_cast<size_t>(element)];
+    if (picked < 0) {
+      const std::optional<int64_t> length = VectorLength(index, at.graph, node.input(0));
+      if (!length) return std::nullopt;
+      picked += *length;
+    }
+    return Element(index, at.graph, node.input(0), picked, depth + 1);
+  }
+  if (op == "Slice" && node.input_size() >= 3) {
+    const std::optional<int64_t> start = ConstantScalar(index, at.graph, node.input(1));
+    if (!start) return std::nullopt;
+    if (node.input_size() > 3 && !node.input(3).empty() && ConstantScalar(index, at.graph, node.input(3)) != 0) {
+      return std::nullopt;
+    }
+    if (node.input_size() > 4 && !node.input(4).empty() && ConstantScalar(index, at.graph, node.input(4)) != 1) {
+      return std::nullopt;
+    }
+    int64_t first = *start;
+    if (first < 0) {
+      const std::optional<int64_t> length = VectorLength(index, at.graph, node.input(0));
+      if (!length) return std::nullopt;
+      first = std::max<int64_t>(0, first + *length);
+    }
+    return Element(index, at.graph, node.input(0), first + element, depth + 1);
+  }
+  return std::nullopt;
+}
+
+/// Elementwise operators with broadcasting: the axis may come from any operand of the output's rank.
+bool Broadcasting(const onnx::NodeProto& node) {
+  return IsOnnxOp(node, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where", "Sum", "Mean"});
+}
+
+std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
+                              int depth) {
+  if (depth > kMaxDepth || value.empty() || axis < 0) return std::nullopt;
+  const ResolvedName at = index.Resolve(path, value);
+  const bool input =
+      at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
+  if (input && at.graph.empty()) return InputAxis{value, axis};
+  if (at.node == nullptr) return std::nullopt;
+  const onnx::NodeProto& node = *at.node;
+  if (IsOnnxOp(node, {"ConstantOfShape"}) && node.input_size() == 1) {
+    return Element(index, at.graph, node.input(0), axis, depth + 1);
+  }
+  if (IsOnnxOp(node, {"Expand"}) && node.input_size() == 2) {
+    // Output rank max(rank(v), len(s)), both right-aligned: the axis is the shape's element, unless v
+    // has a size other than 1 there.
+    const std::optional<int64_t> length = VectorLength(index, at.graph, node.input(1));
+    const int rank = RankOf(index, at.graph, node.input(0));
+    if (length && rank >= 0) {
+      const int64_t out_rank = std::max<int64_t>(*length, rank);
+      if (auto traced = Element(index, at.graph, node.input(1), axis - (out_rank - *length), depth + 1)) return traced;
+      const int64_t data_axis = axis - (out_rank - rank);
+      if (data_axis < 0 || IsOne(index, at.graph, node.input(0), data_axis)) return std::nullopt;
+      return Axis(index, at.graph, node.input(0), data_axis, depth + 1);
+    }
+    return std::nullopt;
+  }
+  if (Broadcasting(node)) {
+    const int out_rank = RankOf(index, at.graph, node.output(at.producer.slot));
+    for (int slot = 0; slot < node.input_size(); ++slot) {
+      const std::string& operand = node.input(slot);
+      if (operand.empty() || (IsOnnxOp(node, {"Where"}) && slot == 0 && node.input_size() == 3)) continue;
+      if (out_rank < 0 || RankOf(index, at.graph, operand) != out_rank || IsOne(index, at.graph, operand, axis))
+        continue;
+      if (auto traced = Axis(index, at.graph, operand, axis, depth + 1)) return traced;
+    }
+    return std::nullopt;
+  }
+  const std::optional<std::pair<int, int64_t>> source = SourceAxis(index, at.graph, node, at.producer.slot, axis);
+  if (!source || source->first >= node.input_size()) return std::nullopt;
+  return Axis(index, at.graph, node.input(source->first), source->second, depth + 1);
+}
+
+}  // namespace
+
+std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const GraphPath& path,
+                                                  const onnx::NodeProto& node, int slot, int64_t axis) {
+  const std::string& op = node.op_type();
+  if (const RecurrentOp* recurrent = FindRecurrentOp(node)) {
+    // Y [seq, D, batch, H]; Y_h, Y_c [D, batch, H] (layout 0); the batch is X's axis 1.
+    if (IntAttribute(node, "layout", 0) != 0) return std::nullopt;
+    const bool batch = (slot == 0 && axis == 2) || (slot > 0 && axis == 1);
+    if (batch) return std::make_pair(recurrent->x_slot, int64_t{1});
+    return std::nullopt;
+  }
+  if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return std::nullopt;
+  const int out_rank = RankOf(index, path, node.output(slot));
+  const int in_rank = RankOf(index, path, node.input(0));
+  if (kSameShapeOps.count(op)) {
+    if (in_rank >= 0 && in_rank == out_rank) return std::make_pair(0, axis);
+    return std::nullopt;
+  }
+  if (op == "Transpose") {
+    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
+    if (perm != nullptr && axis < perm->ints_size()) return std::make_pair(0, int64_t{perm->ints(axis)});
+    if (perm == nullptr && in_rank > 0) return std::make_pair(0, in_rank - 1 - axis);
+    return std::nullopt;
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    const std::optional<std::vector<int64_t>> axes = AxesOf(index, path, node);
+    if (!axes || in_rank < 0 || out_rank < 0) return std::nullopt;
+    std::set<int64_t> listed;
+    for (int64_t a : *axes) listed.insert(Normalized(a, op == "Unsqueeze" ? out_rank : in_rank));
+    if (op == "Unsqueeze") {
+      if (listed.count(axis)) return std::nullopt;
+      int64_t before = 0;
+      for (int64_t a : listed) before += a < axis ? 1 : 0;
+      return std::make_pair(0, axis - before);
+    }
+    int64_t in_axis = -1;
+    for (int64_t a = 0, kept = 0; a < in_rank; ++a) {
+      if (listed.count(a)) continue;
+      if (kept++ == axis) in_axis = a;
+    }
+    if (in_axis < 0) return std::nullopt;
+    return std::make_pair(0, in_axis);
+  }
+  if (op == "Gather") {
+    const int64_t gather_axis = Normalized(IntAttribute(node, "axis", 0), in_rank);
+    const int indices_rank = node.input_size() > 1 ? RankOf(index, path, node.input(1)) : -1;
+    if (indices_rank < 0 || in_rank < 0) return std::nullopt;
+    if (axis < gather_axis) return std::make_pair(0, axis);
+    if (axis >= gather_axis + indices_rank) return std::make_pair(0, axis - indices_rank + 1);
+    return std::nullopt;
+  }
+  if (op == "Slice") {
+    // Slice keeps the rank, and the batch is not an axis it cuts (that would change it): same axis. Its
+    // ranks need not be known (inside a Loop body, onnx's inference keeps no shapes).
+    return std::make_pair(0, axis);
+  }
+  if (op == "Concat" || op == "Split") {
+    // The batch is not the axis these cut or join (that would change it): same axis.
+    if (in_rank >= 0 && in_rank == out_rank) {
+      if (Normalized(IntAttribute(node, "axis", 0), in_rank) == axis) return std::nullopt;
+      return std::make_pair(0, axis);
+    }
+    return std::nullopt;
+  }
+  if (op == "MatMul" || op == "Gemm") {
+    // The leading axes of the first operand, the rows of a Gemm (without transA).
+    if (op == "Gemm" && IntAttribute(node, "transA", 0) != 0) return std::nullopt;
+    if (in_rank >= 2 && in_rank == out_rank && axis < out_rank - 1) return std::make_pair(0, axis);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+
+std::optional<InputAxis> TraceAxis(const ModelIndex& index, const GraphPath& path, const std::string& value,
+                                   int64_t axis) {
+  return Axis(index, path, value, axis, 0);
+}
+
+std::optional<InputAxis> TraceShapeElement(const ModelIndex& index, const GraphPath& path, const std::string& vector,
+                                           int64_t element) {
+  return Element(index, path, vector, element, 0);
+}
+
+std::optional<int64_t> VectorLength(const ModelIndex& index, const GraphPath& path, const std::string& vector) {
+  if (const onnx::TensorShapeProto* shape = ShapeOf(index, path, vector)) {
+    if (shape->dim_size() == 0) return 1;
+    if (shape->dim_size() == 1 && shape->dim(0).has_dim_value()) return shape->dim(0).dim_value();
+  }
+  if (const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, path, vector)) {
+    return static_cast<int64_t>(values->size());
+  }
+  const ResolvedName at = index.Resolve(path, vector);
+  if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
+  const onnx::NodeProto& node = *at.node;
+  if (IsOnnxOp(node, {"Identity", "Cast"})) return VectorLength(index, at.graph, node.input(0));
+  if (IsOnnxOp(node, {"Unsqueeze"}) && RankOf(index, at.graph, node.input(0)) == 0) return 1;
+  if (IsOnnxOp(node, {"Shape"})) {
+    const int rank = RankOf(index, at.graph, node.input(0));
+    if (rank < 0) return std::nullopt;
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+    const int64_t start = clamp(IntAttribute(node, "start", 0));
+    const int64_t end = clamp(IntAttribute(node, "end", rank));
+    return std::max<int64_t>(0, end - start);
+  }
+  if (IsOnnxOp(node, {"Concat"})) {
+    int64_t total = 0;
+    for (const auto& part : node.input()) {
+      const std::optional<int64_t> length = VectorLength(index, at.graph, part);
+      if (!length) return std::nullopt;
+      total += *length;
+    }
+    return total;
+  }
+  if (IsOnnxOp(node, {"Gather"}) && node.input_size() == 2) {
+    if (const auto indices = ConstantIntegers(index, at.graph, node.input(1))) return indices->size();
+  }
+  if (IsOnnxOp(node, {"Slice"}) && node.input_size() >= 3 && (node.input_size() < 5 || node.input(4).empty())) {
+    const std::optional<int64_t> length = VectorLength(index, at.graph, node.input(0));
+    const std::optional<int64_t> start = ConstantScalar(index, at.graph, node.input(1));
+    const std::optional<int64_t> end = ConstantScalar(index, at.graph, node.input(2));
+    if (!length || !start || !end) return std::nullopt;
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + *length : v, 0, *length); };
+    return std::max<int64_t>(0, clamp(*end) - clamp(*start));
+  }
+  return std::nullopt;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,384 @@
+#include "find/loop_chunks.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "graph/constant_value.h"
+#include "graph/control_flow.h"
+#include "graph/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+int64_t Normalize(int64_t axis, int rank) { return axis < 0 && rank >= 0 ? axis + rank : axis; }
+
+/// Operators computing each element from the same element of their first input (other inputs must be
+/// the same in every chunk).
+const std::set<std::string> kElementwiseUnary = {
+    "Identity",   "Cast",  "CastLike", "Relu",   "Tanh",     "Sigmoid",     "Neg",       "Abs",
+    "Exp",        "Log",   "Sqrt",     "Erf",    "Softsign", "Softplus",    "LeakyRelu", "Elu",
+    "Selu",       "Celu",  "Floor",    "Ceil",   "Round",    "HardSigmoid", "HardSwish", "Sign",
+    "Reciprocal", "Not",   "Sin",      "Cos",    "Tan",      "Gelu",        "Mish",      "ThresholdedRelu",
+    "IsNaN",      "IsInf", "Clip",     "Dropout"};
+/// Elementwise operators of several operands, with broadcasting.
+const std::set<std::string> kElementwiseMany = {"Add",
+                                                "Sub",
+                                                "Mul",
+                                                "Div",
+                                                "Pow",
+                                                "Max",
+                                                "Min",
+                                                "Sum",
+                                                "Mean",
+                                                "And",
+                                                "Or",
+                                                "Xor",
+                                                "Equal",
+                                                "Less",
+                                                "Greater",
+                                                "LessOrEqual",
+                                                "GreaterOrEqual",
+                                                "Mod",
+                                                "PRelu",
+                                                "Where",
+                                                "BitShift"};
+const std::set<std::string> kReductions = {"ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
+                                           "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+                                           "ReduceLogSumExp", "ReduceSumSquare"};
+
+/// The integer list an attribute `name` or else a constant input `slot` gives, or nullopt.
+std::optional<std::vector<int64_t>> AxesOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                                           const char* name, int slot) {
+  if (const onnx::AttributeProto* axes = FindAttribute(node, name)) {
+    return std::vector<int64_t>(axes->ints().begin(), axes->ints().end());
+  }
+  if (slot < node.input_size() && !node.input(slot).empty()) return ConstantIntegers(index, path, node.input(slot));
+  return std::nullopt;
+}
+
+/// A value carrying time along `axis` (of its `rank`, -1 unknown); for a sequence, its positions are the
+/// steps and `rank` is its elements'.
+struct Flow {
+  GraphPath graph;
+  std::string value;
+  int64_t axis = 0;
+  int rank = -1;
+  bool sequence = false;
+};
+
+/// The forward half: follows what leaves the loop along time to the graph outputs.
+class TimeFlow {
+ public:
+  TimeFlow(const ModelIndex& index, ChunkDependence& dependence) : index_(index), dependence_(dependence) {}
+
+  /// "" when `flow` reaches graph outputs through time-local operators only, else why not.
+  std::string Follow(const Flow& flow, int depth = 0) {
+    if (depth > kMaxDepth) return "'" + flow.value + "' is followed too deep";
+    if (!seen_.insert({ValueRef{flow.graph, flow.value}, flow.axis}).second) return "";
+    const GraphIndex& graph = index_.graph(flow.graph);
+    if (auto output = graph.outputs.find(flow.value); output != graph.outputs.end() && !flow.graph.empty()) {
+      // Out of an If branch: the If's output, when the branch taken is the same in every chunk.
+      const GraphStep& step = flow.graph.back();
+      const GraphPath parent(flow.graph.begin(), flow.graph.end() - 1);
+      const onnx::NodeProto& owner = ResolveGraph(index_.model(), parent)->node(step.node);
+      const ContainerKind kind = ContainerKindOf(owner, index_.onnx_opset());
+      const int slot = NodeOutputOfBodyOutput(kind, output->second);
+      if (kind != ContainerKind::kIf || slot >= owner.output_size()) {
+        return "'" + flow.value + "' leaves through the body of " + DescribeNode(index_.model(), parent, step.node);
+      }
+      if (std::string why = dependence_.Of(parent, IfCondition(owner)); !why.empty()) {
+        return DescribeNode(index_.model(), parent, step.node) + " picks its branch from " + why;
+      }
+      Flow next = flow;
+      next.graph = parent;
+      next.value = owner.output(slot);
+      if (std::string why = Follow(next, depth + 1); !why.empty()) return why;
+    }
+    const onnx::GraphProto& proto = *ResolveGraph(index_.model(), flow.graph);
+    for (const Consumer& consumer : graph.ConsumersOf(flow.value)) {
+      const std::string what = DescribeNode(index_.model(), flow.graph, consumer.node);
+      if (consumer.slot < 0) return "'" + flow.value + "' is read inside a subgraph of " + what;
+      std::vector<Flow> next;
+      if (std::string why = Step(flow, proto.node(consumer.node), consumer.slot, &next); !why.empty()) {
+        return "'" + flow.value + "' (the loop's steps along axis " + std::to_string(flow.axis) + ") reaches " + what +
+               ", which " + why;
+      }
+      for (const Flow& n : next) {
+        if (std::string why = Follow(n, depth + 1); !why.empty()) return why;
+      }
+    }
+    return "";
+  }
+
+ private:
+  /// "" when `name` is the same in every chunk or is the flowing value itself.
+  bool Invariant(const Flow& flow, const std::string& name) {
+    return name.empty() || name == flow.value || dependence_.Of(flow.graph, name).empty();
+  }
+
+  bool OthersInvariant(const Flow& flow, const onnx::NodeProto& node, int slot) {
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (k != slot && !Invariant(flow, node.input(k))) return false;
+    }
+    return true;
+  }
+
+  /// The outputs of `node` (reading `flow` at input `slot`) that carry time, or why it may mix steps.
+  std::string Step(const Flow& flow, const onnx::NodeProto& node, int slot, std::vector<Flow>* next) {
+    const std::string& op = node.op_type();
+    auto out = [&](int k, int64_t axis, int out_rank, bool sequence = false) -> std::string {
+      if (k < node.output_size() && !node.output(k).empty())
+        next->push_back(Flow{flow.graph, node.output(k), axis, out_rank, sequence});
+      return "";
+    };
+    const int64_t t = flow.axis;
+    const int rank = flow.rank;
+    if (!IsOnnxDomain(node.domain())) return "is not a standard operator";
+    if (flow.sequence) {
+      if (op == "Identity") return out(0, t, rank, true);
+      if (op != "ConcatFromSequence") return "reads the collected steps otherwise than concatenating them";
+      const bool new_axis = IntAttribute(node, "new_axis", 0) != 0;
+      const int out_rank = rank < 0 ? -1 : rank + (new_axis ? 1 : 0);
+      const int64_t axis = Normalize(IntAttribute(node, "axis", 0), out_rank);
+      if (axis < 0) return "concatenates along an axis of unknown position";
+      return out(0, axis, out_rank);
+    }
+    if (kElementwiseUnary.count(op)) {
+      if (slot != 0 || !OthersInvariant(flow, node, 0)) return "combines it with values that differ per chunk";
+      return out(0, t, rank);
+    }
+    if (kElementwiseMany.count(op)) {
+      int out_rank = rank;
+      for (int k = 0; k < node.input_size(); ++k) {
+        if (node.input(k) == flow.value) continue;
+        if (!Invariant(flow, node.input(k))) return "combines it with values that differ per chunk";
+        out_rank = std::max(out_rank, ValueRank(index_, flow.graph, node.input(k)));
+      }
+      // Broadcasting to a higher rank adds leading axes (any rank has room for a vector).
+      if (rank < 0 && out_rank > 1) return "broadcasts it with an operand of rank " + std::to_string(out_rank);
+      if (rank < 0) return out(0, t, -1);
+      return out(0, t + (out_rank - rank), out_rank);
+    }
+    if (op == "Transpose") {
+      const onnx::AttributeProto* perm = FindAttribute(node, "perm");
+      if (perm == nullptr) {
+        if (rank < 0) return "transposes an unknown rank";
+        return out(0, rank - 1 - t, rank);
+      }
+      for (int k = 0; k < perm->ints_size(); ++k) {
+        if (perm->ints(k) == t) return out(0, k, rank);
+      }
+      return "drops the time axis";
+    }
+    if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+      const bool per_axis = index_.onnx_opset() >= 13;
+      const int64_t axis = Normalize(IntAttribute(node, "axis", per_axis ? -1 : 1), rank);
+      if (axis < 0 || (per_axis ? axis == t : t >= axis)) return "normalizes over the time axis";
+      return out(0, t, rank);
+    }
+    if (op == "LayerNormalization") {
+      const int64_t axis = Normalize(IntAttribute(node, "axis", -1), rank);
+      if (slot != 0 || axis < 0 || t >= axis || !OthersInvariant(flow, node, 0)) return "normalizes over the time axis";
+      return out(0, t, rank);
+    }
+    if (kReductions.count(op) || op == "ArgMax" || op == "ArgMin") {
+      std::optional<std::vector<int64_t>> axes;
+      if (op == "ArgMax" || op == "ArgMin") {
+        axes = std::vector<int64_t>{IntAttribute(node, "axis", 0)};
+      } else {
+        axes = AxesOf(index_, flow.graph, node, "axes", 1);
+      }
+      if (!axes || axes->empty()) return "reduces over every axis, time included";
+      const bool keep = IntAttribute(node, "keepdims", 1) != 0;
+      int64_t before = 0;
+      for (int64_t a : *axes) {
+        a = Normalize(a, rank);
+        if (a < 0 || a == t) return "reduces over the time axis";
+        before += a < t ? 1 : 0;
+      }
+      return out(0, keep ? t : t - before, rank < 0 ? -1 : keep ? rank : rank - static_cast<int>(axes->size()));
+    }
+    if (op == "MatMul") {
+      const int b_rank = node.input_size() > 1 ? ValueRank(index_, flow.graph, node.input(1)) : -1;
+      if (slot != 0 || !OthersInvariant(flow, node, 0) || b_rank < 1 || b_rank > 2 || rank < 2 || t >= rank - 1) {
+        return "multiplies along the time axis, or by values that differ per chunk";
+      }
+      return out(0, t, b_rank == 1 ? rank - 1 : rank);
+    }
+    if (op == "Gemm") {
+      if (slot != 0 || t != 0 || IntAttribute(node, "transA", 0) != 0 || !OthersInvariant(flow, node, 0)) {
+        return "multiplies along the time axis, or by values that differ per chunk";
+      }
+      return out(0, 0, 2);
+    }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      const std::optional<std::vector<int64_t>> axes = AxesOf(index_, flow.graph, node, "axes", 1);
+      if (!axes || slot != 0 || rank < 0) return "changes the axes in a way not followed";
+      const bool un = op == "Unsqueeze";
+      const int out_rank = un ? rank + static_cast<int>(axes->size()) : rank - static_cast<int>(axes->size());
+      std::set<int64_t> listed;
+      for (int64_t a : *axes) listed.insert(Normalize(a, un ? out_rank : rank));
+      if (!un && listed.count(t)) return "squeezes the time axis";
+      int64_t axis = -1;
+      if (un) {
+        for (int64_t a = 0, kept = 0; a < out_rank; ++a) {
+          if (!listed.count(a) && kept++ == t) axis = a;
+        }
+      } else {
+        axis = t;
+        for (int64_t a : listed) axis -= a < t ? 1 : 0;
+      }
+      return out(0, axis, out_rank);
+    }
+    if (op == "Gather") {
+      const int64_t axis = Normalize(IntAttribute(node, "axis", 0), rank);
+      const int i_rank = node.input_size() > 1 ? ValueRank(index_, flow.graph, node.input(1)) : -1;
+      if (slot != 0 || axis < 0 || axis == t || i_rank < 0 || !OthersInvariant(flow, node, 0)) {
+        return "gathers along the time axis, or at indices that differ per chunk";
+      }
+      return out(0, t < axis ? t : t + i_rank - 1, rank + i_rank - 1);
+    }
+    if (op == "Split") {
+      const int64_t axis = Normalize(IntAttribute(node, "axis", 0), rank);
+      if (slot != 0 || axis < 0 || axis == t || !OthersInvariant(flow, node, 0)) return "splits the time axis";
+      for (int k = 1; k < node.output_size(); ++k) out(k, t, rank);
+      return out(0, t, rank);
+    }
+    if (op == "Slice") {
+      std::optional<std::vector<int64_t>> axes = node.input_size() > 3 && !node.input(3).empty()
+                                                     ? ConstantIntegers(index_, flow.graph, node.input(3))
+                                                     : std::nullopt;
+      if (slot != 0 || !OthersInvariant(flow, node, 0)) return "slices at bounds that differ per chunk";
+      if (!axes) {
+        const auto starts = ConstantIntegers(index_, flow.graph, node.input(1));
+        if (!starts) return "slices axes not known";
+        axes.emplace();
+        for (size_t a = 0; a < starts->size(); ++a) axes->push_back(static_cast<int64_t>(a));
+      }
+      for (int64_t a : *axes) {
+        if (Normalize(a, rank) == t || (a < 0 && rank < 0)) return "slices the time axis";
+      }
+      return out(0, t, rank);
+    }
+    return "may mix time steps (not a time-local operator)";
+  }
+
+  const ModelIndex& index_;
+  ChunkDependence& dependence_;
+  std::set<std::pair<ValueRef, int64_t>> seen_;
+};
+
+/// The rank of body output `k`, declared or inferred (-1 unknown).
+int BodyRank(const ModelIndex& index, const LoopAnatomy& loop, int k) {
+  const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
+  return k < body.output_size() ? ValueRank(index, loop.body, body.output(k).name()) : -1;
+}
+
+/// Why the body's use of outer value `name` (a per-step read, or a chunked input) is more than reading
+/// it at the iteration index and reading the lengths of axes other than `time`, or "".
+std::string BodyUse(const ModelIndex& index, const LoopAnatomy& loop, const std::string& name, int64_t time,
+                    const std::set<int>& reads) {
+  const GraphIndex& body = index.graph(loop.body);
+  const onnx::GraphProto& proto = *ResolveGraph(index.model(), loop.body);
+  for (const Consumer& consumer : body.ConsumersOf(name)) {
+    const std::string what = DescribeNode(index.model(), loop.body, consumer.node);
+    if (consumer.slot == 0 && reads.count(consumer.node)) continue;
+    const onnx::NodeProto& node = proto.node(consumer.node);
+    if (consumer.slot < 0 || !IsOnnxOp(node, {"Shape"})) {
+      return "the body reads '" + name + "' whole (" + what + "), not only at the iteration index";
+    }
+    // Shape(x): only the lengths of the other axes (the batch) may be read.
+    const int rank = ValueRank(index, loop.graph, name);
+    const int64_t start = Normalize(IntAttribute(node, "start", 0), rank);
+    for (const Consumer& use : body.ConsumersOf(node.output(0))) {
+      const onnx::NodeProto& pick = proto.node(use.node);
+      std::optional<std::vector<int64_t>> picked;
+      if (use.slot == 0 && IsOnnxOp(pick, {"Gather"}) && IntAttribute(pick, "axis", 0) == 0)
+        picked = ConstantIntegers(index, loop.body, pick.input(1));
+      bool other_axes = picked && start >= 0;
+      for (int64_t e : picked.value_or(std::vector<int64_t>{})) other_axes &= e >= 0 && start + e != time;
+      if (!other_axes) {
+        return "the body reads the length of '" + name + "' along the time axis (" + what + " -> " +
+               DescribeNode(index.model(), loop.body, use.node) + "): each chunk sees its own";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const ChunkedInputs& chunked,
+                         const ProvenUses& proven) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  ChunkDependence dependence(index, loop.graph, loop.node, chunked, /*first_chunk=*/false);
+  // A state's initial value is read on the first call only, where the first frames are the run's own.
+  ChunkDependence first(index, loop.graph, loop.node, chunked, /*first_chunk=*/true);
+  for (const CarriedInfo& c : loop.carried) {
+    ChunkDependence& rule = c.role == CarriedRole::kState ? first : dependence;
+    if (std::string why = rule.Of(loop.graph, node.input(c.slots.node_input)); !why.empty()) {
+      return "the initial value of carried '" + c.body_input + "' depends on " + why;
+    }
+  }
+  // The per-step reads' data, with the axis they are read along.
+  std::map<std::string, int64_t> per_step;
+  const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
+  for (int n : proven.reads) {
+    const onnx::NodeProto& read = body.node(n);
+    per_step[read.input(0)] = Normalize(IntAttribute(read, "axis", 0), ValueRank(index, loop.graph, read.input(0)));
+  }
+  for (const std::string& name : SubgraphReferences(node)) {
+    if (proven.bounds.count(name)) continue;
+    const ResolvedName resolved = index.Resolve(loop.graph, name);
+    const bool main_input = resolved.graph.empty() && (resolved.producer.kind == Producer::Kind::kGraphInput ||
+                                                       resolved.producer.kind == Producer::Kind::kDefaultedInput);
+    std::optional<int64_t> time;
+    if (auto read = per_step.find(name); read != per_step.end()) time = read->second;
+    if (auto cut = chunked.time_axes.find(name); !time && main_input && cut != chunked.time_axes.end()) {
+      time = cut->second;
+    }
+    if (time) {
+      if (std::string why = BodyUse(index, loop, name, *time, proven.reads); !why.empty()) return why;
+    } else if (std::string why = dependence.Of(loop.graph, name); !why.empty()) {
+      return "the body reads '" + name + "', which depends on " + why;
+    }
+  }
+  // What leaves along time: scan outputs (a Loop's on axis 0, a Scan's on its scan_output_axes), and the
+  // sequences collectors fill.
+  TimeFlow flow(index, dependence);
+  const int carried = static_cast<int>(loop.carried.size());
+  const onnx::AttributeProto* axes = FindAttribute(node, "scan_output_axes");
+  for (int k = carried; k < node.output_size(); ++k) {
+    if (node.output(k).empty()) continue;
+    const int rank = BodyRank(index, loop, BodyOutputOfNodeOutput(loop.kind, k));
+    const int out_rank = rank < 0 ? -1 : rank + 1;
+    int64_t axis = 0;
+    if (loop.kind == ContainerKind::kScan9 && axes != nullptr && k - carried < axes->ints_size()) {
+      axis = Normalize(axes->ints(k - carried), out_rank);
+      if (axis < 0)
+        return "scan output " + std::to_string(k - carried) + " is written along an axis of unknown position";
+    }
+    if (std::string why = flow.Follow(Flow{loop.graph, node.output(k), axis, out_rank, false}); !why.empty())
+      return why;
+  }
+  for (const CarriedInfo& c : loop.carried) {
+    if (c.role != CarriedRole::kCollector || c.slots.node_output >= node.output_size()) continue;
+    const std::string& final_value = node.output(c.slots.node_output);
+    if (final_value.empty()) continue;
+    // The elements' rank: what the body inserts.
+    int rank = -1;
+    const ResolvedName inserted = index.Resolve(loop.body, c.body_output);
+    if (inserted.producer.kind == Producer::Kind::kNode) {
+      const onnx::NodeProto& insert = body.node(inserted.producer.index);
+      if (insert.input_size() > 1) rank = ValueRank(index, loop.body, insert.input(1));
+    }
+    if (std::string why = flow.Follow(Flow{loop.graph, final_value, 0, rank, true}); !why.empty()) return why;
+  }
+  return "";
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,287 @@
+#include "find/loop_streaming.h"
+
+#include <initializer_list>
+#include <limits>
+#include <set>
+
+#include "find/loop_chunks.h"
+#include "graph/control_flow.h"
+#include "graph/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// `name` followed back through `Identity`, `Cast`, `Squeeze`, `Unsqueeze` and `Reshape`, across scopes:
+/// every name on the way.
+std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  std::vector<ValueRef> chain;
+  GraphPath graph = path;
+  std::string value = name;
+  for (int depth = 0; depth < 32 && !value.empty(); ++depth) {
+    const ResolvedName resolved = index.Resolve(graph, value);
+    chain.push_back(ValueRef{resolved.graph, value});
+    if (resolved.node == nullptr) break;
+    const onnx::NodeProto& node = *resolved.node;
+    if (!IsOnnxOp(node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"}) || node.input_size() == 0) break;
+    graph = resolved.graph;
+    value = node.input(0);
+  }
+  return chain;
+}
+
+/// The outer values the loop's condition `t + 1 < bound` reads as its bound and for nothing else in
+/// the body (CondEndsWithTrip has proven them the trip count's length again).
+std::set<std::string> CondBounds(const ModelIndex& index, const LoopAnatomy& loop) {
+  std::set<std::string> bounds;
+  const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
+  if (loop.kind != ContainerKind::kLoop || BodyConditionOutput(body).empty()) return bounds;
+  const std::vector<ValueRef> cond = StripChain(index, loop.body, BodyConditionOutput(body));
+  const ResolvedName at = index.Resolve(loop.body, cond.back().name);
+  if (at.graph != loop.body || at.producer.kind != Producer::Kind::kNode) return bounds;
+  const onnx::NodeProto& compare = body.node(at.producer.index);
+  if (!IsOnnxOp(compare, {"Less", "Greater"}) || compare.input_size() != 2) return bounds;
+  const std::string& bound = compare.input(compare.op_type() == "Less" ? 1 : 0);
+  std::set<std::string> chain;  // the body's names on the way to the bound
+  for (const ValueRef& value : StripChain(index, loop.body, bound)) {
+    if (value.graph == loop.body) chain.insert(value.name);
+    if (value.graph == loop.body || index.graph(loop.body).ProducerOf(value.name).kind != Producer::Kind::kOuterScope)
+      continue;
+    // Read only by the comparison, or by the casts on its way.
+    bool only = true;
+    for (const Consumer& use : index.graph(loop.body).ConsumersOf(value.name)) {
+      only &= use.slot >= 0 && (use.node == at.producer.index || chain.count(body.node(use.node).output(0)));
+    }
+    if (only) bounds.insert(value.name);
+  }
+  return bounds;
+}
+
+/// True when the sequence `initial` is empty: SequenceEmpty, through Identity.
+bool EmptySequence(const ModelIndex& index, const GraphPath& path, const std::string& initial) {
+  const std::vector<ValueRef> chain = StripChain(index, path, initial);
+  const ResolvedName at = index.Resolve(chain.back().graph, chain.back().name);
+  return at.node != nullptr && IsOnnxOp(*at.node, {"SequenceEmpty"});
+}
+
+/// Why the loop's carried variables keep chunks from equalling one run (an unclassified one, a collector
+/// that starts with items), or "".
+std::string CarriedProblem(const ModelIndex& index, const LoopAnatomy& loop) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  for (const CarriedInfo& c : loop.carried) {
+    if (c.role == CarriedRole::kUnclassified) {
+      return "carried '" + c.body_input + "' recurs in a way rnnstate cannot classify (" + c.why +
+             "): it is not exposed, so every chunk restarts it";
+    }
+    if (c.role == CarriedRole::kCollector && !EmptySequence(index, loop.graph, node.input(c.slots.node_input))) {
+      return "collector '" + c.body_input + "' starts with the items of '" + node.input(c.slots.node_input) +
+             "', not SequenceEmpty: every chunk would repeat them";
+    }
+  }
+  return "";
+}
+
+/// "it runs inside the body of Loop 'outer'" when the owner is nested in a Loop or Scan body, else "".
+std::string NestedInLoop(const ModelIndex& index, const GraphPath& graph) {
+  GraphPath prefix;
+  for (const auto& step : graph) {
+    if (step.attribute == kBody) {
+      return "it runs inside the body of " + DescribeNode(index.model(), prefix, step.node) +
+             ", which restarts it on every iteration";
+    }
+    prefix.push_back(step);
+  }
+  return "";
+}
+
+LoopVerdict NotStreamable(std::string reason, std::string walk = "") {
+  LoopVerdict verdict;
+  verdict.reason = std::move(reason);
+  verdict.walk = std::move(walk);
+  return verdict;
+}
+
+LoopVerdict Streamable(std::string walk) {
+  LoopVerdict verdict;
+  verdict.streamable = true;
+  verdict.walk = std::move(walk);
+  return verdict;
+}
+
+/// The reads at the iteration index, resolved to input axes; "" or why they cannot be.
+std::string ResolveReads(const ModelIndex& index, const LoopAnatomy& loop, std::vector<TimeRef>* refs,
+                         std::set<int>* nodes) {
+  std::vector<IndexedRead> reads = loop.iteration.reads;
+  for (const auto& c : loop.carried) {
+    if (c.role != CarriedRole::kCounter || c.uses.reads.empty()) continue;
+    if (c.start != 0 || c.step != 1) {
+      return "counter '" + c.body_input + "' indexes '" + c.uses.reads.front().data +
+             "' but does not start at 0 stepping by 1";
+    }
+    reads.insert(reads.end(), c.uses.reads.begin(), c.uses.reads.end());
+  }
+  for (const auto& read : reads) {
+    std::optional<TimeRef> ref = TraceToInput(index, loop.graph, read.data, read.axis);
+    if (!ref) {
+      return "the body reads '" + read.data +
+             "' at the iteration index, and it is not a graph input (nor computed "
+             "from one step by step)";
+    }
+    refs->push_back(*ref);
+    nodes->insert(read.node);
+  }
+  return "";
+}
+
+LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  if (!loop.iteration.other_uses.empty()) {
+    return NotStreamable("the body uses the iteration number for more than indexing the time input (" +
+                         loop.iteration.other_uses.front() + "): every call restarts it at 0");
+  }
+  for (const auto& c : loop.carried) {
+    const std::string final_value = c.slots.node_output < node.output_size() ? node.output(c.slots.node_output) : "";
+    const GraphIndex& graph = index.graph(loop.graph);
+    if (c.role == CarriedRole::kCounter && !final_value.empty() &&
+        (!graph.ConsumersOf(final_value).empty() || graph.outputs.count(final_value))) {
+      return NotStreamable("the final value of counter '" + c.body_input + "' is used after the loop");
+    }
+  }
+  std::vector<TimeRef> refs;
+  std::set<int> read_nodes;
+  if (std::string why = ResolveReads(index, loop, &refs, &read_nodes); !why.empty()) return NotStreamable(why);
+  const Trip trip = ReadTrip(index, loop.graph, LoopTripCount(node));
+  std::vector<ValueRef> constants;
+  const bool cond_ok = CondEndsWithTrip(index, loop, trip, &constants);
+  const std::string cond_problem = "the loop's condition is neither always true nor the end of its trip count";
+  ChunkedInputs chunked;
+  for (const auto& ref : refs) chunked.time_axes.emplace(ref.input, ref.axis);
+  if (trip.kind == Trip::Kind::kLength) chunked.time_axes.emplace(trip.time.input, trip.time.axis);
+  if (trip.kind == Trip::Kind::kInput && trip.defined.graph.empty()) chunked.trip_input = trip.defined.name;
+  const ProvenUses proven{read_nodes, cond_ok ? CondBounds(index, loop) : std::set<std::string>{}};
+  if (std::string problem = ChunkProblem(index, loop, chunked, proven); !problem.empty()) {
+    return NotStreamable(problem);
+  }
+  auto all_at = [&](const TimeRef& time) {
+    for (const auto& ref : refs) {
+      if (ref != time) return false;
+    }
+    return true;
+  };
+  switch (trip.kind) {
+    case Trip::Kind::kLength:
+      if (!all_at(trip.time)) {
+        return NotStreamable("the trip count is the length of " + trip.time.Text() +
+                             " but the body reads another axis at the iteration index");
+      }
+      if (!cond_ok) return NotStreamable(cond_problem);
+      return Streamable("walks " + trip.time.Text());
+    case Trip::Kind::kConstant: {
+      const std::string count = std::to_string(trip.constant);
+      if (!refs.empty() && all_at(refs.front()) && cond_ok && StaticLength(index, refs.front()) == trip.constant) {
+        const TimeRef& time = refs.front();
+        LoopVerdict verdict = NotStreamable(
+            "fixed sequence length: the trip count is the constant " + count + ", the static length of " + time.Text() +
+                "; rewrite with --time-axis " + time.Text() + " to stream chunks of any length",
+            "walks " + time.Text() + " (fixed length " + count + ")");
+        constants.push_back(trip.defined);
+        verdict.fixed = FixedTimeLoop{time, trip.constant, constants};
+        return verdict;
+      }
+      if (trip.constant == std::numeric_limits<int64_t>::max()) {
+        // TorchScript's `while` loops: no bound, the condition ends the loop.
+        return NotStreamable("a while loop (trip count INT64_MAX): its condition, not the input's length, ends it");
+      }
+      return NotStreamable("the trip count is the constant " + count + ": every call runs " + count + " iterations");
+    }
+    case Trip::Kind::kInput:
+      if (!refs.empty()) {
+        return NotStreamable("the body reads " + refs.front().Text() + " at the iteration index, but the trip count '" +
+                             trip.defined.name + "' is not its length");
+      }
+      if (!cond_ok) return NotStreamable(cond_problem);
+      return Streamable("autoregressive: trip count '" + trip.defined.name + "'");
+    case Trip::Kind::kAbsent:
+      return NotStreamable("no trip count: the loop runs until its condition ends it");
+    case Trip::Kind::kOther:
+      break;
+  }
+  return NotStreamable("the trip count (" + trip.producer + ") is neither a graph input's length nor a graph input");
+}
+
+LoopVerdict JudgeScan(const ModelIndex& index, const LoopAnatomy& loop) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  const SlotRange scanned = ScanInputs(node);
+  const onnx::AttributeProto* axes = FindAttribute(node, "scan_input_axes");
+  const onnx::AttributeProto* directions = FindAttribute(node, "scan_input_directions");
+  const onnx::AttributeProto* output_directions = FindAttribute(node, "scan_output_directions");
+  std::vector<TimeRef> refs;
+  std::string walk;
+  for (int k = 0; scanned.first + k < scanned.end; ++k) {
+    const std::string& value = node.input(scanned.first + k);
+    if (directions && k < directions->ints_size() && directions->ints(k) != 0) {
+      return NotStreamable("it scans '" + value + "' in reverse");
+    }
+    const int64_t axis = axes && k < axes->ints_size() ? axes->ints(k) : 0;
+    std::optional<TimeRef> ref = TraceToInput(index, loop.graph, value, axis);
+    if (!ref)
+      return NotStreamable("scan input '" + value + "' is not a graph input (nor computed from one step by step)");
+    refs.push_back(*ref);
+    walk += (walk.empty() ? "scans " : ", ") + ref->Text();
+  }
+  for (int k = 0; output_directions && k < output_directions->ints_size(); ++k) {
+    if (output_directions->ints(k) != 0)
+      return NotStreamable("it writes scan output " + std::to_string(k) + " in reverse");
+  }
+  for (const auto& c : loop.carried) {
+    if (c.role == CarriedRole::kCounter && !c.uses.reads.empty()) {
+      return NotStreamable("counter '" + c.body_input + "' indexes '" + c.uses.reads.front().data +
+                           "' inside the Scan");
+    }
+  }
+  ChunkedInputs chunked;
+  for (const TimeRef& ref : refs) chunked.time_axes.emplace(ref.input, ref.axis);
+  if (std::string problem = ChunkProblem(index, loop, chunked, ProvenUses{}); !problem.empty()) {
+    return NotStreamable(problem, walk);
+  }
+  return Streamable(walk);
+}
+
+}  // namespace
+
+/// The input axes the loop walks: its per-step reads (a Scan's scan inputs) and its trip count's length.
+std::vector<TimeRef> TimesOf(const ModelIndex& index, const LoopAnatomy& loop) {
+  std::vector<TimeRef> times;
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  if (loop.kind == ContainerKind::kScan9) {
+    const onnx::AttributeProto* axes = FindAttribute(node, "scan_input_axes");
+    const SlotRange scanned = ScanInputs(node);
+    for (int k = 0; scanned.first + k < scanned.end; ++k) {
+      const int64_t axis = axes && k < axes->ints_size() ? axes->ints(k) : 0;
+      if (auto ref = TraceToInput(index, loop.graph, node.input(scanned.first + k), axis)) times.push_back(*ref);
+    }
+    return times;
+  }
+  std::vector<TimeRef> refs;
+  std::set<int> nodes;
+  ResolveReads(index, loop, &refs, &nodes);
+  times = refs;
+  const Trip trip = ReadTrip(index, loop.graph, LoopTripCount(node));
+  if (trip.kind == Trip::Kind::kLength) times.push_back(trip.time);
+  return times;
+}
+
+LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop) {
+  LoopVerdict verdict;
+  if (std::string nested = NestedInLoop(index, loop.graph); !nested.empty()) {
+    verdict = NotStreamable(nested);
+  } else if (std::string carried = CarriedProblem(index, loop); !carried.empty()) {
+    verdict = NotStreamable(carried);
+  } else {
+    verdict = loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop);
+  }
+  verdict.times = TimesOf(index, loop);
+  return verdict;
+}
+
+}  // namespace rnnstate

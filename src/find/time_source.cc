@@ -1,0 +1,224 @@
+#include "find/time_source.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+
+#include "graph/constant_value.h"
+#include "graph/control_flow.h"
+#include "graph/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+constexpr int kMaxDepth = 32;
+
+/// Elementwise operators that keep every step of every axis apart.
+const std::set<std::string> kStepwiseUnary = {"Identity", "Cast",        "Relu", "Tanh",      "Sigmoid", "Neg",
+                                              "Abs",      "Exp",         "Log",  "Sqrt",      "Erf",     "Softsign",
+                                              "Softplus", "LeakyRelu",   "Elu",  "Selu",      "Floor",   "Ceil",
+                                              "Round",    "HardSigmoid", "Sign", "Reciprocal"};
+
+int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf(path, name);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
+  return type->tensor_type().shape().dim_size();
+}
+
+/// The rank of `name` when it is a constant of one element (see ConstantDims), or nullopt.
+std::optional<int> OneElementRank(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<std::vector<int64_t>> dims = ConstantDims(index, path, name);
+  if (!dims) return std::nullopt;
+  int64_t count = 1;
+  for (int64_t d : *dims) count *= d;
+  if (count != 1) return std::nullopt;
+  return static_cast<int>(dims->size());
+}
+
+std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
+                             int depth) {
+  if (depth > kMaxDepth || name.empty()) return std::nullopt;
+  if (axis < 0) {
+    const int rank = RankOf(index, path, name);
+    if (rank < 0) return std::nullopt;
+    axis += rank;
+  }
+  const ResolvedName at = index.Resolve(path, name);
+  const bool input =
+      at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
+  if (input && at.graph.empty()) return TimeRef{name, axis};
+  if (at.node == nullptr || at.node->input_size() == 0 || !IsOnnxDomain(at.node->domain())) return std::nullopt;
+  const onnx::NodeProto& node = *at.node;
+  if (kStepwiseUnary.count(node.op_type())) return Trace(index, at.graph, node.input(0), axis, depth + 1);
+  if (node.op_type() == "Transpose") {
+    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
+    if (perm == nullptr || axis >= perm->ints_size()) return std::nullopt;
+    return Trace(index, at.graph, node.input(0), perm->ints(static_cast<int>(axis)), depth + 1);
+  }
+  if (IsOnnxOp(node, {"Add", "Sub", "Mul", "Div"}) && node.input_size() == 2) {
+    // One operand a one-element constant: every step is computed from the same step of the other. A
+    // constant of higher rank ([1,1,1,1] times [seq,batch,3]) adds leading axes: the output's axis is the
+    // other's axis plus the difference.
+    for (int data = 0; data < 2; ++data) {
+      const std::optional<int> constant_rank = OneElementRank(index, at.graph, node.input(1 - data));
+      if (!constant_rank) continue;
+      if (*constant_rank <= 1) return Trace(index, at.graph, node.input(data), axis, depth + 1);
+      const int data_rank = RankOf(index, at.graph, node.input(data));
+      if (data_rank < 0) return std::nullopt;
+      const int64_t shift = std::max(0, *constant_rank - data_rank);
+      if (axis < shift) return std::nullopt;  // an axis the constant adds
+      return Trace(index, at.graph, node.input(data), axis - shift, depth + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+/// `name` followed back through casts and reshapes of a scalar, across scopes.
+ResolvedName Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
+  ResolvedName at = index.Resolve(path, name);
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    if (at.node == nullptr || at.node->input_size() == 0 ||
+        !IsOnnxOp(*at.node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"})) {
+      break;
+    }
+    name = at.node->input(0);
+    at = index.Resolve(at.graph, name);
+  }
+  *stripped = name;
+  return at;
+}
+
+/// The input axis whose length `name` is: Gather(Shape(v), c) along axis 0, with casts.
+std::optional<TimeRef> LengthOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  std::string stripped;
+  const ResolvedName at = Strip(index, path, name, &stripped);
+  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Gather"}) || at.node->input_size() != 2 ||
+      IntAttribute(*at.node, "axis", 0) != 0) {
+    return std::nullopt;
+  }
+  const ResolvedName shape = index.Resolve(at.graph, at.node->input(0));
+  const std::optional<int64_t> position = ConstantScalar(index, at.graph, at.node->input(1));
+  if (shape.node == nullptr || !IsOnnxOp(*shape.node, {"Shape"}) || !position || *position < 0) return std::nullopt;
+  if (FindAttribute(*shape.node, "end") != nullptr) return std::nullopt;
+  const int64_t start = IntAttribute(*shape.node, "start", 0);
+  if (start < 0) return std::nullopt;
+  return Trace(index, shape.graph, shape.node->input(0), start + *position, 0);
+}
+
+}  // namespace
+
+Trip ReadTrip(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  Trip trip;
+  if (name.empty()) return trip;
+  if (std::optional<TimeRef> time = LengthOf(index, path, name)) {
+    trip.kind = Trip::Kind::kLength;
+    trip.time = *time;
+    return trip;
+  }
+  std::string stripped;
+  const ResolvedName at = Strip(index, path, name, &stripped);
+  trip.defined = ValueRef{at.graph, stripped};
+  if (std::optional<int64_t> value = ConstantScalar(index, at.graph, stripped)) {
+    trip.kind = Trip::Kind::kConstant;
+    trip.constant = *value;
+  } else if (at.graph.empty() &&
+             (at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput)) {
+    trip.kind = Trip::Kind::kInput;
+  } else {
+    trip.kind = Trip::Kind::kOther;
+    trip.producer = at.node ? at.node->op_type() + " '" + at.node->name() + "'" : "'" + stripped + "'";
+  }
+  return trip;
+}
+
+namespace {
+
+/// True when `bound` is the trip count's length again (for a constant trip count: the same constant,
+/// recorded in `constants`).
+bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::string& bound, const Trip& trip,
+                 std::vector<ValueRef>* constants) {
+  std::string stripped;
+  const ResolvedName at = Strip(index, path, bound, &stripped);
+  switch (trip.kind) {
+    case Trip::Kind::kLength: {
+      const std::optional<TimeRef> time = LengthOf(index, path, bound);
+      return time && *time == trip.time;
+    }
+    case Trip::Kind::kConstant:
+      if (ConstantScalar(index, at.graph, stripped) != trip.constant) return false;
+      constants->push_back(ValueRef{at.graph, stripped});
+      return true;
+    case Trip::Kind::kInput:
+      return ValueRef{at.graph, stripped} == trip.defined;
+    case Trip::Kind::kAbsent:
+    case Trip::Kind::kOther:
+      break;
+  }
+  return false;
+}
+
+/// The one BOOL of the constant `name` (a Constant node, or an initializer no caller can override), or
+/// nullopt.
+std::optional<bool> BoolConstant(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<ConstantValue> constant = FindConstant(index, path, name);
+  return constant ? OneBool(*constant) : std::nullopt;
+}
+
+/// `a < b` as (a, b) from Less(a, b) or Greater(b, a); false for other nodes.
+bool LessThan(const ResolvedName& at, std::string* a, std::string* b) {
+  if (at.node == nullptr || at.node->input_size() != 2) return false;
+  if (IsOnnxOp(*at.node, {"Less"}))
+    *a = at.node->input(0), *b = at.node->input(1);
+  else if (IsOnnxOp(*at.node, {"Greater"}))
+    *a = at.node->input(1), *b = at.node->input(0);
+  else
+    return false;
+  return true;
+}
+
+}  // namespace
+
+/// True when the Loop's condition never ends it before the trip count does: absent or true, or
+/// tf2onnx's `counter + 1 < length` in the body (and `start < length` before the loop), with a counter
+/// started at 0 stepping by 1. Bounds that are constants are added to `constants`.
+bool CondEndsWithTrip(const ModelIndex& index, const LoopAnatomy& loop, const Trip& trip,
+                      std::vector<ValueRef>* constants) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
+  if (!MalformedContainer(node, ContainerKind::kLoop).empty()) return false;  // ReadLoop reads well-formed ones
+  std::string cond_out;
+  const ResolvedName out = Strip(index, loop.body, BodyConditionOutput(body), &cond_out);
+  const bool body_true = cond_out == BodyConditionInput(body) || BoolConstant(index, loop.body, cond_out) == true;
+  const std::string& initial = LoopInitialCondition(node);
+  const bool initial_true = initial.empty() || BoolConstant(index, loop.graph, initial) == true;
+  if (body_true && initial_true) return true;
+  std::string a, b;
+  if (!LessThan(out, &a, &b) || !IsTripBound(index, loop.body, b, trip, constants)) return false;
+  std::string counter_next;
+  Strip(index, loop.body, a, &counter_next);
+  const CarriedInfo* counter = nullptr;
+  for (const auto& c : loop.carried) {
+    if (c.role == CarriedRole::kCounter && c.body_output == counter_next && c.start == 0 && c.step == 1) counter = &c;
+  }
+  if (counter == nullptr) return false;
+  if (initial_true) return true;
+  std::string start;
+  const ResolvedName initial_at = Strip(index, loop.graph, initial, &start);
+  return LessThan(initial_at, &a, &b) && ConstantScalar(index, initial_at.graph, a) == 0 &&
+         IsTripBound(index, initial_at.graph, b, trip, constants);
+}
+
+std::optional<TimeRef> TraceToInput(const ModelIndex& index, const GraphPath& path, const std::string& name,
+                                    int64_t axis) {
+  return Trace(index, path, name, axis, 0);
+}
+
+int64_t StaticLength(const ModelIndex& index, const TimeRef& time) {
+  const onnx::TypeProto* type = index.TypeOf(GraphPath{}, time.input);
+  if (type == nullptr || !type->has_tensor_type() || time.axis >= type->tensor_type().shape().dim_size()) return -1;
+  const auto& dim = type->tensor_type().shape().dim(static_cast<int>(time.axis));
+  return dim.has_dim_value() ? dim.dim_value() : -1;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,130 @@
+#include "graph/model_index.h"
+
+#include "graph/proto_access.h"
+#include "graph/shape_inference.h"
+
+namespace rnnstate {
+
+namespace {
+
+const std::vector<Consumer> kNoConsumers;
+
+void CollectDimParams(const onnx::TypeProto& type, std::set<std::string>& out) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    if (dim.has_dim_param()) out.insert(dim.dim_param());
+  }
+}
+
+void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, google::protobuf::Arena& arena) {
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    index.initializers[graph.initializer(i).name()] = i;
+    index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
+  }
+  for (int i = 0; i < graph.input_size(); ++i) {
+    const std::string& name = graph.input(i).name();
+    index.inputs[name] = i;
+    bool defaulted = index.initializers.count(name) > 0;
+    index.producers[name] = Producer{defaulted ? Producer::Kind::kDefaultedInput : Producer::Kind::kGraphInput, i, -1};
+  }
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const auto& node = graph.node(n);
+    for (int s = 0; s < node.output_size(); ++s) {
+      if (!node.output(s).empty()) index.producers[node.output(s)] = Producer{Producer::Kind::kNode, n, s};
+    }
+    for (int s = 0; s < node.input_size(); ++s) {
+      if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
+    }
+    std::set<std::string> outer = SubgraphReferences(node);
+    for (const auto& name : outer) index.consumers[name].push_back(Consumer{n, -1});
+    if (!outer.empty()) index.outer_references[n] = std::move(outer);
+  }
+  for (int i = 0; i < graph.output_size(); ++i) index.outputs[graph.output(i).name()] = i;
+
+  // Declared types first, then inferred ones where nothing was declared.
+  auto add_type = [&](const onnx::ValueInfoProto& info) {
+    if (info.has_type()) index.types.emplace(info.name(), &info.type());
+  };
+  for (const auto& info : graph.input()) add_type(info);
+  for (const auto& info : graph.output()) add_type(info);
+  for (const auto& info : graph.value_info()) add_type(info);
+  for (const auto& tensor : graph.initializer()) {
+    if (index.types.count(tensor.name())) continue;
+    auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
+    type->mutable_tensor_type()->set_elem_type(tensor.data_type());
+    auto* shape = type->mutable_tensor_type()->mutable_shape();
+    for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
+    index.types.emplace(tensor.name(), type);
+  }
+}
+
+}  // namespace
+
+Producer GraphIndex::ProducerOf(const std::string& name) const {
+  auto it = producers.find(name);
+  return it == producers.end() ? Producer{} : it->second;
+}
+
+const std::vector<Consumer>& GraphIndex::ConsumersOf(const std::string& name) const {
+  auto it = consumers.find(name);
+  return it == consumers.end() ? kNoConsumers : it->second;
+}
+
+const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
+  auto it = types.find(name);
+  return it == types.end() ? nullptr : it->second;
+}
+
+ModelIndex::ModelIndex(const onnx::ModelProto& model)
+    : model_(&model), arena_(std::make_unique<google::protobuf::Arena>()) {
+  onnx_opset_ = OnnxOpset(model);
+
+  onnx::ModelProto& inferred = *StructuralCopy(model, *arena_);
+  inference_error_ = InferShapes(inferred);
+
+  GraphPath root;
+  std::vector<GraphPath> stack;
+  ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+    GraphIndex& index = graphs_[path];
+    index.path = path;
+    if (!path.empty()) index.parent = GraphPath(path.begin(), path.end() - 1);
+    IndexGraph(graph, index, *arena_);
+    if (!graph.name().empty()) used_names_.insert(graph.name());
+    for (const auto& [name, producer] : index.producers) used_names_.insert(name);
+    for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
+    for (const auto& info : graph.value_info()) used_names_.insert(info.name());
+    for (const auto& info : graph.output()) used_names_.insert(info.name());
+    for (const auto& node : graph.node()) {
+      if (!node.name().empty()) used_names_.insert(node.name());
+    }
+    for (const auto& [name, type] : index.types) CollectDimParams(*type, used_dim_params_);
+  });
+}
+
+}  // namespace rnnstate
+
+namespace rnnstate {
+
+ResolvedName ModelIndex::Resolve(const GraphPath& path, const std::string& name) const {
+  GraphPath current = path;
+  while (true) {
+    const GraphIndex& index = graph(current);
+    Producer producer = index.ProducerOf(name);
+    if (producer.kind == Producer::Kind::kNode) {
+      return ResolvedName{current, producer, &ResolveGraph(*model_, current)->node(producer.index)};
+    }
+    if (producer.kind != Producer::Kind::kOuterScope || current.empty()) return ResolvedName{current, producer};
+    current.pop_back();
+  }
+}
+
+const onnx::TypeProto* ModelIndex::TypeOf(const GraphPath& path, const std::string& name) const {
+  GraphPath current = path;
+  while (true) {
+    if (const onnx::TypeProto* type = graph(current).TypeOf(name)) return type;
+    if (current.empty()) return nullptr;
+    current.pop_back();
+  }
+}
+
+}  // namespace rnnstate

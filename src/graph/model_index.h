@@ -1,0 +1,110 @@
+#pragma once
+/// \file
+/// Stage 2 of the pipeline: an index of every graph scope of a model — who produces each value, who
+/// consumes it (including references from nested subgraphs), its declared or inferred type, and every
+/// name in use anywhere. Read-only: built once from the loaded model, invalid after a rewrite.
+
+#include <google/protobuf/arena.h>
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/graph_path.h"
+#include "graph/proto_access.h"
+
+namespace rnnstate {
+
+/// Where a value visible in a graph comes from.
+struct Producer {
+  enum class Kind {
+    kGraphInput,   ///< a graph input without initializer (must be fed)
+    kInitializer,  ///< an initializer that is not a graph input
+    kDefaultedInput,  ///< a graph input with an initializer of the same name (overridable default)
+    kNode,         ///< output `slot` of node `index`
+    kOuterScope,   ///< not defined in this graph: a value of an enclosing graph
+  };
+  Kind kind = Kind::kOuterScope;
+  int index = -1;  ///< graph input / initializer / node index, by kind
+  int slot = -1;   ///< output slot for kNode
+};
+
+/// A use of a value by a node of the same graph: input `slot`, or -1 when a subgraph of that node
+/// refers to the value from the outer scope.
+struct Consumer {
+  int node = -1;
+  int slot = -1;
+};
+
+/// The index of one graph (main graph or subgraph).
+struct GraphIndex {
+  GraphPath path;
+  std::optional<GraphPath> parent;  ///< empty for the main graph
+  std::unordered_map<std::string, Producer> producers;
+  std::unordered_map<std::string, std::vector<Consumer>> consumers;
+  std::unordered_map<std::string, int> outputs;     ///< graph output name -> position
+  std::unordered_map<std::string, int> inputs;      ///< graph input name -> position
+  std::unordered_map<std::string, int> initializers;  ///< initializer name -> position
+  /// Types from the model's declarations, completed by onnx shape inference when it succeeded. They
+  /// point into the ModelIndex's inferred copy of the model, which outlives every GraphIndex.
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  /// Names this graph's subgraphs read from outer scopes, per node of this graph.
+  std::map<int, std::set<std::string>> outer_references;
+
+  /// The producer of `name` in this graph, or a kOuterScope producer when it is not defined here.
+  Producer ProducerOf(const std::string& name) const;
+  /// Uses of `name` in this graph (empty vector when unused).
+  const std::vector<Consumer>& ConsumersOf(const std::string& name) const;
+  /// The declared or inferred tensor type of `name`, or nullptr.
+  const onnx::TypeProto* TypeOf(const std::string& name) const;
+};
+
+/// A name resolved through the scopes: the graph that defines it, its producer there and, for a node's
+/// output, that node.
+struct ResolvedName {
+  GraphPath graph;
+  Producer producer;                   ///< kOuterScope only when no enclosing graph defines the name
+  const onnx::NodeProto* node = nullptr;  ///< the producing node (kNode), else nullptr
+};
+
+/// The index of a whole model.
+class ModelIndex {
+ public:
+  /// Indexes `model`. Runs onnx shape inference on a structural copy (tensor payloads are not copied);
+  /// if it fails, `inference_error()` says why and only declared types are known.
+  explicit ModelIndex(const onnx::ModelProto& model);
+
+  const onnx::ModelProto& model() const { return *model_; }
+  /// The index of the graph at `path`; throws std::out_of_range for an unknown path.
+  const GraphIndex& graph(const GraphPath& path) const { return graphs_.at(path); }
+  const std::map<GraphPath, GraphIndex>& graphs() const { return graphs_; }
+  /// Resolves `name` as seen from the graph at `path`, following outer-scope references upwards: where
+  /// it is defined, and by which node.
+  ResolvedName Resolve(const GraphPath& path, const std::string& name) const;
+  /// The declared or inferred type of `name` as seen from `path` (searching enclosing graphs), or nullptr.
+  const onnx::TypeProto* TypeOf(const GraphPath& path, const std::string& name) const;
+  /// Every value, node and graph name used anywhere in the model, plus dim_param names.
+  const std::set<std::string>& used_names() const { return used_names_; }
+  const std::set<std::string>& used_dim_params() const { return used_dim_params_; }
+  /// The ai.onnx opset the model imports (0 if none).
+  int64_t onnx_opset() const { return onnx_opset_; }
+  const std::string& inference_error() const { return inference_error_; }
+
+ private:
+  const onnx::ModelProto* model_;
+  // Owns the inferred structural copy and the initializer types that `types` point to; one arena, so
+  // that neither costs an allocation per message.
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  std::map<GraphPath, GraphIndex> graphs_;
+  std::set<std::string> used_names_;
+  std::set<std::string> used_dim_params_;
+  int64_t onnx_opset_ = 0;
+  std::string inference_error_;
+};
+
+}  // namespace rnnstate

@@ -1,0 +1,283 @@
+#include "graph/shape_eval.h"
+
+#include "graph/constant_value.h"
+#include "graph/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+constexpr int kMaxDepth = 32;
+
+int64_t Normalize(int64_t index, int64_t size) { return index < 0 ? index + size : index; }
+
+std::optional<SymShape> Evaluate(const ModelIndex& index, const GraphPath& path, const std::string& name, int depth);
+
+std::optional<std::vector<int64_t>> Ints(const ModelIndex& index, const GraphPath& path, const std::string& name,
+                                         int depth) {
+  // Constants first: they may hold negative values (axes, -1), which a SymDim cannot.
+  if (std::optional<std::vector<int64_t>> constant = ConstantIntegers(index, path, name)) return constant;
+  std::optional<SymShape> value = Evaluate(index, path, name, depth);
+  if (!value) return std::nullopt;
+  std::vector<int64_t> ints;
+  for (const SymDim& d : *value) {
+    if (!d.fixed()) return std::nullopt;
+    ints.push_back(d.value);
+  }
+  return ints;
+}
+
+/// The node's input `slot` as integers, or its attribute `attribute` (older opsets), or `fallback`.
+std::optional<std::vector<int64_t>> Operand(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                                            int slot, const char* attribute, int depth,
+                                            std::optional<std::vector<int64_t>> fallback = std::nullopt) {
+  if (const onnx::AttributeProto* a = FindAttribute(node, attribute)) {
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+  if (slot < node.input_size() && !node.input(slot).empty()) return Ints(index, path, node.input(slot), depth);
+  return fallback;
+}
+
+std::optional<SymShape> EvaluateNode(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                                     int depth) {
+  const std::string& op = node.op_type();
+  if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return std::nullopt;
+  if (op == "Shape") {
+    std::optional<SymShape> shape = ShapeOf(index, path, node.input(0));
+    if (!shape || shape->size() == 1) {
+      // A vector computed here (Range, Slice of it) has the length this evaluation finds.
+      if (std::optional<SymShape> vector = Evaluate(index, path, node.input(0), depth + 1)) {
+        shape = SymShape{SymDim{static_cast<int64_t>(vector->size()), ""}};
+      }
+    }
+    if (!shape) return std::nullopt;
+    const int64_t rank = static_cast<int64_t>(shape->size());
+    int64_t start = std::clamp(Normalize(IntAttribute(node, "start", 0), rank), int64_t{0}, rank);
+    int64_t end = std::clamp(Normalize(IntAttribute(node, "end", rank), rank), start, rank);
+    return SymShape(shape->begin() + start, shape->begin() + end);
+  }
+  if (op == "Cast" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze") {
+    return Evaluate(index, path, node.input(0), depth + 1);  // 0-d and 1-d vectors flatten alike
+  }
+  std::optional<SymShape> data = Evaluate(index, path, node.input(0), depth + 1);
+  if (op == "Concat") {
+    SymShape all;
+    for (const auto& input : node.input()) {
+      std::optional<SymShape> part = Evaluate(index, path, input, depth + 1);
+      if (!part) return std::nullopt;
+      all.insert(all.end(), part->begin(), part->end());
+    }
+    return all;
+  }
+  if (op == "Range") {
+    auto start = Ints(index, path, node.input(0), depth + 1);
+    auto limit = node.input_size() > 1 ? Ints(index, path, node.input(1), depth + 1) : std::nullopt;
+    auto delta = node.input_size() > 2 ? Ints(index, path, node.input(2), depth + 1) : std::nullopt;
+    if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1 ||
+        (*delta)[0] <= 0 || (*limit)[0] - (*start)[0] > 4096) {
+      return std::nullopt;
+    }
+    SymShape values;
+    for (int64_t v = (*start)[0]; v < (*limit)[0]; v += (*delta)[0]) values.push_back(SymDim{v, ""});
+    return values;
+  }
+  if (!data) return std::nullopt;
+  const int64_t size = static_cast<int64_t>(data->size());
+  if (op == "Gather") {
+    auto indices = node.input_size() > 1 ? Ints(index, path, node.input(1), depth + 1) : std::nullopt;
+    if (!indices || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
+    SymShape picked;
+    for (int64_t i : *indices) {
+      i = Normalize(i, size);
+      if (i < 0 || i >= size) return std::nullopt;
+      picked.push_back((*data)[i]);
+    }
+    return picked;
+  }
+  if (op == "Slice") {
+    auto starts = Operand(index, path, node, 1, "starts", depth + 1);
+    auto ends = Operand(index, path, node, 2, "ends", depth + 1);
+    auto axes = Operand(index, path, node, 3, "axes", depth + 1, std::vector<int64_t>{0});
+    auto steps = Operand(index, path, node, 4, "steps", depth + 1, std::vector<int64_t>{1});
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !axes || *axes != std::vector<int64_t>{0} ||
+        !steps || *steps != std::vector<int64_t>{1}) {
+      return std::nullopt;
+    }
+    const int64_t begin = std::clamp(Normalize((*starts)[0], size), int64_t{0}, size);
+    const int64_t end = std::clamp(Normalize((*ends)[0], size), begin, size);
+    return SymShape(data->begin() + begin, data->begin() + end);
+  }
+  return std::nullopt;
+}
+
+std::optional<SymShape> Evaluate(const ModelIndex& index, const GraphPath& path, const std::string& name, int depth) {
+  if (depth > kMaxDepth || name.empty()) return std::nullopt;
+  if (std::optional<std::vector<int64_t>> constant = ConstantIntegers(index, path, name)) {
+    SymShape values;
+    for (int64_t v : *constant) values.push_back(SymDim{v, ""});
+    return values;
+  }
+  const ResolvedName resolved = index.Resolve(path, name);
+  if (resolved.node == nullptr) return std::nullopt;
+  return EvaluateNode(index, resolved.graph, *resolved.node, depth);
+}
+
+int64_t StaticProduct(const SymShape& shape, size_t from, size_t to) {
+  int64_t product = 1;
+  for (size_t i = from; i < to; ++i) product *= shape[i].value;
+  return product;
+}
+
+/// The shape Expand(v, s) gives a `v` of shape `in` for the target `target` (both of one rank: the
+/// forms rnnstate and exporters write), axis by axis where it is certain; nullopt for other ranks.
+std::optional<SymShape> ExpandedShape(const std::optional<SymShape>& in, const std::optional<SymShape>& target) {
+  if (!in || !target || in->size() != target->size()) return std::nullopt;
+  SymShape shape;
+  for (size_t i = 0; i < in->size(); ++i) {
+    const SymDim& from = (*in)[i];
+    const SymDim& to = (*target)[i];
+    if (to.fixed() && to.value != 1) {
+      shape.push_back(to);  // broadcast to it, or equal to it (else the model fails)
+    } else if (to.fixed()) {
+      shape.push_back(from);  // 1 keeps v's size
+    } else if (to.known() && (from == to || (from.fixed() && from.value == 1))) {
+      shape.push_back(to);
+    } else {
+      shape.push_back(SymDim{});
+    }
+  }
+  return shape;
+}
+
+}  // namespace
+
+std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf(path, name);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+  SymShape shape;
+  for (const auto& d : type->tensor_type().shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      shape.push_back(SymDim{d.dim_value(), ""});
+    } else if (d.has_dim_param() && d.dim_param().rfind("unk__", 0) != 0) {
+      shape.push_back(SymDim{-1, d.dim_param()});
+    } else {
+      shape.push_back(SymDim{});  // onnx's inference names what it does not know "unk__N": unknown
+    }
+  }
+  return shape;
+}
+
+std::optional<SymShape> ShapeValue(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  return Evaluate(index, path, name, 0);
+}
+
+std::optional<SymShape> FilledShape(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  GraphPath graph = path;
+  std::string value = name;
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    const ResolvedName resolved = index.Resolve(graph, value);
+    if (resolved.node == nullptr || resolved.node->input_size() == 0) return std::nullopt;
+    if (IsOnnxOp(*resolved.node, {"ConstantOfShape"})) return ShapeValue(index, resolved.graph, resolved.node->input(0));
+    if (IsOnnxOp(*resolved.node, {"Expand"}) && resolved.node->input_size() == 2) {
+      return ExpandedShape(ShapeOf(index, resolved.graph, resolved.node->input(0)),
+                           ShapeValue(index, resolved.graph, resolved.node->input(1)));
+    }
+    if (!IsOnnxOp(*resolved.node, {"Identity", "Cast"})) return std::nullopt;
+    graph = resolved.graph;
+    value = resolved.node->input(0);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> IntValues(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  return Ints(index, path, name, 0);
+}
+
+SymShape MergeShapes(const std::optional<SymShape>& a, const std::optional<SymShape>& b) {
+  if (!a) return b ? *b : SymShape{};
+  if (!b || b->size() != a->size()) return *a;
+  SymShape merged = *a;
+  for (size_t i = 0; i < merged.size(); ++i) {
+    if (!merged[i].fixed() && ((*b)[i].fixed() || merged[i].name.empty() || merged[i].name.rfind("unk__", 0) == 0)) {
+      if ((*b)[i].known()) merged[i] = (*b)[i];
+    }
+  }
+  return merged;
+}
+
+std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymShape target, bool allow_zero,
+                                                       SymShape* resolved) {
+  // Resolve 0 (copy) and -1 (the rest) in the target.
+  int inferred = -1;
+  std::vector<bool> copied(target.size(), false);  // a copy is that very axis, even of an unknown size
+  for (size_t j = 0; j < target.size(); ++j) {
+    if (target[j].fixed() && target[j].value == 0 && !allow_zero) {
+      if (j >= in.size()) return std::nullopt;
+      target[j] = in[j];
+      copied[j] = true;
+    } else if (!target[j].known()) {
+      // -1 in the target (or a size unknown to us, which the input's size then decides the same way).
+      if (inferred >= 0) return std::nullopt;
+      inferred = static_cast<int>(j);
+    }
+  }
+  if (inferred >= 0) {
+    SymShape symbolic_in, symbolic_out;
+    int64_t in_product = 1, out_product = 1;
+    for (const SymDim& d : in) (d.fixed() ? in_product *= d.value, void() : symbolic_in.push_back(d));
+    for (size_t j = 0; j < target.size(); ++j) {
+      if (static_cast<int>(j) == inferred) continue;
+      if (target[j].fixed())
+        out_product *= target[j].value;
+      else
+        symbolic_out.push_back(target[j]);
+    }
+    if (out_product == 0 || in_product % out_product != 0) return std::nullopt;
+    if (symbolic_in.size() == symbolic_out.size() + 1 && in_product == out_product) {
+      target[inferred] = symbolic_in.back();  // the one dynamic dim left over
+    } else if (symbolic_in.size() == symbolic_out.size()) {
+      target[inferred] = SymDim{in_product / out_product, ""};
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (resolved != nullptr) *resolved = target;
+  std::vector<ReshapeGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < target.size()) {
+    if (i < in.size() && in[i].fixed() && in[i].value == 1) {
+      groups.push_back({{i++}, {}});
+      continue;
+    }
+    if (j < target.size() && target[j].fixed() && target[j].value == 1) {
+      groups.push_back({{}, {j++}});
+      continue;
+    }
+    if (i >= in.size() || j >= target.size()) return std::nullopt;
+    if (!in[i].fixed() || !target[j].fixed()) {
+      if (!(copied[j] && i == j) && (!in[i].known() || !(in[i] == target[j]))) return std::nullopt;
+      groups.push_back({{i++}, {j++}});
+      continue;
+    }
+    size_t i_end = i + 1, j_end = j + 1;
+    while (StaticProduct(in, i, i_end) != StaticProduct(target, j, j_end)) {
+      if (StaticProduct(in, i, i_end) < StaticProduct(target, j, j_end)) {
+        if (i_end >= in.size() || !in[i_end].fixed()) return std::nullopt;
+        ++i_end;
+      } else {
+        if (j_end >= target.size() || !target[j_end].fixed()) return std::nullopt;
+        ++j_end;
+      }
+    }
+    if (i_end - i > 1 && j_end - j > 1) return std::nullopt;  // a regrouping, not a split or a merge
+    ReshapeGroup group;
+    for (size_t k = i; k < i_end; ++k) group.in.push_back(k);
+    for (size_t k = j; k < j_end; ++k) group.out.push_back(k);
+    groups.push_back(std::move(group));
+    i = i_end;
+    j = j_end;
+  }
+  return groups;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,112 @@
+#include "graph/shape_inference.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "graph/contrib_schemas.h"
+#include "graph/proto_access.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// Initializers up to this size are copied whole: shape inference reads small constants (Slice bounds,
+/// Reshape targets, Squeeze axes given as initializers); weights are never this small.
+constexpr size_t kSmallInitializerBytes = 1024;
+
+/// Copies `src` into `dst` without the payloads of large initializers, recursing into subgraph
+/// attributes, so that shape inference never costs a copy of the weights.
+void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
+  dst->Clear();
+  dst->set_name(src.name());
+  *dst->mutable_node() = src.node();
+  *dst->mutable_input() = src.input();
+  *dst->mutable_output() = src.output();
+  *dst->mutable_value_info() = src.value_info();
+  for (const auto& tensor : src.initializer()) {
+    if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+      *dst->add_initializer() = tensor;
+      continue;
+    }
+    onnx::TensorProto* copy = dst->add_initializer();
+    copy->set_name(tensor.name());
+    copy->set_data_type(tensor.data_type());
+    *copy->mutable_dims() = tensor.dims();
+  }
+}
+
+/// Removes initializer payloads from every subgraph of `graph` (the top level was copied without them).
+void StripSubgraphPayloads(onnx::GraphProto* graph) {
+  for (auto& node : *graph->mutable_node()) {
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) {
+        onnx::GraphProto stripped;
+        CopyGraphStructure(attribute.g(), &stripped);
+        *attribute.mutable_g() = std::move(stripped);
+        StripSubgraphPayloads(attribute.mutable_g());
+      }
+      for (auto& sub : *attribute.mutable_graphs()) {
+        onnx::GraphProto stripped;
+        CopyGraphStructure(sub, &stripped);
+        sub = std::move(stripped);
+        StripSubgraphPayloads(&sub);
+      }
+    }
+  }
+}
+
+/// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
+/// has one of the wrong type. onnx's shape inference dereferences such attributes unchecked (a Scan
+/// without num_scan_inputs crashes it), so it is not run on such a model.
+std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
+  for (const auto& node : graph.node()) {
+    if (IsOnnxDomain(node.domain())) {
+      if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "")) {
+        for (const auto& [name, spec] : schema->attributes()) {
+          const onnx::AttributeProto* found = FindAttribute(node, name);
+          if (found == nullptr && spec.required) return node.op_type() + " lacks its required attribute '" + name + "'";
+          if (found != nullptr && found->type() != spec.type) {
+            return node.op_type() + " has attribute '" + name + "' of the wrong type";
+          }
+        }
+      }
+    }
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) {
+        if (std::string problem = MalformedAttributes(attribute.g(), opset); !problem.empty()) return problem;
+      }
+      for (const auto& sub : attribute.graphs()) {
+        if (std::string problem = MalformedAttributes(sub, opset); !problem.empty()) return problem;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena) {
+  auto* copy = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  // Everything shape inference reads, and the graph without initializer payloads.
+  *copy->mutable_opset_import() = model.opset_import();
+  copy->set_ir_version(model.ir_version());
+  *copy->mutable_functions() = model.functions();
+  CopyGraphStructure(model.graph(), copy->mutable_graph());
+  StripSubgraphPayloads(copy->mutable_graph());
+  return copy;
+}
+
+std::string InferShapes(onnx::ModelProto& copy) {
+  const int64_t opset = OnnxOpset(copy);
+  if (std::string problem = MalformedAttributes(copy.graph(), opset); !problem.empty()) return problem;
+  RegisterContribSchemas();
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,90 @@
+#include "rewrite/plan.h"
+
+#include "graph/overloaded.h"
+
+namespace rnnstate {
+
+namespace {
+
+std::string DescribeDefault(const DefaultEdit& default_value, const std::string& original) {
+  return std::visit(
+      Overloaded{
+          [](const NoDefault&) -> std::string { return " (required)"; },
+          [](const ZerosDefault&) -> std::string { return " (default: zeros)"; },
+          [](const BroadcastZerosDefault&) -> std::string { return " (default: zeros broadcast to the batch of X)"; },
+          [&](const InitializerDefault& d) -> std::string {
+            return d.move ? " (default: initializer '" + original + "')"
+                          : " (default: copy of initializer '" + original + "')";
+          },
+          [&](const SelectOriginalDefault&) -> std::string {
+            return " (default: the original computation of '" + original + "')";
+          },
+      },
+      default_value);
+}
+
+}  // namespace
+
+bool StateEdit::Changes() const {
+  return !std::holds_alternative<KeepInput>(input_edit) || !std::holds_alternative<KeepOutput>(output_edit);
+}
+
+std::string StateEdit::Describe() const {
+  const std::string at_rows = place ? PlaceSuffix(place->rows, place->region) : "";
+  std::string in = std::visit(
+      Overloaded{
+          [&](const KeepInput&) { return "input '" + input + "'" + at_rows + " (already exposed)"; },
+          [&](const ReuseInput&) { return "input '" + input + "' (existing graph input)"; },
+          [&](const DropDefault&) { return "input '" + input + "'" + at_rows + " (default removed: required)"; },
+          [&](const DefaultBehindSelect& d) {
+            return "input '" + input + "'" + at_rows + " (its default kept as '" + d.default_name +
+                   "', selected when the fed tensor is empty" + (d.keep_empty_default ? ")" : "; required)");
+          },
+          [&](const NewInput& n) {
+            return "new input '" + input + "' " + ShapeText(shape) + DescribeDefault(n.default_value, original);
+          },
+      },
+      input_edit);
+  if (site.carried) in += ", fed to the loop-carried variable";
+  std::string out = std::visit(
+      Overloaded{
+          [&](const KeepOutput&) { return "output '" + output + "'" + at_rows + " (already exposed)"; },
+          [&](const ReuseOutput&) { return "output '" + output + "' (existing graph output)"; },
+          [&](const NameSlot&) { return "new output '" + output + "'"; },
+          [&](const IdentityOutput&) { return "new output '" + output + "' (Identity of '" + final_value + "')"; },
+          [&](const ThreadedOutput& t) {
+            std::string text = "new output '" + output + "' threaded out through";
+            for (const auto& step : t.steps) {
+              const bool branch = step.level.kind == ContainerKind::kIf;
+              text += std::string(" ") + ThreadLevelOp(step.level) + (branch ? " (output)" : " (carried variable)");
+            }
+            return text;
+          },
+      },
+      output_edit);
+  return in + "; " + out;
+}
+
+bool Plan::ChangesModel() const {
+  if (!node_names.empty() || metadata_changes) return true;
+  for (const auto& edit : edits) {
+    if (edit.Changes()) return true;
+  }
+  return false;
+}
+
+const StateEdit* Plan::FindEdit(const StateKey& key) const {
+  for (const auto& edit : edits) {
+    if (edit.key == key) return &edit;
+  }
+  return nullptr;
+}
+
+const SkippedState* Plan::FindSkip(const StateKey& key) const {
+  for (const auto& skip : skipped) {
+    if (skip.key.Covers(key)) return &skip;
+  }
+  return nullptr;
+}
+
+}  // namespace rnnstate

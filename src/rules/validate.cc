@@ -1,0 +1,205 @@
+#include "rules/validate.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/contrib_schemas.h"
+#include "graph/graph_path.h"
+#include "graph/model_index.h"
+#include "graph/shape_inference.h"
+#include "rnnstate/error.h"
+
+// Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a
+// context, needed to tell the checker where external data files are (it otherwise looks in the
+// current directory).
+namespace onnx::checker {
+void check_model(const ModelProto& model, CheckerContext& ctx);
+}  // namespace onnx::checker
+
+namespace rnnstate {
+
+namespace {
+
+/// The newest IR version and ai.onnx opset that onnx 1.12's checker knows.
+constexpr int64_t kCheckerMaxIr = 8;
+constexpr int64_t kCheckerMaxOpset = 17;
+
+/// "LSTM 'lstm'".
+std::string Described(const onnx::NodeProto& node, int index) {
+  return (node.op_type().empty() ? std::string("node") : node.op_type()) + " '" + NodeLabel(node, index) + "'";
+}
+
+/// Why node `n` of `graph` cannot read `name`: a later node defines it (the nodes are not sorted, or
+/// form a cycle), or nothing before it does.
+std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::string& name) {
+  const std::string reads = Described(graph.node(n), n) + " reads '" + name + "', which ";
+  for (int later = n + 1; later < graph.node_size(); ++later) {
+    const auto& outputs = graph.node(later).output();
+    if (std::find(outputs.begin(), outputs.end(), name) != outputs.end()) {
+      return reads + "a later node, " + Described(graph.node(later), later) +
+             ", defines (nodes must be sorted: a cycle, or nodes out of order)";
+    }
+  }
+  return reads + "nothing before it defines";
+}
+
+/// Names visible in the scope being checked: those of the enclosing graphs defined before the node
+/// that holds the subgraph, then the scope's own. Views into the model, which outlives the check.
+using NameSet = std::unordered_set<std::string_view>;
+
+/// `subgraph`: the graph is a Loop/Scan body or an If branch, whose outputs are positional.
+std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where, bool subgraph) {
+  NameSet own;
+  std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
+  auto define = [&](const std::string& name, const std::string& what) -> std::string {
+    if (name.empty()) return "";
+    if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what + ")";
+    if (visible.insert(name).second) added.push_back(name);
+    return "";
+  };
+  auto problem = [&]() -> std::string {
+    NameSet input_names;
+    for (const auto& input : graph.input()) {
+      if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
+      if (auto p = define(input.name(), "a graph input"); !p.empty()) return p;
+    }
+    for (const auto& tensor : graph.initializer()) {
+      if (input_names.count(tensor.name())) continue;  // an overridable default of that input
+      if (auto p = define(tensor.name(), "an initializer"); !p.empty()) return p;
+    }
+    for (int n = 0; n < graph.node_size(); ++n) {
+      const auto& node = graph.node(n);
+      for (const auto& input : node.input()) {
+        if (!input.empty() && !visible.count(input)) return where + ": " + UndefinedInput(graph, n, input);
+      }
+      for (const auto& attribute : node.attribute()) {
+        // Spelled as GraphPathString spells it, so that every message names a graph the same way.
+        const std::string sub_where = where + "/" + NodeLabel(node, n) + ":" + attribute.name();
+        if (attribute.has_g()) {
+          if (auto p = CheckScope(attribute.g(), visible, sub_where, true); !p.empty()) return p;
+        }
+        for (int i = 0; i < attribute.graphs_size(); ++i) {
+          const std::string listed = sub_where + "[" + std::to_string(i) + "]";
+          if (auto p = CheckScope(attribute.graphs(i), visible, listed, true); !p.empty()) return p;
+        }
+      }
+      for (const auto& output : node.output()) {
+        if (auto p = define(output, "an output of " + Described(node, n)); !p.empty()) return p;
+      }
+    }
+    NameSet output_names;
+    for (const auto& output : graph.output()) {
+      // A subgraph's outputs are taken by position, and one value may be two of them (PyTorch's opset-11
+      // and -12 loops return h both as the carried value and as the scan output); the main graph's are
+      // fetched by name.
+      if (!output_names.insert(output.name()).second && !subgraph) {
+        return where + ": duplicate graph output '" + output.name() + "'";
+      }
+      if (!visible.count(output.name())) return where + ": graph output '" + output.name() + "' is never defined";
+    }
+    return "";
+  }();
+  for (auto name : added) visible.erase(name);
+  return problem;
+}
+
+void RunChecker(const onnx::ModelProto& model, const std::string& model_dir) {
+  RegisterContribSchemas();
+  onnx::checker::CheckerContext ctx;
+  ctx.set_model_dir(model_dir.empty() ? "." : model_dir);
+  onnx::checker::check_model(model, ctx);
+}
+
+bool OpsetsKnown(const onnx::ModelProto& model) {
+  for (const auto& opset : model.opset_import()) {
+    if (IsOnnxDomain(opset.domain()) && opset.version() > kCheckerMaxOpset) return false;
+  }
+  return true;
+}
+
+/// "com.microsoft.DynamicQuantizeLSTM" for every operator of the model (any depth) onnx has no schema for
+/// in a domain other than ai.onnx, which onnx's checker skips instead of rejecting.
+std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
+  RegisterContribSchemas();
+  std::map<std::string, int64_t> versions;
+  for (const auto& opset : model.opset_import()) versions[opset.domain()] = opset.version();
+  std::set<std::string> found;
+  GraphPath path;
+  ForEachGraph(model.graph(), path, [&](const GraphPath&, const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) {
+      if (IsOnnxDomain(node.domain())) continue;
+      auto version = versions.find(node.domain());
+      const int64_t at = version == versions.end() ? 1 : version->second;
+      if (!onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(at), node.domain())) {
+        found.insert(node.domain() + "." + node.op_type());
+      }
+    }
+  });
+  return {found.begin(), found.end()};
+}
+
+}  // namespace
+
+std::string StructuralProblem(const onnx::ModelProto& model) {
+  NameSet visible;
+  return CheckScope(model.graph(), visible, "main", false);
+}
+
+ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
+                                          const std::string& model_dir) {
+  ValidationBaseline baseline;
+  baseline.model_dir = model_dir;
+  baseline.inference_applies = inference_succeeded;
+  baseline.unchecked_ops = OpsWithoutSchema(input);
+  if (input.ir_version() > kCheckerMaxIr) {
+    baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
+  } else if (!OpsetsKnown(input)) {
+    baseline.why_not = "the ai.onnx opset is newer than onnx 1.12 knows";
+  } else {
+    try {
+      RunChecker(input, model_dir);
+      baseline.checker_applies = true;
+    } catch (const std::exception& e) {
+      baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
+    }
+  }
+  if (!inference_succeeded && baseline.why_not.empty())
+    baseline.why_not = "onnx shape inference fails on the input model";
+  return baseline;
+}
+
+void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  if (std::string problem = StructuralProblem(model); !problem.empty()) {
+    throw Error(ExitCode::kInternal, "rewritten model is invalid: " + problem);
+  }
+  if (baseline.checker_applies) {
+    try {
+      RunChecker(model, baseline.model_dir);
+    } catch (const std::exception& e) {
+      throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx's checker: ") + e.what());
+    }
+  }
+  if (baseline.inference_applies) {
+    google::protobuf::Arena arena;
+    // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
+    if (const std::string error = InferShapes(*StructuralCopy(model, arena)); !error.empty()) {
+      const std::string failure = "rewritten model fails onnx shape inference: " + error;
+      if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
+      // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did
+      // not have on the input (reaching, say, shapes a node cannot take): the failure cannot be told
+      // apart from a defect the model already had. Not "invalid model" (exit 3): that verdict is the
+      // shared validation's (model_rules.h), which every command reaches; this one only a rewrite can.
+      throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + baseline.why_not +
+                                              ", and onnx shape inference fails on the rewritten model: " + error);
+    }
+  }
+}
+
+}  // namespace rnnstate

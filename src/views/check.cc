@@ -1,0 +1,296 @@
+#include "views/check.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "exposure/exposed_state.h"
+#include "exposure/packed_state.h"
+#include "rnnstate/metadata.h"
+
+namespace rnnstate {
+
+const char* CheckProblemKindName(CheckProblem::Kind kind) {
+  using Kind = CheckProblem::Kind;
+  switch (kind) {
+    case Kind::kNotExposed:
+      return "not_exposed";
+    case Kind::kBadMetadata:
+      return "bad_metadata";
+    case Kind::kNoSuchNode:
+      return "no_such_node";
+    case Kind::kNoSuchState:
+      return "no_such_state";
+    case Kind::kNotGraphInput:
+      return "not_a_graph_input";
+    case Kind::kNotGraphOutput:
+      return "not_a_graph_output";
+    case Kind::kInputNotWired:
+      return "input_not_wired";
+    case Kind::kOutputNotWired:
+      return "output_not_wired";
+    case Kind::kFlagMismatch:
+      return "flag_mismatch";
+    case Kind::kDuplicateInput:
+      return "duplicate_input";
+    case Kind::kDuplicateOutput:
+      return "duplicate_output";
+    case Kind::kDuplicateState:
+      return "duplicate_state";
+    case Kind::kPackedMismatch:
+      return "packed_mismatch";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string PairLabel(const StatePair& pair) {
+  return "state pair '" + pair.input + "' -> '" + pair.output + "' (" + pair.graph + " " + pair.node + " " + pair.kind +
+         (pair.variable.empty() ? "" : " '" + pair.variable + "'") + ")";
+}
+
+/// "state h" of an operator, "carried variable 'h_prev'" of a loop.
+std::string StateName(const RecurrentState& state) {
+  return state.variable.empty() ? std::string("state ") + state.kind_name()
+                                : "carried variable '" + state.variable + "'";
+}
+
+std::string OwnerLabel(const RecurrentState& state) { return state.owner.op + " '" + state.owner.name + "'"; }
+
+const char* Bool(bool value) { return value ? "true" : "false"; }
+
+void CheckStates(const Analysis& analysis, bool streamable_only, std::vector<CheckProblem>& problems) {
+  for (const auto& analyzed : analysis.states) {
+    if (analyzed.exposed || analyzed.recorded >= 0) continue;
+    if (streamable_only && !analyzed.state.streamable) continue;
+    const RecurrentState& state = analyzed.state;
+    // Why the model's own inputs/outputs do not count, when it reads or writes the state through them.
+    const std::string why = analyzed.finding.why_not.empty() ? "" : analyzed.finding.why_not + "; ";
+    // What to do: rewrite, unless rewrite would refuse this state too (then say why).
+    const std::string& refused = !state.problem.empty() ? state.problem : analyzed.thread_problem;
+    const std::string next = refused.empty() ? "run rnnstate rewrite" : "rnnstate cannot rewrite it: " + refused;
+    problems.push_back({CheckProblem::Kind::kNotExposed, state.owner.graph_name + " " + OwnerLabel(state) + ": " +
+                                                             StateName(state) + " is not exposed (" + why +
+                                                             "no state pair in metadata '" + kMetadataKey + "'; " +
+                                                             next + ")"});
+  }
+}
+
+/// True when some state's owner is the node a pair names (graph path + name).
+bool OwnerExists(const Analysis& analysis, const StatePair& pair) {
+  for (const auto& analyzed : analysis.states) {
+    if (analyzed.state.owner.graph_name == pair.graph && analyzed.state.owner.name == pair.node) return true;
+  }
+  return false;
+}
+
+/// The state a pair names (graph path + owner name + kind), or nullptr.
+const StateAnalysis* FindState(const Analysis& analysis, const StatePair& pair) {
+  for (const auto& analyzed : analysis.states) {
+    const RecurrentState& state = analyzed.state;
+    if (state.owner.graph_name == pair.graph && state.owner.name == pair.node && pair.kind == state.kind_name() &&
+        pair.variable == state.variable) {
+      return &analyzed;
+    }
+  }
+  return nullptr;
+}
+
+/// The owner a pair names, for messages: "LSTM 'x'".
+std::string OwnerLabelOf(const Analysis& analysis, const StatePair& pair) {
+  for (const auto& analyzed : analysis.states) {
+    if (analyzed.state.owner.graph_name == pair.graph && analyzed.state.owner.name == pair.node) {
+      return OwnerLabel(analyzed.state);
+    }
+  }
+  return "'" + pair.node + "'";
+}
+
+/// Checks that the pair's input feeds the slot and its output comes from the final state.
+void CheckWiring(const ModelIndex& index, const StatePair& pair, const RecurrentState& state, bool input_ok,
+                 bool output_ok, std::vector<CheckProblem>& problems) {
+  const std::string label = PairLabel(pair) + ": ";
+  const PairWiring wiring = TracePairWiring(index, state, pair.input, pair.output);
+  if (input_ok && !wiring.input_reaches_slot) {
+    problems.push_back({CheckProblem::Kind::kInputNotWired, label + "input '" + pair.input + "' does not reach " +
+                                                                state.initial_name + " of " + OwnerLabel(state)});
+  }
+  if (output_ok && !wiring.output_from_final) {
+    problems.push_back(
+        {CheckProblem::Kind::kOutputNotWired,
+         label + "output '" + pair.output + "' is not computed from " + state.final_name + " of " + OwnerLabel(state)});
+  }
+}
+
+/// Checks a pair with a region (or rows): the authors must expose the state at exactly that region.
+void CheckRegionWiring(const StatePair& pair, const StateAnalysis& analyzed, std::vector<CheckProblem>& problems) {
+  if (RecordsExposure(pair, analyzed.exposure)) return;
+  const RecurrentState& state = analyzed.state;
+  std::string found = analyzed.exposure ? "; the graph has " + ExposureText(*analyzed.exposure) : "";
+  problems.push_back({CheckProblem::Kind::kInputNotWired,
+                      PairLabel(pair) + ": region " + RegionText(PairRegion(pair, pair.shape.size())) + " of input '" +
+                          pair.input + "' and output '" + pair.output + "' are not " + state.initial_name +
+                          " and its final state of " + OwnerLabel(state) + found});
+}
+
+void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentState& state, bool input_ok,
+                std::vector<CheckProblem>& problems) {
+  const std::string label = PairLabel(pair) + ": ";
+  bool has_default = main.initializers.count(pair.input) > 0;
+  if (input_ok && pair.optional != has_default) {
+    problems.push_back({CheckProblem::Kind::kFlagMismatch,
+                        label + "optional is " + Bool(pair.optional) + " but input '" + pair.input + "' " +
+                            (has_default ? "has" : "has no") + " default (initializer of the same name)"});
+  }
+  if (pair.streamable != state.streamable) {
+    problems.push_back({CheckProblem::Kind::kFlagMismatch,
+                        label + "streamable is " + Bool(pair.streamable) + " but the node is " +
+                            (state.streamable ? "streamable" : "not (" + state.not_streamable_reason + ")")});
+  }
+}
+
+void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePair& pair, bool packed_member,
+               std::vector<CheckProblem>& problems) {
+  const std::string label = PairLabel(pair) + ": ";
+  const GraphIndex& main = index.graph(GraphPath{});
+  // A member of a packed value names values inside the main graph (see CheckPackedValues).
+  bool input_ok = packed_member ? main.producers.count(pair.input) > 0 : main.inputs.count(pair.input) > 0;
+  bool output_ok = packed_member ? main.producers.count(pair.output) > 0 : main.outputs.count(pair.output) > 0;
+  if (packed_member && (!input_ok || !output_ok)) {
+    problems.push_back({CheckProblem::Kind::kPackedMismatch,
+                        label + "'" + (input_ok ? pair.output : pair.input) + "' is not a value of the main graph"});
+  } else if (!packed_member) {
+    if (!input_ok) {
+      problems.push_back(
+          {CheckProblem::Kind::kNotGraphInput, label + "'" + pair.input + "' is not a main-graph input"});
+    }
+    if (!output_ok) {
+      problems.push_back(
+          {CheckProblem::Kind::kNotGraphOutput, label + "'" + pair.output + "' is not a main-graph output"});
+    }
+  }
+  if (!OwnerExists(analysis, pair)) {
+    problems.push_back({CheckProblem::Kind::kNoSuchNode,
+                        label + "no recurrent node or loop '" + pair.node + "' in graph '" + pair.graph + "'"});
+    return;
+  }
+  const StateAnalysis* state = FindState(analysis, pair);
+  if (state == nullptr) {
+    problems.push_back(
+        {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'" +
+                                               (pair.variable.empty() ? "" : " carried as '" + pair.variable + "'")});
+    return;
+  }
+  if ((pair.rows || !pair.region.empty()) && !packed_member) {
+    CheckRegionWiring(pair, *state, problems);
+  } else if (!(packed_member && state->exposed)) {
+    // An exposed packed member holds (the analysis also knows the authors' default paths, which read no
+    // input).
+    CheckWiring(index, pair, state->state, input_ok, output_ok, problems);
+  }
+  CheckFlags(main, pair, state->state, input_ok, problems);
+}
+
+/// One problem per name (or state) that more than one pair uses.
+template <typename Key>
+void CheckUnique(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, Key key, const std::string& what,
+                 std::vector<CheckProblem>& problems) {
+  std::map<std::string, int> uses;
+  std::vector<std::string> order;
+  for (const auto& pair : pairs) {
+    if (uses[key(pair)]++ == 0) order.push_back(key(pair));
+  }
+  for (const auto& name : order) {
+    if (uses[name] > 1) {
+      problems.push_back({kind, what + " " + name + " is in " + std::to_string(uses[name]) + " state pairs"});
+    }
+  }
+}
+
+/// Whether two pairs' states never run in the same call (the branches of one If).
+using ExclusivePairs = std::function<bool(const StatePair&, const StatePair&)>;
+
+/// One problem per tensor that several pairs use, unless each of them takes its own region of it (the
+/// authors' packed tensor: every pair has a region, no two regions overlap unless their states are in
+/// different branches of one If, and all pair it with one tensor).
+void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, bool inputs,
+                        const ExclusivePairs& exclusive, std::vector<CheckProblem>& problems) {
+  std::map<std::string, std::vector<size_t>> users;  // tensor name -> the pairs using it
+  std::vector<std::string> order;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const std::string& name = inputs ? pairs[i].input : pairs[i].output;
+    if (users[name].empty()) order.push_back(name);
+    users[name].push_back(i);
+  }
+  for (const auto& name : order) {
+    const std::vector<size_t>& sharing = users[name];
+    if (sharing.size() < 2) continue;
+    auto has_region = [&](size_t i) { return pairs[i].rows.has_value() || !pairs[i].region.empty(); };
+    const bool all_regions = std::all_of(sharing.begin(), sharing.end(), has_region);
+    size_t rank = 1;
+    for (size_t i : sharing) rank = std::max({rank, pairs[i].region.size(), pairs[i].shape.size()});
+    bool overlapping = false, crossed = false;
+    for (size_t a = 0; all_regions && a < sharing.size(); ++a) {
+      for (size_t b = a + 1; b < sharing.size(); ++b) {
+        const StatePair &x = pairs[sharing[a]], &y = pairs[sharing[b]];
+        if (exclusive(x, y)) continue;
+        const std::vector<RegionAxis> x_region = PairRegion(x, rank), y_region = PairRegion(y, rank);
+        const ClaimConflict conflict =
+            ClaimsConflict(RegionClaim{x.input, x.output, x_region}, RegionClaim{y.input, y.output, y_region});
+        overlapping |= conflict == ClaimConflict::kOverlapping;
+        crossed |= conflict == ClaimConflict::kCrossed;
+      }
+    }
+    if (all_regions && !overlapping && !crossed) continue;
+    const char* why = !all_regions  ? ""
+                      : overlapping ? " with overlapping regions"
+                      : inputs      ? " with different outputs"
+                                    : " with different inputs";
+    problems.push_back({kind, std::string(inputs ? "input" : "output") + " '" + name + "' is in " +
+                                  std::to_string(sharing.size()) + " state pairs" + why});
+  }
+}
+
+void CheckDuplicates(const Analysis& analysis, std::vector<CheckProblem>& problems) {
+  const std::vector<StatePair>& pairs = analysis.recorded_pairs;
+  const ExclusivePairs exclusive = [&](const StatePair& x, const StatePair& y) {
+    const StateAnalysis* a = FindState(analysis, x);
+    const StateAnalysis* b = FindState(analysis, y);
+    return a != nullptr && b != nullptr && Exclusive(a->state, b->state);
+  };
+  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateInput, /*inputs=*/true, exclusive, problems);
+  CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateOutput, /*inputs=*/false, exclusive, problems);
+  CheckUnique(
+      pairs, CheckProblem::Kind::kDuplicateState,
+      [](const StatePair& p) {
+        return p.graph + " '" + p.node + "' " + p.kind + (p.variable.empty() ? "" : " '" + p.variable + "'");
+      },
+      "state", problems);
+}
+
+}  // namespace
+
+std::vector<std::string> CheckWarnings(const Analysis& analysis) {
+  std::vector<std::string> warnings;
+  for (const StateNote& note : analysis.notes) {
+    if (note.Warns()) warnings.push_back(StateNoteText(note));
+  }
+  return warnings;
+}
+
+std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis, bool streamable_only) {
+  std::vector<CheckProblem> problems;
+  if (!analysis.metadata_error.empty()) problems.push_back({CheckProblem::Kind::kBadMetadata, analysis.metadata_error});
+  CheckStates(analysis, streamable_only, problems);
+  for (size_t i = 0; i < analysis.recorded_pairs.size(); ++i) {
+    const bool member = analysis.packed && analysis.packed->MemberOf(static_cast<int64_t>(i)).first >= 0;
+    CheckPair(index, analysis, analysis.recorded_pairs[i], member, problems);
+  }
+  if (analysis.packed) CheckPackedValues(index, *analysis.packed, analysis.recorded_pairs, problems);
+  CheckDuplicates(analysis, problems);
+  return problems;
+}
+
+}  // namespace rnnstate

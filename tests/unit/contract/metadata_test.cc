@@ -1,0 +1,104 @@
+// The metadata contract (metadata.h): reading and writing the state pairs, the fields the contract grew,
+// and the graph path as an array of steps whose names may hold any character.
+
+#include "rnnstate/metadata.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "pipeline_stages.h"
+#include "test_models.h"
+
+namespace rnnstate {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+onnx::ModelProto WithMetadata(const std::string& value) {
+  onnx::ModelProto model;
+  auto* prop = model.add_metadata_props();
+  prop->set_key(kMetadataKey);
+  prop->set_value(value);
+  return model;
+}
+
+StatePair FullPair() {
+  StatePair pair;
+  pair.input = "a\"in";
+  pair.output = "out";
+  pair.node = "/model/decoder/LSTM";
+  pair.graph = "main//model/decoder/If_1:else_branch";
+  pair.kind = "h";
+  pair.dtype = "float32";
+  pair.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{64, ""}};
+  pair.batch_axis = 1;
+  pair.init = kInitEmpty;
+  pair.path = {PathStep{"/model/decoder/If_1", "else_branch", -1}, PathStep{"a:b\"c", "branches", 2}};
+  return pair;
+}
+
+TEST(Metadata, EveryFieldSurvivesARoundTrip) {
+  onnx::ModelProto model;
+  WriteStatePairs(model, {FullPair()});
+  std::string error;
+  std::vector<StatePair> read = ReadStatePairs(model, &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0], FullPair());
+  const std::string& text = model.metadata_props(0).value();
+  EXPECT_THAT(text, HasSubstr(R"("shape":[1,"batch",64],"batch_axis":1,"init":"empty")"));
+  EXPECT_THAT(text, HasSubstr(R"("path":[{"node":"/model/decoder/If_1","attribute":"else_branch"},)"
+                              R"({"node":"a:b\"c","attribute":"branches","index":2}])"));
+}
+
+TEST(Metadata, PairsOfTheFirstVersionOfTheContractAreRead) {
+  std::string error;
+  auto pairs = ReadStatePairs(WithMetadata(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)"
+                                           R"("graph":"main","kind":"h","optional":true,"streamable":true}]})"),
+                              &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].init, "");
+  EXPECT_TRUE(pairs[0].path.empty());
+}
+
+TEST(Metadata, UnknownKindsAndKeysAreAccepted) {
+  std::string error;
+  auto pairs = ReadStatePairs(WithMetadata(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)"
+                                           R"("graph":"main","kind":"state","future":[1,2]}],"also":{}})"),
+                              &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].kind, "state");
+}
+
+TEST(Metadata, MalformedContractFieldsAreErrors) {
+  for (const char* field : {R"("shape":[1,null])", R"("shape":"1,2")", R"("batch_axis":"1")", R"("init":0)",
+                            R"("path":[{"node":"x"}])", R"("path":[{"node":"x","attribute":"body","index":"2"}])"}) {
+    std::string error;
+    ReadStatePairs(WithMetadata(std::string(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)") +
+                                R"("graph":"main","kind":"h",)" + field + "}]}"),
+                   &error);
+    EXPECT_THAT(error, HasSubstr("is invalid")) << field;
+  }
+}
+
+TEST(Metadata, APathOfNamesWithSlashesAndColonsLocatesTheGraph) {
+  onnx::ModelProto model = testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, bool cond, float[1, 9, 2] W, float[1, 9, 3] R, float[seq, 1, batch, 3] Z)
+  => (float[seq, 1, batch, 3] Y) {
+  Y = If (cond) <
+    then_branch = t () => (float[seq, 1, batch, 3] a) { a = GRU <hidden_size = 3> (X, W, R) },
+    else_branch = e () => (float[seq, 1, batch, 3] b) { b = Identity (Z) }>
+})");
+  model.mutable_graph()->mutable_node(0)->set_name("/model/decoder/If:1");
+  RewriteModel(model, PlanOptions{}, /*strict=*/false);
+  auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].graph, "main//model/decoder/If:1:then_branch");  // display text: ambiguous
+  EXPECT_THAT(pairs[0].path, ElementsAre(PathStep{"/model/decoder/If:1", "then_branch", -1}));
+}
+
+}  // namespace
+}  // namespace rnnstate

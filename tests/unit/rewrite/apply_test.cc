@@ -1,0 +1,150 @@
+// ApplyPlan on hand-written plans: apply executes exactly the edits it is given, and refuses a plan that
+// does not fit the model.
+
+#include "rewrite/apply.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "rnnstate/error.h"
+#include "test_models.h"
+
+namespace rnnstate {
+namespace {
+
+using testing::InitializerNames;
+using testing::InputNames;
+using testing::NodeOfType;
+using testing::OutputNames;
+using testing::ParseModel;
+using testing::Producer;
+using ::testing::ElementsAre;
+
+onnx::ModelProto GruModel() {
+  return ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[5, 1, 2, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R)
+})");
+}
+
+/// An edit of the GRU's h with the given sides.
+StateEdit GruEdit(InputEdit input, OutputEdit output) {
+  StateEdit edit;
+  edit.key = StateKey{{}, 0, 5};
+  edit.owner_name = "gru";
+  edit.graph_name = "main";
+  edit.kind = "h";
+  edit.op = "GRU";
+  edit.site = StateSite{{}, 0, 5, 1, false};
+  edit.elem_type = onnx::TensorProto::FLOAT;
+  edit.shape = {Dim{1, ""}, Dim{2, ""}, Dim{3, ""}};
+  edit.input = "h_in";
+  edit.input_edit = std::move(input);
+  edit.output = "h_out";
+  edit.output_edit = std::move(output);
+  return edit;
+}
+
+TEST(Apply, NewInputWithZeroDefaultAndANamedSlot) {
+  onnx::ModelProto model = GruModel();
+  Plan plan;
+  plan.edits.push_back(GruEdit(NewInput{ZerosDefault{{1, 2, 3}}, "h_in", {}}, NameSlot{}));
+  ApplyPlan(plan, model);
+  const auto& g = model.graph();
+  EXPECT_THAT(InputNames(g), ElementsAre("X", "W", "R", "h_in"));
+  EXPECT_THAT(InitializerNames(g), ElementsAre("h_in"));
+  EXPECT_EQ(g.initializer(0).raw_data(), std::string(6 * 4, '\0'));
+  const onnx::NodeProto& gru = NodeOfType(g, "GRU");
+  EXPECT_EQ(gru.input(5), "h_in");
+  EXPECT_EQ(gru.output(1), "h_out");
+  EXPECT_THAT(OutputNames(g), ElementsAre("Y", "h_out"));
+  EXPECT_EQ(model.metadata_props_size(), 0);  // metadata_changes was not set
+}
+
+TEST(Apply, RequiredInputAndAnIdentityOutput) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[1, 2, 3] o) {
+  Y, hn = GRU <hidden_size = 3> (X, W, R)
+  o = Relu (hn)
+})");
+  Plan plan;
+  StateEdit edit = GruEdit(NewInput{NoDefault{}, "h_in", {}}, IdentityOutput{});
+  edit.final_value = "hn";
+  plan.edits.push_back(edit);
+  ApplyPlan(plan, model);
+  const auto& g = model.graph();
+  EXPECT_TRUE(InitializerNames(g).empty());
+  const onnx::NodeProto* identity = Producer(g, "h_out");
+  ASSERT_NE(identity, nullptr);
+  EXPECT_EQ(identity->op_type(), "Identity");
+  EXPECT_EQ(identity->input(0), "hn");
+  EXPECT_EQ(NodeOfType(g, "Relu").input(0), "hn");  // existing consumers untouched
+}
+
+TEST(Apply, KeptStatesChangeNothingButTheMetadata) {
+  onnx::ModelProto model = GruModel();
+  const std::string before = testing::Bytes(model);
+  Plan plan;
+  plan.edits.push_back(GruEdit(KeepInput{}, KeepOutput{}));
+  ApplyPlan(plan, model);
+  EXPECT_EQ(testing::Bytes(model), before);
+  StatePair pair;
+  pair.input = "h_in";
+  pair.output = "h_out";
+  pair.node = "gru";
+  pair.graph = "main";
+  pair.kind = "h";
+  plan.pairs.push_back(pair);
+  plan.metadata_changes = true;
+  ApplyPlan(plan, model);
+  ASSERT_EQ(testing::RecordedPairs(model).size(), 1u);
+}
+
+TEST(Apply, ThreadsAStateOutOfAnIfThroughBothBranches) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[5, 2, 2] X, bool c, float[1, 9, 2] W, float[1, 9, 3] R, float[5, 1, 2, 3] Z) => (float[5, 1, 2, 3] Y) {
+  Y = If (c) <
+    then_branch = t () => (float[5, 1, 2, 3] a) { a = GRU <hidden_size = 3> (X, W, R) },
+    else_branch = e () => (float[5, 1, 2, 3] b) { b = Identity (Z) }>
+})");
+  const GraphPath then_branch{GraphStep{0, "then_branch", -1}};
+  StateEdit edit = GruEdit(NewInput{ZerosDefault{{1, 2, 3}}, "h_in", {}}, KeepOutput{});
+  edit.key.graph = then_branch;
+  edit.site.graph = then_branch;
+  ThreadStep step;
+  step.level = ThreadLevel{{}, 0, ContainerKind::kIf, "then_branch"};
+  step.inner_value = "inner";
+  step.other_attribute = "else_branch";
+  step.other_value = "other";
+  step.outer_value = "h_out";
+  edit.output_edit = ThreadedOutput{"final", {step}};
+  Plan plan;
+  plan.edits.push_back(edit);
+  ApplyPlan(plan, model);
+  const onnx::NodeProto& select = model.graph().node(0);
+  EXPECT_THAT(std::vector<std::string>(select.output().begin(), select.output().end()), ElementsAre("Y", "h_out"));
+  const onnx::GraphProto& then_graph = select.attribute(0).g();
+  const onnx::GraphProto& else_graph = select.attribute(1).g();
+  EXPECT_THAT(OutputNames(then_graph), ElementsAre("a", "inner"));
+  EXPECT_THAT(OutputNames(else_graph), ElementsAre("b", "other"));
+  EXPECT_EQ(Producer(else_graph, "other")->input(0), "h_in");  // the branch without the GRU passes it on
+  EXPECT_EQ(NodeOfType(then_graph, "GRU").output(1), "final");
+  EXPECT_THAT(OutputNames(model.graph()), ElementsAre("Y", "h_out"));
+}
+
+TEST(Apply, APlanThatDoesNotFitTheModelIsAnInternalError) {
+  onnx::ModelProto model = GruModel();
+  Plan plan;
+  StateEdit edit = GruEdit(NewInput{ZerosDefault{{1, 2, 3}}, "h_in", {}}, NameSlot{});
+  edit.site.node = 7;
+  plan.edits.push_back(edit);
+  try {
+    ApplyPlan(plan, model);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInternal);
+  }
+}
+
+}  // namespace
+}  // namespace rnnstate

@@ -1,0 +1,143 @@
+// `rewrite --time-axis`: a tf2onnx-style Loop with a constant trip count equal to the static sequence length
+// becomes one that runs the fed input's length (time_axis), built as ONNX text.
+
+#include "rewrite/time_axis.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "find/analysis.h"
+#include "pipeline_stages.h"
+#include "rnnstate/error.h"
+#include "test_models.h"
+#include "views/check.h"
+
+namespace rnnstate {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::ParseModel;
+using testing::Producer;
+
+/// tf2onnx's form: trip count M = 6 (x is [batch, 6, 3]), an int32 counter t with the inlined condition
+/// `t + 1 < 6:int32` (also before the loop), h carried, x read at t along axis 1, per-step h transposed back.
+const char* kFixedLoop = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 6, 3] x, float[3, 4] W, float[4, 4] U) => (float[batch, 6, 4] y, float[batch, 4] h_n) {
+  M = Constant <value = int64 {6}> ()
+  T = Constant <value = int32 {6}> ()
+  shape = Shape (x)
+  zero = Constant <value = int64[1] {0}> ()
+  b = Gather <axis = 0> (shape, zero)
+  four = Constant <value = int64[1] {4}> ()
+  dims = Concat <axis = 0> (b, four)
+  h0 = ConstantOfShape (dims)
+  t0 = Constant <value = int32 {0}> ()
+  cond0 = Less (t0, T)
+  t_n, h_n, ys = Loop (M, cond0, t0, h0) <body = body (int64 i, bool cond, int32 t, float[batch, 4] h)
+      => (bool cond_out, int32 t_next, float[batch, 4] h_next, float[batch, 4] y_t) {
+    x_t = Gather <axis = 1> (x, t)
+    xw = MatMul (x_t, W)
+    hu = MatMul (h, U)
+    s = Add (xw, hu)
+    h_next = Tanh (s)
+    one = Constant <value = int32 {1}> ()
+    t_next = Add (t, one)
+    cond_out = Less (t_next, T)
+    y_t = Identity (h_next)
+  }>
+  y = Transpose <perm = [1, 0, 2]> (ys)
+})";
+
+PlanOptions WithTimeAxis(const std::string& axis) {
+  PlanOptions options;
+  options.time_axes.push_back(ParseTimeAxis(axis));
+  return options;
+}
+
+TEST(TimeAxis, ParsesInputAndAxis) {
+  EXPECT_EQ(ParseTimeAxis("x:1").input, "x");
+  EXPECT_EQ(ParseTimeAxis("x:1").axis, 1);
+  EXPECT_EQ(ParseTimeAxis("onnx::x:0").input, "onnx::x");  // names may contain ':'
+  for (const char* bad : {"x", "x:", ":1", "x:-1", "x:a", "x:1.5"}) {
+    EXPECT_THROW(ParseTimeAxis(bad), Error) << bad;
+  }
+}
+
+TEST(TimeAxis, ConstantTripCountAndBoundBecomeTheFedLength) {
+  onnx::ModelProto model = ParseModel(kFixedLoop);
+  RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  EXPECT_THAT(outcome.time_axis_changes, ElementsAre(HasSubstr("--time-axis x:1: length 6 -> 'x_time'")));
+  const onnx::GraphProto& g = model.graph();
+  EXPECT_EQ(testing::DeclaredShape(g, "x"), "[batch,x_time,3]");
+  EXPECT_EQ(testing::DeclaredShape(g, "y"), "[batch,x_time,4]");  // through the Transpose of the scan output
+  const onnx::NodeProto* m = Producer(g, "M");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->op_type(), "Identity");
+  const onnx::NodeProto* t = Producer(g, "T");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->op_type(), "Cast");  // the int32 bound of the condition
+  const onnx::NodeProto* length = Producer(g, m->input(0));
+  ASSERT_NE(length, nullptr);
+  EXPECT_EQ(length->op_type(), "Gather");
+  EXPECT_EQ(Producer(g, length->input(0))->op_type(), "Shape");
+  // The rewritten loop walks x:1 and streams; its state is exposed.
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_TRUE(pairs[0].streamable);
+  // Rewriting the output with the same option changes nothing.
+  const std::string once = testing::Bytes(model);
+  RewriteOutcome again = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  EXPECT_FALSE(again.changed);
+  EXPECT_EQ(testing::Bytes(model), once);
+}
+
+TEST(TimeAxis, WithoutTheOptionTheLoopIsExposedButNotStreamable) {
+  onnx::ModelProto model = ParseModel(kFixedLoop);
+  RewriteModel(model, PlanOptions{}, /*strict=*/true);
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_FALSE(pairs[0].streamable);
+  EXPECT_EQ(testing::DeclaredShape(model.graph(), "x"), "[batch,6,3]");
+}
+
+TEST(TimeAxis, AFirstRewriteWithoutTheOptionIsFixedLaterAndItsPairsUpdated) {
+  onnx::ModelProto model = ParseModel(kFixedLoop);
+  RewriteModel(model, PlanOptions{}, /*strict=*/true);
+  ASSERT_FALSE(testing::RecordedPairs(model)[0].streamable);
+  RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  // The recorded pair keeps its input and output but now says what the rewritten loop is: streamable.
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_TRUE(pairs[0].streamable);
+  ModelIndex index(model);
+  EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
+}
+
+TEST(TimeAxis, AnAxisNoLoopWalksChangesNothingAndSaysWhy) {
+  onnx::ModelProto model = ParseModel(kFixedLoop);
+  RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:2"), /*strict=*/false);
+  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("--time-axis x:2: no Loop walks x:2")));
+  EXPECT_EQ(testing::DeclaredShape(model.graph(), "x"), "[batch,6,3]");
+  onnx::ModelProto other = ParseModel(kFixedLoop);
+  outcome = RewriteModel(other, WithTimeAxis("nope:1"), /*strict=*/false);
+  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("no graph input 'nope'")));
+}
+
+TEST(TimeAxis, ConstantUsedElsewhereIsNotReplaced) {
+  std::string text = kFixedLoop;
+  // M also sizes something else: replacing it could change what that computes.
+  text.replace(text.find("  y = Transpose"), 0, "  M2 = Add (M, M)\n");
+  onnx::ModelProto model = ParseModel(text);
+  ModelIndex index(model);
+  TimeAxisPlan plan = PlanTimeAxes(index, {ParseTimeAxis("x:1")});
+  EXPECT_FALSE(plan.Changes());
+  EXPECT_THAT(plan.warnings, ElementsAre(HasSubstr("constant 'M' (6) is also used by Add")));
+  // Refused, the option is no longer the advice of the state's warning ("rewrite with --time-axis x:1").
+  RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/false);
+  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("--time-axis x:1 did not apply (see its warning)")));
+  EXPECT_THAT(outcome.warnings, ::testing::Not(::testing::Contains(HasSubstr("rewrite with --time-axis x:1"))));
+}
+
+}  // namespace
+}  // namespace rnnstate
