@@ -9,7 +9,7 @@ namespace {
 
 const std::vector<Consumer> kNoConsumers;
 
-void CollectDimParams(const onnx::TypeProto& type, std::set<std::string>& out) {
+void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
   for (const auto& dim : type.tensor_type().shape().dim()) {
     if (dim.has_dim_param()) out.insert(dim.dim_param());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph_path.h"
+#include "naming.h"
 #include "proto_access.h"
 
 namespace rnnstate {
@@ -88,9 +89,10 @@ class ModelIndex {
   ResolvedName Resolve(const GraphPath& path, const std::string& name) const;
   /// The declared or inferred type of `name` as seen from `path` (searching enclosing graphs), or nullptr.
   const onnx::TypeProto* TypeOf(const GraphPath& path, const std::string& name) const;
-  /// Every value, node and graph name used anywhere in the model, plus dim_param names.
-  const std::set<std::string>& used_names() const { return used_names_; }
-  const std::set<std::string>& used_dim_params() const { return used_dim_params_; }
+  /// Every value, node and graph name used anywhere in the model, plus dim_param names: views into the
+  /// index's inferred copy of the model, valid as long as the index.
+  const NameViews& used_names() const { return used_names_; }
+  const NameViews& used_dim_params() const { return used_dim_params_; }
   /// The ai.onnx opset the model imports (0 if none).
   int64_t onnx_opset() const { return onnx_opset_; }
   const std::string& inference_error() const { return inference_error_; }
@@ -101,8 +103,8 @@ class ModelIndex {
   // that neither costs an allocation per message.
   std::unique_ptr<google::protobuf::Arena> arena_;
   std::map<GraphPath, GraphIndex> graphs_;
-  std::set<std::string> used_names_;
-  std::set<std::string> used_dim_params_;
+  NameViews used_names_;
+  NameViews used_dim_params_;
   int64_t onnx_opset_ = 0;
   std::string inference_error_;
 };
