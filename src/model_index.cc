@@ -16,7 +16,8 @@ void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   }
 }
 
-void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, google::protobuf::Arena& arena) {
+void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReferences& references,
+                google::protobuf::Arena& arena) {
   for (int i = 0; i < graph.initializer_size(); ++i) {
     index.initializers[graph.initializer(i).name()] = i;
     index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
@@ -35,7 +36,7 @@ void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, google::protob
     for (int s = 0; s < node.input_size(); ++s) {
       if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
     }
-    std::set<std::string> outer = SubgraphReferences(node);
+    std::set<std::string> outer = references.OfNode(node);
     for (const auto& name : outer) index.consumers[name].push_back(Consumer{n, -1});
     if (!outer.empty()) index.outer_references[n] = std::move(outer);
   }
@@ -83,12 +84,12 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model)
   inference_error_ = InferShapes(inferred);
 
   GraphPath root;
-  std::vector<GraphPath> stack;
+  OuterReferences references;  // each subgraph's free names, worked out once
   ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
     GraphIndex& index = graphs_[path];
     index.path = path;
     if (!path.empty()) index.parent = GraphPath(path.begin(), path.end() - 1);
-    IndexGraph(graph, index, *arena_);
+    IndexGraph(graph, index, references, *arena_);
     if (!graph.name().empty()) used_names_.insert(graph.name());
     for (const auto& [name, producer] : index.producers) used_names_.insert(name);
     for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
