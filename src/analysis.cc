@@ -296,6 +296,14 @@ std::vector<const StateAnalysis*> Analysis::StatesOf(size_t node) const {
   return out;
 }
 
+std::vector<std::vector<const StateAnalysis*>> Analysis::StatesByNode() const {
+  std::vector<std::vector<const StateAnalysis*>> by_node(nodes.size());
+  for (const auto& state : states) {
+    if (state.node >= 0 && static_cast<size_t>(state.node) < nodes.size()) by_node[state.node].push_back(&state);
+  }
+  return by_node;
+}
+
 Analysis Analyze(const ModelIndex& index) {
   Analysis analysis;
   analysis.onnx_opset = index.onnx_opset();
