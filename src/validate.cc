@@ -56,11 +56,16 @@ using NameSet = std::unordered_set<std::string_view>;
 
 /// `subgraph`: the graph is a Loop/Scan body or an If branch, whose outputs are positional.
 std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where, bool subgraph) {
+  // About one name per input, initializer and node: room made once, not by rehashing as the sets grow.
+  const auto names = static_cast<size_t>(graph.input_size() + graph.initializer_size() + graph.node_size());
   NameSet own;
+  own.reserve(names);
+  visible.reserve(visible.size() + names);
   std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
-  auto define = [&](const std::string& name, const std::string& what) -> std::string {
+  // `what` names the definition for the message: built only when there is one, not for every name.
+  auto define = [&](const std::string& name, const auto& what) -> std::string {
     if (name.empty()) return "";
-    if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what + ")";
+    if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what() + ")";
     if (visible.insert(name).second) added.push_back(name);
     return "";
   };
@@ -68,11 +73,11 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
     NameSet input_names;
     for (const auto& input : graph.input()) {
       if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
-      if (auto p = define(input.name(), "a graph input"); !p.empty()) return p;
+      if (auto p = define(input.name(), [] { return "a graph input"; }); !p.empty()) return p;
     }
     for (const auto& tensor : graph.initializer()) {
       if (input_names.count(tensor.name())) continue;  // an overridable default of that input
-      if (auto p = define(tensor.name(), "an initializer"); !p.empty()) return p;
+      if (auto p = define(tensor.name(), [] { return "an initializer"; }); !p.empty()) return p;
     }
     for (int n = 0; n < graph.node_size(); ++n) {
       const auto& node = graph.node(n);
@@ -80,6 +85,7 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
         if (!input.empty() && !visible.count(input)) return where + ": " + UndefinedInput(graph, n, input);
       }
       for (const auto& attribute : node.attribute()) {
+        if (!attribute.has_g() && attribute.graphs_size() == 0) continue;
         // Spelled as GraphPathString spells it, so that every message names a graph the same way.
         const std::string sub_where = where + "/" + NodeLabel(node, n) + ":" + attribute.name();
         if (attribute.has_g()) {
@@ -91,7 +97,7 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
         }
       }
       for (const auto& output : node.output()) {
-        if (auto p = define(output, "an output of " + Described(node, n)); !p.empty()) return p;
+        if (auto p = define(output, [&] { return "an output of " + Described(node, n); }); !p.empty()) return p;
       }
     }
     NameSet output_names;
