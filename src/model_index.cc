@@ -18,6 +18,11 @@ void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
 
 void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReferences& references,
                 google::protobuf::Arena& arena) {
+  // Room for about one value per initializer, input and node, made once rather than by rehashing.
+  const auto values = static_cast<size_t>(graph.initializer_size() + graph.input_size() + graph.node_size());
+  index.producers.reserve(values);
+  index.consumers.reserve(values);
+  index.types.reserve(values + static_cast<size_t>(graph.value_info_size()));
   for (int i = 0; i < graph.initializer_size(); ++i) {
     index.initializers[graph.initializer(i).name()] = i;
     index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
@@ -88,7 +93,11 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model)
   ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
     GraphIndex& index = graphs_[path];
     index.path = path;
-    if (!path.empty()) index.parent = GraphPath(path.begin(), path.end() - 1);
+    if (!path.empty()) {
+      index.parent = GraphPath(path.begin(), path.end() - 1);
+      index.parent_index = &graphs_.at(*index.parent);  // parents come first; map nodes do not move
+    }
+    index.proto = ResolveGraph(model, path);
     IndexGraph(graph, index, references, *arena_);
     if (!graph.name().empty()) used_names_.insert(graph.name());
     for (const auto& [name, producer] : index.producers) used_names_.insert(name);
@@ -107,25 +116,22 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model)
 namespace rnnstate {
 
 ResolvedName ModelIndex::Resolve(const GraphPath& path, const std::string& name) const {
-  GraphPath current = path;
-  while (true) {
-    const GraphIndex& index = graph(current);
-    Producer producer = index.ProducerOf(name);
+  for (const GraphIndex* index = &graph(path);; index = index->parent_index) {
+    const Producer producer = index->ProducerOf(name);
     if (producer.kind == Producer::Kind::kNode) {
-      return ResolvedName{current, producer, &ResolveGraph(*model_, current)->node(producer.index)};
+      return ResolvedName{index->path, producer, &index->proto->node(producer.index), index};
     }
-    if (producer.kind != Producer::Kind::kOuterScope || current.empty()) return ResolvedName{current, producer};
-    current.pop_back();
+    if (producer.kind != Producer::Kind::kOuterScope || index->parent_index == nullptr) {
+      return ResolvedName{index->path, producer, nullptr, index};
+    }
   }
 }
 
 const onnx::TypeProto* ModelIndex::TypeOf(const GraphPath& path, const std::string& name) const {
-  GraphPath current = path;
-  while (true) {
-    if (const onnx::TypeProto* type = graph(current).TypeOf(name)) return type;
-    if (current.empty()) return nullptr;
-    current.pop_back();
+  for (const GraphIndex* index = &graph(path); index != nullptr; index = index->parent_index) {
+    if (const onnx::TypeProto* type = index->TypeOf(name)) return type;
   }
+  return nullptr;
 }
 
 }  // namespace rnnstate

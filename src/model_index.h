@@ -56,6 +56,10 @@ struct GraphIndex {
   std::unordered_map<std::string, const onnx::TypeProto*> types;
   /// Names this graph's subgraphs read from outer scopes, per node of this graph.
   std::map<int, std::set<std::string>> outer_references;
+  /// The index of the enclosing graph (nullptr for the main graph), and this graph in the indexed model
+  /// (not in the inferred copy): names resolve upwards without looking paths up again.
+  const GraphIndex* parent_index = nullptr;
+  const onnx::GraphProto* proto = nullptr;
 
   /// The producer of `name` in this graph, or a kOuterScope producer when it is not defined here.
   Producer ProducerOf(const std::string& name) const;
@@ -71,6 +75,7 @@ struct ResolvedName {
   GraphPath graph;
   Producer producer;                   ///< kOuterScope only when no enclosing graph defines the name
   const onnx::NodeProto* node = nullptr;  ///< the producing node (kNode), else nullptr
+  const GraphIndex* index = nullptr;      ///< the index of `graph`
 };
 
 /// The index of a whole model.
