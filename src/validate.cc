@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -51,22 +52,40 @@ std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::stri
 }
 
 /// Names visible in the scope being checked: those of the enclosing graphs defined before the node
-/// that holds the subgraph, then the scope's own. Views into the model, which outlives the check.
+/// that holds the subgraph, then the scope's own, each with the depth of the scope that defines it
+/// (the innermost). Views into the model, which outlives the check.
+using VisibleNames = std::unordered_map<std::string_view, int>;
 using NameSet = std::unordered_set<std::string_view>;
 
-/// `subgraph`: the graph is a Loop/Scan body or an If branch, whose outputs are positional.
-std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where, bool subgraph) {
-  // About one name per input, initializer and node: room made once, not by rehashing as the sets grow.
-  const auto names = static_cast<size_t>(graph.input_size() + graph.initializer_size() + graph.node_size());
-  NameSet own;
-  own.reserve(names);
-  visible.reserve(visible.size() + names);
-  std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
+/// Makes room for `more` names at once. Never shrinks: unordered_map::reserve rehashes a big map down to
+/// the size asked for, which every small subgraph would do to the main graph's names.
+void MakeRoom(VisibleNames& names, size_t more) {
+  const size_t wanted = names.size() + more;
+  if (static_cast<double>(wanted) > static_cast<double>(names.bucket_count()) * names.max_load_factor()) {
+    names.reserve(wanted);
+  }
+}
+
+/// `depth`: 0 for the main graph; deeper graphs are Loop/Scan bodies or If branches, whose outputs are
+/// positional.
+std::string CheckScope(const onnx::GraphProto& graph, VisibleNames& visible, int depth, const std::string& where) {
+  const bool subgraph = depth > 0;
+  // About one name per input, initializer and node: room made once, not by rehashing as the map grows.
+  MakeRoom(visible, static_cast<size_t>(graph.input_size() + graph.initializer_size() + graph.node_size()));
+  std::vector<std::string_view> added;                      // newly visible here, hidden when the scope ends
+  std::vector<std::pair<std::string_view, int>> shadowed;  // outer names defined again here, and their depth
   // `what` names the definition for the message: built only when there is one, not for every name.
   auto define = [&](const std::string& name, const auto& what) -> std::string {
     if (name.empty()) return "";
-    if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what() + ")";
-    if (visible.insert(name).second) added.push_back(name);
+    auto [known, fresh] = visible.try_emplace(name, depth);
+    if (fresh) {
+      added.push_back(name);
+    } else if (known->second == depth) {
+      return where + ": '" + name + "' is defined twice (" + what() + ")";
+    } else {
+      shadowed.emplace_back(name, known->second);
+      known->second = depth;
+    }
     return "";
   };
   auto problem = [&]() -> std::string {
@@ -89,11 +108,11 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
         // Spelled as GraphPathString spells it, so that every message names a graph the same way.
         const std::string sub_where = where + "/" + NodeLabel(node, n) + ":" + attribute.name();
         if (attribute.has_g()) {
-          if (auto p = CheckScope(attribute.g(), visible, sub_where, true); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.g(), visible, depth + 1, sub_where); !p.empty()) return p;
         }
         for (int i = 0; i < attribute.graphs_size(); ++i) {
           const std::string listed = sub_where + "[" + std::to_string(i) + "]";
-          if (auto p = CheckScope(attribute.graphs(i), visible, listed, true); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.graphs(i), visible, depth + 1, listed); !p.empty()) return p;
         }
       }
       for (const auto& output : node.output()) {
@@ -112,7 +131,10 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
     }
     return "";
   }();
-  for (auto name : added) visible.erase(name);
+  if (subgraph) {  // the main graph's names go with the map
+    for (auto name : added) visible.erase(name);
+    for (const auto& [name, outer] : shadowed) visible[name] = outer;
+  }
   return problem;
 }
 
@@ -154,8 +176,8 @@ std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
 }  // namespace
 
 std::string StructuralProblem(const onnx::ModelProto& model) {
-  NameSet visible;
-  return CheckScope(model.graph(), visible, "main", false);
+  VisibleNames visible;
+  return CheckScope(model.graph(), visible, 0, "main");
 }
 
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
