@@ -7,7 +7,7 @@ namespace rnnstate {
 
 namespace {
 
-const std::vector<Consumer> kNoConsumers;
+const Consumers kNoConsumers;
 
 void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
@@ -42,8 +42,10 @@ void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReference
       if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
     }
     std::set<std::string> outer = references.OfNode(node);
-    for (const auto& name : outer) index.consumers[name].push_back(Consumer{n, -1});
-    if (!outer.empty()) index.outer_references[n] = std::move(outer);
+    if (outer.empty()) continue;
+    // Kept first: the consumers are keyed by views of the names kept here.
+    const std::set<std::string>& kept = index.outer_references[n] = std::move(outer);
+    for (const auto& name : kept) index.consumers[name].push_back(Consumer{n, -1});
   }
   for (int i = 0; i < graph.output_size(); ++i) index.outputs[graph.output(i).name()] = i;
 
@@ -71,7 +73,7 @@ Producer GraphIndex::ProducerOf(const std::string& name) const {
   return it == producers.end() ? Producer{} : it->second;
 }
 
-const std::vector<Consumer>& GraphIndex::ConsumersOf(const std::string& name) const {
+const Consumers& GraphIndex::ConsumersOf(const std::string& name) const {
   auto it = consumers.find(name);
   return it == consumers.end() ? kNoConsumers : it->second;
 }
@@ -82,7 +84,11 @@ const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
 }
 
 ModelIndex::ModelIndex(const onnx::ModelProto& model)
-    : model_(&model), arena_(std::make_unique<google::protobuf::Arena>()) {
+    : model_(&model),
+      arena_(std::make_unique<google::protobuf::Arena>()),
+      memory_(std::make_unique<std::pmr::monotonic_buffer_resource>()),
+      used_names_(memory_.get()),
+      used_dim_params_(memory_.get()) {
   onnx_opset_ = OnnxOpset(model);
 
   onnx::ModelProto& inferred = *StructuralCopy(model, *arena_);
@@ -91,7 +97,7 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model)
   GraphPath root;
   OuterReferences references;  // each subgraph's free names, worked out once
   ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
-    GraphIndex& index = graphs_[path];
+    GraphIndex& index = graphs_.try_emplace(path, memory_.get()).first->second;
     index.path = path;
     if (!path.empty()) {
       index.parent = GraphPath(path.begin(), path.end() - 1);

@@ -9,9 +9,11 @@
 
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -42,18 +44,26 @@ struct Consumer {
   int slot = -1;
 };
 
-/// The index of one graph (main graph or subgraph).
+/// The uses of one value.
+using Consumers = std::pmr::vector<Consumer>;
+
+/// The index of one graph (main graph or subgraph). The maps with an entry per value are keyed by views
+/// of the names in the ModelIndex's inferred copy of the model and take their memory from the ModelIndex:
+/// no allocation per value to build them, no free to drop them.
 struct GraphIndex {
+  explicit GraphIndex(std::pmr::memory_resource* memory = std::pmr::get_default_resource())
+      : producers(memory), consumers(memory), types(memory) {}
+
   GraphPath path;
   std::optional<GraphPath> parent;  ///< empty for the main graph
-  std::unordered_map<std::string, Producer> producers;
-  std::unordered_map<std::string, std::vector<Consumer>> consumers;
+  std::pmr::unordered_map<std::string_view, Producer> producers;
+  std::pmr::unordered_map<std::string_view, Consumers> consumers;
   std::unordered_map<std::string, int> outputs;     ///< graph output name -> position
   std::unordered_map<std::string, int> inputs;      ///< graph input name -> position
   std::unordered_map<std::string, int> initializers;  ///< initializer name -> position
   /// Types from the model's declarations, completed by onnx shape inference when it succeeded. They
   /// point into the ModelIndex's inferred copy of the model, which outlives every GraphIndex.
-  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  std::pmr::unordered_map<std::string_view, const onnx::TypeProto*> types;
   /// Names this graph's subgraphs read from outer scopes, per node of this graph.
   std::map<int, std::set<std::string>> outer_references;
   /// The index of the enclosing graph (nullptr for the main graph), and this graph in the indexed model
@@ -64,7 +74,7 @@ struct GraphIndex {
   /// The producer of `name` in this graph, or a kOuterScope producer when it is not defined here.
   Producer ProducerOf(const std::string& name) const;
   /// Uses of `name` in this graph (empty vector when unused).
-  const std::vector<Consumer>& ConsumersOf(const std::string& name) const;
+  const Consumers& ConsumersOf(const std::string& name) const;
   /// The declared or inferred tensor type of `name`, or nullptr.
   const onnx::TypeProto* TypeOf(const std::string& name) const;
 };
@@ -107,6 +117,8 @@ class ModelIndex {
   // Owns the inferred structural copy and the initializer types that `types` point to; one arena, so
   // that neither costs an allocation per message.
   std::unique_ptr<google::protobuf::Arena> arena_;
+  // The memory of the maps below, released at once with the index (declared first: dropped last).
+  std::unique_ptr<std::pmr::monotonic_buffer_resource> memory_;
   std::map<GraphPath, GraphIndex> graphs_;
   NameViews used_names_;
   NameViews used_dim_params_;

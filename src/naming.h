@@ -2,6 +2,7 @@
 /// \file
 /// Readable, collision-free names for everything a rewrite adds.
 
+#include <memory_resource>
 #include <set>
 #include <string>
 #include <string_view>
@@ -10,7 +11,7 @@
 namespace rnnstate {
 
 /// Names in use, as views into the model that holds them (ModelIndex::used_names).
-using NameViews = std::unordered_set<std::string_view>;
+using NameViews = std::pmr::unordered_set<std::string_view>;
 
 /// Hands out names that are unique across the whole model (all scopes) and among each other.
 class NameAllocator {
