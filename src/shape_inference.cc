@@ -3,6 +3,9 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <string>
+#include <unordered_map>
+
 #include "contrib_schemas.h"
 #include "model_index.h"
 #include "proto_access.h"
@@ -56,13 +59,28 @@ void StripSubgraphPayloads(onnx::GraphProto* graph) {
   }
 }
 
+/// The ai.onnx schemas of one opset by operator, each looked up in onnx's registry once.
+class OnnxSchemas {
+ public:
+  explicit OnnxSchemas(int64_t opset) : opset_(opset) {}
+  const onnx::OpSchema* Of(const std::string& op_type) {
+    auto [known, fresh] = schemas_.try_emplace(op_type, nullptr);
+    if (fresh) known->second = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset_), "");
+    return known->second;
+  }
+
+ private:
+  int64_t opset_;
+  std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
+};
+
 /// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
 /// has one of the wrong type. onnx's shape inference dereferences such attributes unchecked (a Scan
 /// without num_scan_inputs crashes it), so it is not run on such a model.
-std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
+std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& schemas) {
   for (const auto& node : graph.node()) {
     if (IsOnnxDomain(node.domain())) {
-      if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "")) {
+      if (const onnx::OpSchema* schema = schemas.Of(node.op_type())) {
         for (const auto& [name, spec] : schema->attributes()) {
           const onnx::AttributeProto* found = FindAttribute(node, name);
           if (found == nullptr && spec.required) return node.op_type() + " lacks its required attribute '" + name + "'";
@@ -74,10 +92,10 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
     }
     for (const auto& attribute : node.attribute()) {
       if (attribute.has_g()) {
-        if (std::string problem = MalformedAttributes(attribute.g(), opset); !problem.empty()) return problem;
+        if (std::string problem = MalformedAttributes(attribute.g(), schemas); !problem.empty()) return problem;
       }
       for (const auto& sub : attribute.graphs()) {
-        if (std::string problem = MalformedAttributes(sub, opset); !problem.empty()) return problem;
+        if (std::string problem = MalformedAttributes(sub, schemas); !problem.empty()) return problem;
       }
     }
   }
@@ -98,8 +116,8 @@ onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf
 }
 
 std::string InferShapes(onnx::ModelProto& copy) {
-  const int64_t opset = OnnxOpset(copy);
-  if (std::string problem = MalformedAttributes(copy.graph(), opset); !problem.empty()) return problem;
+  OnnxSchemas schemas(OnnxOpset(copy));
+  if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;
   RegisterContribSchemas();
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
