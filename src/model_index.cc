@@ -85,7 +85,7 @@ const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
 
 ModelIndex::ModelIndex(const onnx::ModelProto& model)
     : model_(&model),
-      arena_(std::make_unique<google::protobuf::Arena>()),
+      arena_(std::make_unique<google::protobuf::Arena>(StructuralCopyArenaOptions())),
       memory_(std::make_unique<std::pmr::monotonic_buffer_resource>()),
       used_names_(memory_.get()),
       used_dim_params_(memory_.get()) {

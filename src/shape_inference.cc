@@ -104,6 +104,12 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& sche
 
 }  // namespace
 
+google::protobuf::ArenaOptions StructuralCopyArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.max_block_size = size_t{1} << 20;
+  return options;
+}
+
 onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena) {
   auto* copy = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   // Everything shape inference reads, and the graph without initializer payloads.

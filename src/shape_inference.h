@@ -16,6 +16,10 @@ namespace rnnstate {
 /// shape inference without duplicating the weights. Allocated on (and owned by) `arena`.
 onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena);
 
+/// Options for the arena of a StructuralCopy: blocks that grow to 1 MiB (protobuf's default stops growing
+/// at 8 KiB: thousands of allocations for a big graph).
+google::protobuf::ArenaOptions StructuralCopyArenaOptions();
+
 /// Infers the types of `copy` (a StructuralCopy) in place. Returns "" or why inference failed or was not
 /// run.
 std::string InferShapes(onnx::ModelProto& copy);
