@@ -268,10 +268,11 @@ std::string FirstOwnerViolation(const ModelIndex& index) {
   return "";
 }
 
-ModelIndex IndexValidModel(const onnx::ModelProto& model) {
+ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
   if (std::string problem = FirstStructuralViolation(model); !problem.empty()) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
+  if (structure_valid) structure_valid();
   ModelIndex index(model);
   // A view operator's broken axes first: the wrong shapes they pass on would otherwise be blamed on the
   // recurrent node that reads them.

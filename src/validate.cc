@@ -4,7 +4,9 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -145,6 +147,16 @@ void RunChecker(const onnx::ModelProto& model, const std::string& model_dir) {
   onnx::checker::check_model(model, ctx);
 }
 
+/// RunChecker's verdict: nullopt when `model` passes, else the checker's message.
+std::optional<std::string> CheckerProblem(const onnx::ModelProto& model, const std::string& model_dir) {
+  try {
+    RunChecker(model, model_dir);
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+}
+
 bool OpsetsKnown(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import()) {
     if (IsOnnxDomain(opset.domain()) && opset.version() > kCheckerMaxOpset) return false;
@@ -180,8 +192,14 @@ std::string StructuralProblem(const onnx::ModelProto& model) {
   return CheckScope(model.graph(), visible, 0, "main");
 }
 
+std::future<std::optional<std::string>> StartChecker(const onnx::ModelProto& model, const std::string& model_dir) {
+  if (model.ir_version() > kCheckerMaxIr || !OpsetsKnown(model)) return {};
+  return std::async(std::launch::async, [&model, model_dir] { return CheckerProblem(model, model_dir); });
+}
+
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
-                                          const std::string& model_dir) {
+                                          const std::string& model_dir,
+                                          std::future<std::optional<std::string>> checked) {
   ValidationBaseline baseline;
   baseline.model_dir = model_dir;
   baseline.inference_applies = inference_succeeded;
@@ -190,13 +208,11 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
     baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
   } else if (!OpsetsKnown(input)) {
     baseline.why_not = "the ai.onnx opset is newer than onnx 1.12 knows";
+  } else if (const std::optional<std::string> problem = checked.valid() ? checked.get()
+                                                                          : CheckerProblem(input, model_dir)) {
+    baseline.why_not = "the input model does not pass onnx's checker (" + *problem + ")";
   } else {
-    try {
-      RunChecker(input, model_dir);
-      baseline.checker_applies = true;
-    } catch (const std::exception& e) {
-      baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
-    }
+    baseline.checker_applies = true;
   }
   if (!inference_succeeded && baseline.why_not.empty())
     baseline.why_not = "onnx shape inference fails on the input model";
@@ -207,17 +223,23 @@ void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& 
   if (std::string problem = StructuralProblem(model); !problem.empty()) {
     throw Error(ExitCode::kInternal, "rewritten model is invalid: " + problem);
   }
+  // onnx's checker and its shape inference only read the model: the inference (the longer) runs on
+  // another thread meanwhile. Their verdicts are taken in the same order as before.
+  std::future<std::string> inferred;
+  if (baseline.inference_applies) {
+    inferred = std::async(std::launch::async, [&model] {
+      google::protobuf::Arena arena(StructuralCopyArenaOptions());
+      // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
+      return InferShapes(*StructuralCopy(model, arena));
+    });
+  }
   if (baseline.checker_applies) {
-    try {
-      RunChecker(model, baseline.model_dir);
-    } catch (const std::exception& e) {
-      throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx's checker: ") + e.what());
+    if (const std::optional<std::string> problem = CheckerProblem(model, baseline.model_dir)) {
+      throw Error(ExitCode::kInternal, "rewritten model fails onnx's checker: " + *problem);
     }
   }
   if (baseline.inference_applies) {
-    google::protobuf::Arena arena;
-    // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
-    if (const std::string error = InferShapes(*StructuralCopy(model, arena)); !error.empty()) {
+    if (const std::string error = inferred.get(); !error.empty()) {
       const std::string failure = "rewritten model fails onnx shape inference: " + error;
       if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
       // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did
