@@ -105,16 +105,32 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model)
     }
     index.proto = ResolveGraph(model, path);
     IndexGraph(graph, index, references, *arena_);
-    if (!graph.name().empty()) used_names_.insert(graph.name());
-    for (const auto& [name, producer] : index.producers) used_names_.insert(name);
-    for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
-    for (const auto& info : graph.value_info()) used_names_.insert(info.name());
-    for (const auto& info : graph.output()) used_names_.insert(info.name());
-    for (const auto& node : graph.node()) {
-      if (!node.name().empty()) used_names_.insert(node.name());
-    }
+    CollectNames(graph, index);
     for (const auto& [name, type] : index.types) CollectDimParams(*type, used_dim_params_);
   });
+}
+
+void ModelIndex::CollectNames(const onnx::GraphProto& graph, const GraphIndex& index) {
+  // The main graph's values are found in its maps (UsesName): only the other names are copied here.
+  const bool main = index.path.empty();
+  auto value = [&](const std::string& name) {
+    if (!main || !index.producers.count(name)) used_names_.insert(name);
+  };
+  if (!graph.name().empty()) used_names_.insert(graph.name());
+  if (!main) {
+    for (const auto& [name, producer] : index.producers) used_names_.insert(name);
+    for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
+  }
+  for (const auto& info : graph.value_info()) value(info.name());
+  for (const auto& info : graph.output()) value(info.name());
+  for (const auto& node : graph.node()) {
+    if (!node.name().empty()) used_names_.insert(node.name());
+  }
+}
+
+bool ModelIndex::UsesName(const std::string& name) const {
+  const GraphIndex& main = graph(GraphPath{});
+  return used_names_.count(name) > 0 || main.producers.count(name) > 0 || main.consumers.count(name) > 0;
 }
 
 }  // namespace rnnstate

@@ -104,9 +104,15 @@ class ModelIndex {
   ResolvedName Resolve(const GraphPath& path, const std::string& name) const;
   /// The declared or inferred type of `name` as seen from `path` (searching enclosing graphs), or nullptr.
   const onnx::TypeProto* TypeOf(const GraphPath& path, const std::string& name) const;
-  /// Every value, node and graph name used anywhere in the model, plus dim_param names: views into the
-  /// index's inferred copy of the model, valid as long as the index.
-  const NameViews& used_names() const { return used_names_; }
+  /// True when `name` is a value, node or graph name used anywhere in the model.
+  bool UsesName(const std::string& name) const;
+  /// A NameAllocator of value and node names that avoids every name the model uses (UsesName); the
+  /// index must outlive it.
+  NameAllocator NewNames() const {
+    return NameAllocator([this](const std::string& name) { return UsesName(name); });
+  }
+  /// The dim_param names used anywhere in the model: views into the index's inferred copy of the model,
+  /// valid as long as the index.
   const NameViews& used_dim_params() const { return used_dim_params_; }
   /// The ai.onnx opset the model imports (0 if none).
   int64_t onnx_opset() const { return onnx_opset_; }
@@ -120,7 +126,10 @@ class ModelIndex {
   // The memory of the maps below, released at once with the index (declared first: dropped last).
   std::unique_ptr<std::pmr::monotonic_buffer_resource> memory_;
   std::map<GraphPath, GraphIndex> graphs_;
-  NameViews used_names_;
+  /// Adds the names of `graph` that its index's maps do not hold to used_names_.
+  void CollectNames(const onnx::GraphProto& graph, const GraphIndex& index);
+
+  NameViews used_names_;  ///< with the main graph's value maps, every name in use (UsesName)
   NameViews used_dim_params_;
   int64_t onnx_opset_ = 0;
   std::string inference_error_;
