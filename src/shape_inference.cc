@@ -18,8 +18,20 @@ namespace {
 /// Reshape targets, Squeeze axes given as initializers); weights are never this small.
 constexpr size_t kSmallInitializerBytes = 1024;
 
-/// Copies `src` into `dst` without the payloads of large initializers, recursing into subgraph
-/// attributes, so that shape inference never costs a copy of the weights.
+/// Adds `tensor` to `dst`'s initializers: whole when small, else only its name, type and dims.
+void AddInitializerStructure(const onnx::TensorProto& tensor, onnx::GraphProto* dst) {
+  if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+    *dst->add_initializer() = tensor;
+    return;
+  }
+  onnx::TensorProto* copy = dst->add_initializer();
+  copy->set_name(tensor.name());
+  copy->set_data_type(tensor.data_type());
+  *copy->mutable_dims() = tensor.dims();
+}
+
+/// Copies `src` into `dst` without the payloads of large initializers, so that shape inference never
+/// costs a copy of the weights. Its nodes are copied whole (their subgraphs are stripped afterwards).
 void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
   dst->Clear();
   dst->set_name(src.name());
@@ -27,16 +39,22 @@ void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
   *dst->mutable_input() = src.input();
   *dst->mutable_output() = src.output();
   *dst->mutable_value_info() = src.value_info();
-  for (const auto& tensor : src.initializer()) {
-    if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
-      *dst->add_initializer() = tensor;
-      continue;
-    }
-    onnx::TensorProto* copy = dst->add_initializer();
-    copy->set_name(tensor.name());
-    copy->set_data_type(tensor.data_type());
-    *copy->mutable_dims() = tensor.dims();
-  }
+  for (const auto& tensor : src.initializer()) AddInitializerStructure(tensor, dst);
+}
+
+/// Makes `graph`, a subgraph in the copy, what CopyGraphStructure makes of it, in place: its nodes,
+/// inputs, outputs and value infos are moved (a swap on one arena), not copied again — copying each
+/// level's subtree again cost the copy time and memory quadratic in the nesting depth.
+void StripGraph(onnx::GraphProto* graph) {
+  auto* kept = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(graph->GetArena());
+  kept->set_name(graph->name());
+  kept->mutable_node()->Swap(graph->mutable_node());
+  kept->mutable_input()->Swap(graph->mutable_input());
+  kept->mutable_output()->Swap(graph->mutable_output());
+  kept->mutable_value_info()->Swap(graph->mutable_value_info());
+  for (const auto& tensor : graph->initializer()) AddInitializerStructure(tensor, kept);
+  graph->Swap(kept);
+  if (kept->GetArena() == nullptr) delete kept;
 }
 
 /// Removes initializer payloads from every subgraph of `graph` (the top level was copied without them).
@@ -44,15 +62,11 @@ void StripSubgraphPayloads(onnx::GraphProto* graph) {
   for (auto& node : *graph->mutable_node()) {
     for (auto& attribute : *node.mutable_attribute()) {
       if (attribute.has_g()) {
-        onnx::GraphProto stripped;
-        CopyGraphStructure(attribute.g(), &stripped);
-        *attribute.mutable_g() = std::move(stripped);
+        StripGraph(attribute.mutable_g());
         StripSubgraphPayloads(attribute.mutable_g());
       }
       for (auto& sub : *attribute.mutable_graphs()) {
-        onnx::GraphProto stripped;
-        CopyGraphStructure(sub, &stripped);
-        sub = std::move(stripped);
+        StripGraph(&sub);
         StripSubgraphPayloads(&sub);
       }
     }
