@@ -83,15 +83,15 @@ const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
   return it == types.end() ? nullptr : it->second;
 }
 
-ModelIndex::ModelIndex(const onnx::ModelProto& model)
+ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
     : model_(&model),
-      arena_(std::make_unique<google::protobuf::Arena>(StructuralCopyArenaOptions())),
+      arena_(std::move(copy.arena)),
       memory_(std::make_unique<std::pmr::monotonic_buffer_resource>()),
       used_names_(memory_.get()),
       used_dim_params_(memory_.get()) {
   onnx_opset_ = OnnxOpset(model);
 
-  onnx::ModelProto& inferred = *StructuralCopy(model, *arena_);
+  onnx::ModelProto& inferred = *copy.model;
   inference_error_ = InferShapes(inferred);
 
   GraphPath root;

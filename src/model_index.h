@@ -20,6 +20,7 @@
 #include "graph_path.h"
 #include "naming.h"
 #include "proto_access.h"
+#include "shape_inference.h"
 
 namespace rnnstate {
 
@@ -93,7 +94,10 @@ class ModelIndex {
  public:
   /// Indexes `model`. Runs onnx shape inference on a structural copy (tensor payloads are not copied);
   /// if it fails, `inference_error()` says why and only declared types are known.
-  explicit ModelIndex(const onnx::ModelProto& model);
+  explicit ModelIndex(const onnx::ModelProto& model) : ModelIndex(model, MakeStructuralCopy(model)) {}
+  /// Indexes `model` from `copy`, its StructuralCopy made beforehand (IndexValidModel makes it beside the
+  /// structural rules).
+  ModelIndex(const onnx::ModelProto& model, OwnedCopy copy);
 
   const onnx::ModelProto& model() const { return *model_; }
   /// The index of the graph at `path`; throws std::out_of_range for an unknown path.

@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
 #include <tuple>
@@ -269,11 +270,14 @@ std::string FirstOwnerViolation(const ModelIndex& index) {
 }
 
 ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
+  // The copy shape inference works on only reads the model (it infers nothing): made on another thread
+  // while the rules are checked. Inference itself waits for their verdict.
+  std::future<OwnedCopy> copy = std::async(std::launch::async, [&model] { return MakeStructuralCopy(model); });
   if (std::string problem = FirstStructuralViolation(model); !problem.empty()) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
   if (structure_valid) structure_valid();
-  ModelIndex index(model);
+  ModelIndex index(model, copy.get());
   // A view operator's broken axes first: the wrong shapes they pass on would otherwise be blamed on the
   // recurrent node that reads them.
   for (auto rules : {FirstViewRuleViolation, FirstOwnerViolation}) {

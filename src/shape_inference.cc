@@ -135,6 +135,12 @@ onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf
   return copy;
 }
 
+OwnedCopy MakeStructuralCopy(const onnx::ModelProto& model) {
+  OwnedCopy copy{std::make_unique<google::protobuf::Arena>(StructuralCopyArenaOptions()), nullptr};
+  copy.model = StructuralCopy(model, *copy.arena);
+  return copy;
+}
+
 std::string InferShapes(onnx::ModelProto& copy) {
   OnnxSchemas schemas(OnnxOpset(copy));
   if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;
