@@ -161,8 +161,8 @@ void CheckPair(const ModelIndex& index, const StateLookup& states, const StatePa
   const std::string label = PairLabel(pair) + ": ";
   const GraphIndex& main = index.graph(GraphPath{});
   // A member of a packed value names values inside the main graph (see CheckPackedValues).
-  bool input_ok = packed_member ? main.producers.count(pair.input) > 0 : main.inputs.count(pair.input) > 0;
-  bool output_ok = packed_member ? main.producers.count(pair.output) > 0 : main.outputs.count(pair.output) > 0;
+  bool input_ok = packed_member ? main.Defines(pair.input) : main.inputs.count(pair.input) > 0;
+  bool output_ok = packed_member ? main.Defines(pair.output) : main.outputs.count(pair.output) > 0;
   if (packed_member && (!input_ok || !output_ok)) {
     problems.push_back({CheckProblem::Kind::kPackedMismatch,
                         label + "'" + (input_ok ? pair.output : pair.input) + "' is not a value of the main graph"});

@@ -19,68 +19,69 @@ void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
 void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReferences& references,
                 google::protobuf::Arena& arena) {
   // Room for about one value per initializer, input and node, made once rather than by rehashing.
-  const auto values = static_cast<size_t>(graph.initializer_size() + graph.input_size() + graph.node_size());
-  index.producers.reserve(values);
-  index.consumers.reserve(values);
-  index.types.reserve(values + static_cast<size_t>(graph.value_info_size()));
+  index.values.reserve(static_cast<size_t>(graph.initializer_size() + graph.input_size() + graph.node_size()));
   for (int i = 0; i < graph.initializer_size(); ++i) {
     index.initializers[graph.initializer(i).name()] = i;
-    index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
+    index.values[graph.initializer(i).name()].producer = Producer{Producer::Kind::kInitializer, i, -1};
   }
   for (int i = 0; i < graph.input_size(); ++i) {
     const std::string& name = graph.input(i).name();
     index.inputs[name] = i;
     bool defaulted = index.initializers.count(name) > 0;
-    index.producers[name] = Producer{defaulted ? Producer::Kind::kDefaultedInput : Producer::Kind::kGraphInput, i, -1};
+    index.values[name].producer =
+        Producer{defaulted ? Producer::Kind::kDefaultedInput : Producer::Kind::kGraphInput, i, -1};
   }
   for (int n = 0; n < graph.node_size(); ++n) {
     const auto& node = graph.node(n);
     for (int s = 0; s < node.output_size(); ++s) {
-      if (!node.output(s).empty()) index.producers[node.output(s)] = Producer{Producer::Kind::kNode, n, s};
+      if (!node.output(s).empty()) index.values[node.output(s)].producer = Producer{Producer::Kind::kNode, n, s};
     }
     for (int s = 0; s < node.input_size(); ++s) {
-      if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
+      if (!node.input(s).empty()) index.values[node.input(s)].consumers.push_back(Consumer{n, s});
     }
     std::set<std::string> outer = references.OfNode(node);
     if (outer.empty()) continue;
-    // Kept first: the consumers are keyed by views of the names kept here.
+    // Kept first: the values are keyed by views of the names kept here.
     const std::set<std::string>& kept = index.outer_references[n] = std::move(outer);
-    for (const auto& name : kept) index.consumers[name].push_back(Consumer{n, -1});
+    for (const auto& name : kept) index.values[name].consumers.push_back(Consumer{n, -1});
   }
   for (int i = 0; i < graph.output_size(); ++i) index.outputs[graph.output(i).name()] = i;
 
   // Declared types first, then inferred ones where nothing was declared.
   auto add_type = [&](const onnx::ValueInfoProto& info) {
-    if (info.has_type()) index.types.emplace(info.name(), &info.type());
+    if (!info.has_type()) return;
+    const onnx::TypeProto*& type = index.values[info.name()].type;
+    if (type == nullptr) type = &info.type();
   };
   for (const auto& info : graph.input()) add_type(info);
   for (const auto& info : graph.output()) add_type(info);
   for (const auto& info : graph.value_info()) add_type(info);
   for (const auto& tensor : graph.initializer()) {
-    if (index.types.count(tensor.name())) continue;
+    const onnx::TypeProto*& known = index.values[tensor.name()].type;
+    if (known != nullptr) continue;
     auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
     type->mutable_tensor_type()->set_elem_type(tensor.data_type());
     auto* shape = type->mutable_tensor_type()->mutable_shape();
     for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
-    index.types.emplace(tensor.name(), type);
+    known = type;
   }
 }
 
 }  // namespace
 
 Producer GraphIndex::ProducerOf(const std::string& name) const {
-  auto it = producers.find(name);
-  return it == producers.end() ? Producer{} : it->second;
+  auto it = values.find(name);
+  return it == values.end() ? Producer{} : it->second.producer;
 }
 
 const Consumers& GraphIndex::ConsumersOf(const std::string& name) const {
-  auto it = consumers.find(name);
-  return it == consumers.end() ? kNoConsumers : it->second;
+  auto it = values.find(name);
+  return it == values.end() ? kNoConsumers : it->second.consumers;
 }
 
 const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
-  auto it = types.find(name);
-  return it == types.end() ? nullptr : it->second;
+  auto it = values.find(name);
+  return it == values.end() ? nullptr : it->second.type;
 }
 
 ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
@@ -106,31 +107,31 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
     index.proto = ResolveGraph(model, path);
     IndexGraph(graph, index, references, *arena_);
     CollectNames(graph, index);
-    for (const auto& [name, type] : index.types) CollectDimParams(*type, used_dim_params_);
+    for (const auto& [name, value] : index.values) {
+      if (value.type != nullptr) CollectDimParams(*value.type, used_dim_params_);
+    }
   });
 }
 
 void ModelIndex::CollectNames(const onnx::GraphProto& graph, const GraphIndex& index) {
-  // The main graph's values are found in its maps (UsesName): only the other names are copied here.
+  // The main graph's values are found in its map (UsesName): only the other names are copied here.
   const bool main = index.path.empty();
-  auto value = [&](const std::string& name) {
-    if (!main || !index.producers.count(name)) used_names_.insert(name);
-  };
   if (!graph.name().empty()) used_names_.insert(graph.name());
   if (!main) {
-    for (const auto& [name, producer] : index.producers) used_names_.insert(name);
-    for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
+    for (const auto& [name, value] : index.values) used_names_.insert(name);
   }
-  for (const auto& info : graph.value_info()) value(info.name());
-  for (const auto& info : graph.output()) value(info.name());
+  auto named = [&](const std::string& name) {
+    if (!main || !index.values.count(name)) used_names_.insert(name);
+  };
+  for (const auto& info : graph.value_info()) named(info.name());
+  for (const auto& info : graph.output()) named(info.name());
   for (const auto& node : graph.node()) {
     if (!node.name().empty()) used_names_.insert(node.name());
   }
 }
 
 bool ModelIndex::UsesName(const std::string& name) const {
-  const GraphIndex& main = graph(GraphPath{});
-  return used_names_.count(name) > 0 || main.producers.count(name) > 0 || main.consumers.count(name) > 0;
+  return used_names_.count(name) > 0 || graph(GraphPath{}).values.count(name) > 0;
 }
 
 }  // namespace rnnstate

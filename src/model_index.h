@@ -48,23 +48,36 @@ struct Consumer {
 /// The uses of one value.
 using Consumers = std::pmr::vector<Consumer>;
 
-/// The index of one graph (main graph or subgraph). The maps with an entry per value are keyed by views
-/// of the names in the ModelIndex's inferred copy of the model and take their memory from the ModelIndex:
-/// no allocation per value to build them, no free to drop them.
+/// What one graph knows of one value: who produces it, who uses it, its type. Its uses take their memory
+/// from the map holding the entry.
+struct ValueEntry {
+  using allocator_type = std::pmr::polymorphic_allocator<Consumer>;
+  explicit ValueEntry(const allocator_type& memory = {}) : consumers(memory) {}
+  ValueEntry(const ValueEntry& other, const allocator_type& memory)
+      : producer(other.producer), consumers(other.consumers, memory), type(other.type) {}
+  ValueEntry(ValueEntry&& other, const allocator_type& memory)
+      : producer(other.producer), consumers(std::move(other.consumers), memory), type(other.type) {}
+
+  Producer producer;                      ///< kOuterScope when this graph does not define the value
+  Consumers consumers;                    ///< uses in this graph
+  const onnx::TypeProto* type = nullptr;  ///< declared or inferred, or nullptr
+};
+
+/// The index of one graph (main graph or subgraph). The map with an entry per value is keyed by views of
+/// the names in the ModelIndex's inferred copy of the model and takes its memory from the ModelIndex: no
+/// allocation per value to build it, no free to drop it, and one entry per value, not one per map.
 struct GraphIndex {
-  explicit GraphIndex(std::pmr::memory_resource* memory = std::pmr::get_default_resource())
-      : producers(memory), consumers(memory), types(memory) {}
+  explicit GraphIndex(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : values(memory) {}
 
   GraphPath path;
   std::optional<GraphPath> parent;  ///< empty for the main graph
-  std::pmr::unordered_map<std::string_view, Producer> producers;
-  std::pmr::unordered_map<std::string_view, Consumers> consumers;
+  /// Every value this graph defines, uses or declares a type for. The types come from the model's
+  /// declarations, completed by onnx shape inference when it succeeded; they point into the ModelIndex's
+  /// inferred copy of the model, which outlives every GraphIndex.
+  std::pmr::unordered_map<std::string_view, ValueEntry> values;
   std::unordered_map<std::string, int> outputs;     ///< graph output name -> position
   std::unordered_map<std::string, int> inputs;      ///< graph input name -> position
   std::unordered_map<std::string, int> initializers;  ///< initializer name -> position
-  /// Types from the model's declarations, completed by onnx shape inference when it succeeded. They
-  /// point into the ModelIndex's inferred copy of the model, which outlives every GraphIndex.
-  std::pmr::unordered_map<std::string_view, const onnx::TypeProto*> types;
   /// Names this graph's subgraphs read from outer scopes, per node of this graph.
   std::map<int, std::set<std::string>> outer_references;
   /// The index of the enclosing graph (nullptr for the main graph), and this graph in the indexed model
@@ -74,6 +87,8 @@ struct GraphIndex {
 
   /// The producer of `name` in this graph, or a kOuterScope producer when it is not defined here.
   Producer ProducerOf(const std::string& name) const;
+  /// True when this graph defines `name` (an input, an initializer or a node output).
+  bool Defines(const std::string& name) const { return ProducerOf(name).kind != Producer::Kind::kOuterScope; }
   /// Uses of `name` in this graph (empty vector when unused).
   const Consumers& ConsumersOf(const std::string& name) const;
   /// The declared or inferred tensor type of `name`, or nullptr.
