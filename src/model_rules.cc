@@ -130,7 +130,8 @@ std::string NodeViolation(JudgingSchemas& schemas, const onnx::NodeProto& node, 
 
 /// The first node of `nodes` (and of their subgraphs, parents first) that breaks a rule, as
 /// "WHERE: NODE: RULE"; `where` spells graph paths as GraphPathString does.
-std::string FirstNodeViolation(JudgingSchemas& schemas, const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+std::string FirstNodeViolation(JudgingSchemas& schemas,
+                               const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
                                const std::string& where, const Imports& imports) {
   for (int n = 0; n < nodes.size(); ++n) {
     if (std::string rule = NodeViolation(schemas, nodes.Get(n), imports); !rule.empty()) {

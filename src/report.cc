@@ -153,8 +153,8 @@ Json NoteJson(const StateNote& note) {
 }
 
 /// The text lines of one state.
-void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state, const PlanLookup& plan,
-               std::ostringstream& out) {
+void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state,
+               const PlanLookup& plan, std::ostringstream& out) {
   if (state.exposed && state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
     const std::string place = PlaceSuffix(pair.rows, pair.region);

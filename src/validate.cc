@@ -74,7 +74,7 @@ std::string CheckScope(const onnx::GraphProto& graph, VisibleNames& visible, int
   const bool subgraph = depth > 0;
   // About one name per input, initializer and node: room made once, not by rehashing as the map grows.
   MakeRoom(visible, static_cast<size_t>(graph.input_size() + graph.initializer_size() + graph.node_size()));
-  std::vector<std::string_view> added;                      // newly visible here, hidden when the scope ends
+  std::vector<std::string_view> added;                     // newly visible here, hidden when the scope ends
   std::vector<std::pair<std::string_view, int>> shadowed;  // outer names defined again here, and their depth
   // `what` names the definition for the message: built only when there is one, not for every name.
   auto define = [&](const std::string& name, const auto& what) -> std::string {
@@ -208,8 +208,8 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
     baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
   } else if (!OpsetsKnown(input)) {
     baseline.why_not = "the ai.onnx opset is newer than onnx 1.12 knows";
-  } else if (const std::optional<std::string> problem = checked.valid() ? checked.get()
-                                                                          : CheckerProblem(input, model_dir)) {
+  } else if (const std::optional<std::string> problem =
+                 checked.valid() ? checked.get() : CheckerProblem(input, model_dir)) {
     baseline.why_not = "the input model does not pass onnx's checker (" + *problem + ")";
   } else {
     baseline.checker_applies = true;

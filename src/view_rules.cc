@@ -59,7 +59,7 @@ std::string IndexRule(const std::vector<int64_t>& indices, const SymDim& dim, si
 }
 
 /// The operators NodeRule has rules for.
-const std::set<std::string> kRuledOps = {"Unsqueeze", "Squeeze", "Transpose", "Slice",     "Reshape",
+const std::set<std::string> kRuledOps = {"Unsqueeze", "Squeeze", "Transpose", "Slice",    "Reshape",
                                          "Gather",    "Concat",  "Split",     "ScatterND"};
 
 std::string NodeRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {

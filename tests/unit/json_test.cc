@@ -55,14 +55,22 @@ TEST(Json, RefusesWhatTheCallbackParserRefusedWithTheSameMessage) {
   const auto nested = [](int depth, const std::string& inside) {
     return std::string(static_cast<size_t>(depth), '[') + inside + std::string(static_cast<size_t>(depth), ']');
   };
-  std::vector<std::string> texts = {"", "{", "[1,]", "{\"a\":}", "\"unterminated", "01x", "{\"a\":1} trailing", "nul",
-                                    R"({"version":1,"states":[{"input":"a","path":[{"node":"n"}]},{"x":[1,2.5,null]}]})"};
+  std::vector<std::string> texts = {
+      "",
+      "{",
+      "[1,]",
+      "{\"a\":}",
+      "\"unterminated",
+      "01x",
+      "{\"a\":1} trailing",
+      "nul",
+      R"({"version":1,"states":[{"input":"a","path":[{"node":"n"}]},{"x":[1,2.5,null]}]})"};
   for (int depth : {kMaxJsonDepth - 1, kMaxJsonDepth, kMaxJsonDepth + 1, kMaxJsonDepth + 2}) {
     texts.push_back(nested(depth, ""));
     texts.push_back(nested(depth, "1"));
     texts.push_back(nested(depth, "{}"));
     texts.push_back(nested(depth, "{\"k\":true}"));
-    texts.push_back(nested(depth, "1,]"));  // malformed after the depth is reached
+    texts.push_back(nested(depth, "1,]"));         // malformed after the depth is reached
     texts.push_back("[1,]" + nested(depth, "1"));  // malformed before
   }
   for (const std::string& text : texts) EXPECT_EQ(Parsed(text), CallbackParse(text)) << text;
