@@ -148,7 +148,7 @@ class ModelIndex {
   /// Adds the names of `graph` that its index's maps do not hold to used_names_.
   void CollectNames(const onnx::GraphProto& graph, const GraphIndex& index);
 
-  NameViews used_names_;  ///< with the main graph's value maps, every name in use (UsesName)
+  NameViews used_names_;  ///< with the main graph's map of values, every name in use (UsesName)
   NameViews used_dim_params_;
   int64_t onnx_opset_ = 0;
   std::string inference_error_;

@@ -11,7 +11,7 @@
 
 namespace rnnstate {
 
-/// Names in use, as views into the model that holds them (ModelIndex::used_names).
+/// Names in use, as views into the model that holds them (ModelIndex::used_dim_params).
 using NameViews = std::pmr::unordered_set<std::string_view>;
 
 /// Hands out names that are unique across the whole model (all scopes) and among each other.
