@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "check.h"
+#include "contrib_schemas.h"
 #include "data_placement.h"
 #include "dot.h"
 #include "export_openvino.h"
@@ -68,7 +69,10 @@ void Write(const OpenedModel& opened, const std::string& output, const RewriteSe
 }  // namespace
 
 void PrepareForWorkers() {
-  // The first lookup registers every schema; later lookups only read.
+  // The first lookup registers every schema; later lookups only read. ONNX Runtime's schema is added
+  // here too (once): added on a file's first use instead, it was written into onnx's registry while
+  // another thread (main.cc's warm-up) read it.
+  RegisterContribSchemas();
   onnx::OpSchemaRegistry::Schema("LSTM", kMinOpset, "");
 }
 
