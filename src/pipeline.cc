@@ -1,6 +1,8 @@
 #include "pipeline_stages.h"
 
 #include <algorithm>
+#include <functional>
+#include <future>
 #include <set>
 
 #include "graph/model_index.h"
@@ -43,10 +45,12 @@ std::vector<std::string> SkipWarnings(const Plan& plan) {
 }
 
 /// The analysis and plan of `model`'s states. Throws Error(kBadInput) for an invalid model.
-RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options) {
+/// `structure_valid` as IndexValidModel's.
+RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options,
+                          const std::function<void()>& structure_valid = {}) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
-  const ModelIndex index = IndexValidModel(model);
+  const ModelIndex index = IndexValidModel(model, structure_valid);
   RewriteOutcome outcome;
   outcome.analysis = Analyze(index);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
@@ -112,7 +116,10 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   TimeAxisPlan time_axes;
   std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
   onnx::ModelProto& target = staged ? *staged : model;
-  RewriteOutcome outcome = PlanStates(target, options);
+  // onnx's checker on the input (the validation's baseline) only reads it: it runs beside the analysis,
+  // from the moment the structure is known to be valid, and is done before anything changes the input.
+  std::future<std::optional<std::string>> input_checked;
+  RewriteOutcome outcome = PlanStates(target, options, [&] { input_checked = StartChecker(model, model_dir); });
   AddTimeAxisNotes(time_axes, outcome);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
@@ -121,7 +128,8 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   // A packed or batch-first model still has its mode to switch (the transform stage does that).
   const bool switch_mode = options.mode == StateInputMode::kRequired && TransformsOf(target).any();
   if (!outcome.plan.ChangesModel() && !options.Transforms() && !switch_mode && !staged) return outcome;
-  ValidationBaseline baseline = MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir);
+  ValidationBaseline baseline =
+      MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir, std::move(input_checked));
   if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
   for (const std::string& op : baseline.unchecked_ops) {
     outcome.warnings.push_back("onnx 1.12 has no schema for " + op +

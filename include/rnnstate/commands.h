@@ -14,7 +14,8 @@
 namespace rnnstate {
 
 /// Builds onnx's operator schema registry (a lazily built function-local static: a concurrent caller
-/// waits until the first one has built it), so that worker threads only ever read it. Call before
+/// waits until the first one has built it) with ONNX Runtime's schemas (contrib_schemas.h, added once),
+/// so that worker threads only ever read it. Call before
 /// starting workers; calling it early on another thread hides its cost.
 void PrepareForWorkers();
 

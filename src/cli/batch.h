@@ -24,7 +24,8 @@ int DefaultJobs();
 /// True when stderr is a terminal (progress display).
 bool StderrIsTerminal();
 
-/// Processes `labels.size()` files: `work(i)` runs on worker threads and must not throw (see
+/// Processes `labels.size()` files: `work(i)` runs on worker threads (on the calling thread when there
+/// is only one worker: one file, or one job) and must not throw (see
 /// ProcessGuarded) nor print; `emit(result)` runs on the calling thread, in index order, as soon as
 /// the results before it are emitted. With fail_fast, files not yet started when one fails are never
 /// started (counted in not_run); files already running finish and are emitted.

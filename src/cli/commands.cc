@@ -9,6 +9,7 @@
 #include "contract/export_triton.h"
 #include "contract/first_feeds.h"
 #include "contract/packed_first_feeds.h"
+#include "graph/contrib_schemas.h"
 #include "graph/model_index.h"
 #include "io/data_placement.h"
 #include "io/model_io.h"
@@ -68,7 +69,10 @@ void Write(const OpenedModel& opened, const std::string& output, const RewriteSe
 }  // namespace
 
 void PrepareForWorkers() {
-  // The first lookup registers every schema; later lookups only read.
+  // The first lookup registers every schema; later lookups only read. ONNX Runtime's schema is added
+  // here too (once): added on a file's first use instead, it was written into onnx's registry while
+  // another thread (main.cc's warm-up) read it.
+  RegisterContribSchemas();
   onnx::OpSchemaRegistry::Schema("LSTM", kMinOpset, "");
 }
 

@@ -75,7 +75,7 @@ class WriteWalk {
     const bool output = graph_index.outputs.count(at.value) > 0;
     if (output) LeaveGraph(at, graph_index.outputs.at(at.value), pending);
     const onnx::GraphProto& graph = *ResolveGraph(index_.model(), at.path);
-    const std::vector<Consumer>& uses = graph_index.ConsumersOf(at.value);
+    const Consumers& uses = graph_index.ConsumersOf(at.value);
     if (uses.empty() && !output) {
       Note((at.path == start_path_ && at.value == start_value_ ? "the final value '" : "'") + at.value +
            "' is used by nothing");

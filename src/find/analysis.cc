@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 
 #include "exposure/default_path.h"
 #include "exposure/packed_state.h"
@@ -42,27 +45,41 @@ void FindSharing(std::vector<StateAnalysis>& states) {
     // An exposed state has its own input: helper nodes it shares (a batch shape) are no sharing of state.
     if (!state.exposed) entries.emplace_back(&state, SharingKeys(state));
   }
-  for (auto& [a, a_keys] : entries) {
-    for (auto& [b, b_keys] : entries) {
-      if (a == b) continue;
-      // C++17 lambdas cannot capture a structured binding (clang refuses it; the fuzz build uses clang).
-      bool shared = std::any_of(a_keys.begin(), a_keys.end(),
-                                [&keys = b_keys](const std::string& k) { return keys.count(k) > 0; });
-      if (shared) a->shared_with.push_back(b->state.Label());
+  // The entries holding each key: comparing every entry with every other would cost states².
+  std::map<std::string, std::vector<size_t>> holders;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (const std::string& key : entries[i].second) holders[key].push_back(i);
+  }
+  for (size_t a = 0; a < entries.size(); ++a) {
+    std::set<size_t> sharing;  // in entry order, as the states are listed
+    for (const std::string& key : entries[a].second) {
+      for (size_t b : holders[key]) {
+        if (b != a) sharing.insert(b);
+      }
     }
+    for (size_t b : sharing) entries[a].first->shared_with.push_back(entries[b].first->state.Label());
   }
 }
 
-int FindRecord(const std::vector<StatePair>& pairs, const RecurrentState& state) {
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const StatePair& pair = pairs[i];
-    if (pair.graph == state.owner.graph_name && pair.node == state.owner.name && pair.kind == state.kind_name() &&
-        pair.variable == state.variable) {
-      return static_cast<int>(i);
+/// The recorded pairs by the state they name (graph, owner, kind, variable), looked up once per state.
+class RecordedPairs {
+ public:
+  explicit RecordedPairs(const std::vector<StatePair>& pairs) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const StatePair& pair = pairs[i];
+      first_.emplace(Key{pair.graph, pair.node, pair.kind, pair.variable}, static_cast<int>(i));
     }
   }
-  return -1;
-}
+  /// The index of the first pair naming `state`, or -1.
+  int Find(const RecurrentState& state) const {
+    auto found = first_.find(Key{state.owner.graph_name, state.owner.name, state.kind_name(), state.variable});
+    return found == first_.end() ? -1 : found->second;
+  }
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Key, int> first_;
+};
 
 /// True when a recorded pair still holds: its input is a main-graph input that reaches the state's
 /// initial slot and its output a main-graph output computed from its final slot. Metadata edited or
@@ -137,23 +154,38 @@ void DropConflictingExposures(std::vector<StateAnalysis>& states) {
   for (auto& state : states) {
     if (state.exposure) exposed.push_back(&state);
   }
+  // Only exposures that share a tensor can clash (ClaimsConflict), and only states reading an exposure's
+  // input can start from its final value: looked up by tensor, not by comparing every pair of states.
+  std::unordered_map<std::string_view, std::vector<size_t>> by_tensor;  // input or output -> exposed
+  for (size_t i = 0; i < exposed.size(); ++i) {
+    const Exposure& exposure = *exposed[i]->exposure;
+    by_tensor[exposure.input].push_back(i);
+    if (exposure.output != exposure.input) by_tensor[exposure.output].push_back(i);
+  }
+  std::unordered_map<std::string_view, std::vector<const StateAnalysis*>> readers;  // unexposed, by tensor read
+  for (const auto& other : states) {
+    if (!other.exposure && other.finding.read_place) readers[other.finding.read_place->tensor].push_back(&other);
+  }
   std::vector<bool> clash(exposed.size(), false);
   for (size_t a = 0; a < exposed.size(); ++a) {
-    for (size_t b = a + 1; b < exposed.size(); ++b) {
+    const Exposure& exposure = *exposed[a]->exposure;
+    std::set<size_t> partners;
+    for (const std::string* tensor : {&exposure.input, &exposure.output}) {
+      for (size_t b : by_tensor[*tensor]) {
+        if (b > a) partners.insert(b);
+      }
+    }
+    for (size_t b : partners) {
       if (Exclusive(exposed[a]->state, exposed[b]->state)) continue;
-      if (ClaimsConflict(ClaimOf(*exposed[a]->exposure), ClaimOf(*exposed[b]->exposure)) != ClaimConflict::kNone) {
+      if (ClaimsConflict(ClaimOf(exposure), ClaimOf(*exposed[b]->exposure)) != ClaimConflict::kNone) {
         clash[a] = clash[b] = true;
       }
     }
     // A state that is not exposed but reads the same elements would start from this state's final value.
-    for (const auto& other : states) {
-      if (other.exposure || !other.finding.read_place || &other == exposed[a] ||
-          other.finding.read_place->tensor != exposed[a]->exposure->input ||
-          Exclusive(other.state, exposed[a]->state)) {
-        continue;
-      }
-      const std::vector<RegionAxis>& region = other.finding.read_region;
-      if (region.empty() || RegionsOverlap(region, exposed[a]->exposure->region)) clash[a] = true;
+    for (const StateAnalysis* other : readers[exposure.input]) {
+      if (Exclusive(other->state, exposed[a]->state)) continue;
+      const std::vector<RegionAxis>& region = other->finding.read_region;
+      if (region.empty() || RegionsOverlap(region, exposure.region)) clash[a] = true;
     }
   }
   for (size_t i = 0; i < exposed.size(); ++i) {
@@ -184,15 +216,21 @@ void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& state
     const int axis = t.exposure ? TensorBatchAxis(*t.exposure, t.state) : -1;
     if (axis >= 0) state_inputs[t.exposure->input] = static_cast<size_t>(axis);
   }
+  // The states a default path can stand in for, by the output their exposure writes: a state that gets
+  // a default path below is no candidate (it was not exposed before), so the candidates do not change.
+  std::unordered_map<std::string_view, std::vector<const StateAnalysis*>> candidates;
+  for (const auto& t : states) {
+    if (t.exposure && t.exposure->default_path_of.empty()) candidates[t.exposure->output].push_back(&t);
+  }
   std::map<std::pair<GraphPath, int>, std::set<std::pair<GraphPath, int>>> stands_for;  // owner -> owners
   for (auto& z : states) {
     if (z.exposure || !z.origin.zero || !z.state.streamable) continue;
     for (const ElementPlace& place : z.finding.writes) {
-      for (const auto& t : states) {
-        if (!t.exposure || !t.exposure->default_path_of.empty() || t.exposure->output != place.tensor ||
-            !t.exposure->map.SamePlaces(place.map) || !Exclusive(z.state, t.state)) {
-          continue;
-        }
+      auto landing = candidates.find(place.tensor);
+      if (landing == candidates.end()) continue;
+      for (const StateAnalysis* candidate : landing->second) {
+        const StateAnalysis& t = *candidate;
+        if (!t.exposure->map.SamePlaces(place.map) || !Exclusive(z.state, t.state)) continue;
         const GraphPath &x = z.state.owner.graph, &y = t.state.owner.graph;
         size_t i = 0;
         while (x[i] == y[i]) ++i;  // Exclusive: they part at an If's branches
@@ -226,7 +264,7 @@ void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& state
   }
 }
 
-StateAnalysis Trace(const ModelIndex& index, const Analysis& analysis, RecurrentState state, int node) {
+StateAnalysis Trace(const ModelIndex& index, const RecordedPairs& records, RecurrentState state, int node) {
   StateAnalysis out;
   out.node = node;
   out.site = LocateSite(index, state);
@@ -235,7 +273,7 @@ StateAnalysis Trace(const ModelIndex& index, const Analysis& analysis, Recurrent
   out.final_state = DescribeFinalState(index, out.site);
   out.finding = FindExposure(index, state, out.site);
   out.exposure = out.finding.exposure;
-  out.recorded = FindRecord(analysis.recorded_pairs, state);
+  out.recorded = records.Find(state);
   out.state = std::move(state);
   return out;
 }
@@ -258,6 +296,14 @@ std::vector<const StateAnalysis*> Analysis::StatesOf(size_t node) const {
   return out;
 }
 
+std::vector<std::vector<const StateAnalysis*>> Analysis::StatesByNode() const {
+  std::vector<std::vector<const StateAnalysis*>> by_node(nodes.size());
+  for (const auto& state : states) {
+    if (state.node >= 0 && static_cast<size_t>(state.node) < nodes.size()) by_node[state.node].push_back(&state);
+  }
+  return by_node;
+}
+
 Analysis Analyze(const ModelIndex& index) {
   Analysis analysis;
   analysis.onnx_opset = index.onnx_opset();
@@ -275,9 +321,10 @@ Analysis Analyze(const ModelIndex& index) {
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
     node_of_owner[{analysis.nodes[i].graph, analysis.nodes[i].node}] = static_cast<int>(i);
   }
+  const RecordedPairs records(analysis.recorded_pairs);
   for (auto& state : found.states) {
     const int node = node_of_owner.at({state.owner.graph, state.owner.node});
-    analysis.states.push_back(Trace(index, analysis, std::move(state), node));
+    analysis.states.push_back(Trace(index, records, std::move(state), node));
   }
   ChooseOutputs(analysis.states);
   DropConflictingExposures(analysis.states);

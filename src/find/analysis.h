@@ -66,6 +66,8 @@ struct Analysis {
   void MarkUnexposed(const std::string& problem);
   /// The states of `nodes[node]`, in order.
   std::vector<const StateAnalysis*> StatesOf(size_t node) const;
+  /// StatesOf every node at once (one pass over the states, not one per node).
+  std::vector<std::vector<const StateAnalysis*>> StatesByNode() const;
 };
 
 /// Finds every recurrent state of the indexed model with each producer (one per kind of owner: the

@@ -7,98 +7,131 @@ namespace rnnstate {
 
 namespace {
 
-const std::vector<Consumer> kNoConsumers;
+const Consumers kNoConsumers;
 
-void CollectDimParams(const onnx::TypeProto& type, std::set<std::string>& out) {
+void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
   for (const auto& dim : type.tensor_type().shape().dim()) {
     if (dim.has_dim_param()) out.insert(dim.dim_param());
   }
 }
 
-void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, google::protobuf::Arena& arena) {
+void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReferences& references,
+                google::protobuf::Arena& arena) {
+  // Room for about one value per initializer, input and node, made once rather than by rehashing.
+  index.values.reserve(static_cast<size_t>(graph.initializer_size() + graph.input_size() + graph.node_size()));
   for (int i = 0; i < graph.initializer_size(); ++i) {
     index.initializers[graph.initializer(i).name()] = i;
-    index.producers[graph.initializer(i).name()] = Producer{Producer::Kind::kInitializer, i, -1};
+    index.values[graph.initializer(i).name()].producer = Producer{Producer::Kind::kInitializer, i, -1};
   }
   for (int i = 0; i < graph.input_size(); ++i) {
     const std::string& name = graph.input(i).name();
     index.inputs[name] = i;
     bool defaulted = index.initializers.count(name) > 0;
-    index.producers[name] = Producer{defaulted ? Producer::Kind::kDefaultedInput : Producer::Kind::kGraphInput, i, -1};
+    index.values[name].producer =
+        Producer{defaulted ? Producer::Kind::kDefaultedInput : Producer::Kind::kGraphInput, i, -1};
   }
   for (int n = 0; n < graph.node_size(); ++n) {
     const auto& node = graph.node(n);
     for (int s = 0; s < node.output_size(); ++s) {
-      if (!node.output(s).empty()) index.producers[node.output(s)] = Producer{Producer::Kind::kNode, n, s};
+      if (!node.output(s).empty()) index.values[node.output(s)].producer = Producer{Producer::Kind::kNode, n, s};
     }
     for (int s = 0; s < node.input_size(); ++s) {
-      if (!node.input(s).empty()) index.consumers[node.input(s)].push_back(Consumer{n, s});
+      if (!node.input(s).empty()) index.values[node.input(s)].consumers.push_back(Consumer{n, s});
     }
-    std::set<std::string> outer = SubgraphReferences(node);
-    for (const auto& name : outer) index.consumers[name].push_back(Consumer{n, -1});
-    if (!outer.empty()) index.outer_references[n] = std::move(outer);
+    std::set<std::string> outer = references.OfNode(node);
+    if (outer.empty()) continue;
+    // Kept first: the values are keyed by views of the names kept here.
+    const std::set<std::string>& kept = index.outer_references[n] = std::move(outer);
+    for (const auto& name : kept) index.values[name].consumers.push_back(Consumer{n, -1});
   }
   for (int i = 0; i < graph.output_size(); ++i) index.outputs[graph.output(i).name()] = i;
 
   // Declared types first, then inferred ones where nothing was declared.
   auto add_type = [&](const onnx::ValueInfoProto& info) {
-    if (info.has_type()) index.types.emplace(info.name(), &info.type());
+    if (!info.has_type()) return;
+    const onnx::TypeProto*& type = index.values[info.name()].type;
+    if (type == nullptr) type = &info.type();
   };
   for (const auto& info : graph.input()) add_type(info);
   for (const auto& info : graph.output()) add_type(info);
   for (const auto& info : graph.value_info()) add_type(info);
   for (const auto& tensor : graph.initializer()) {
-    if (index.types.count(tensor.name())) continue;
+    const onnx::TypeProto*& known = index.values[tensor.name()].type;
+    if (known != nullptr) continue;
     auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
     type->mutable_tensor_type()->set_elem_type(tensor.data_type());
     auto* shape = type->mutable_tensor_type()->mutable_shape();
     for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
-    index.types.emplace(tensor.name(), type);
+    known = type;
   }
 }
 
 }  // namespace
 
 Producer GraphIndex::ProducerOf(const std::string& name) const {
-  auto it = producers.find(name);
-  return it == producers.end() ? Producer{} : it->second;
+  auto it = values.find(name);
+  return it == values.end() ? Producer{} : it->second.producer;
 }
 
-const std::vector<Consumer>& GraphIndex::ConsumersOf(const std::string& name) const {
-  auto it = consumers.find(name);
-  return it == consumers.end() ? kNoConsumers : it->second;
+const Consumers& GraphIndex::ConsumersOf(const std::string& name) const {
+  auto it = values.find(name);
+  return it == values.end() ? kNoConsumers : it->second.consumers;
 }
 
 const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
-  auto it = types.find(name);
-  return it == types.end() ? nullptr : it->second;
+  auto it = values.find(name);
+  return it == values.end() ? nullptr : it->second.type;
 }
 
-ModelIndex::ModelIndex(const onnx::ModelProto& model)
-    : model_(&model), arena_(std::make_unique<google::protobuf::Arena>()) {
+ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
+    : model_(&model),
+      arena_(std::move(copy.arena)),
+      memory_(std::make_unique<std::pmr::monotonic_buffer_resource>()),
+      used_names_(memory_.get()),
+      used_dim_params_(memory_.get()) {
   onnx_opset_ = OnnxOpset(model);
 
-  onnx::ModelProto& inferred = *StructuralCopy(model, *arena_);
+  onnx::ModelProto& inferred = *copy.model;
   inference_error_ = InferShapes(inferred);
 
   GraphPath root;
-  std::vector<GraphPath> stack;
+  OuterReferences references;  // each subgraph's free names, worked out once
   ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
-    GraphIndex& index = graphs_[path];
+    GraphIndex& index = graphs_.try_emplace(path, memory_.get()).first->second;
     index.path = path;
-    if (!path.empty()) index.parent = GraphPath(path.begin(), path.end() - 1);
-    IndexGraph(graph, index, *arena_);
-    if (!graph.name().empty()) used_names_.insert(graph.name());
-    for (const auto& [name, producer] : index.producers) used_names_.insert(name);
-    for (const auto& [name, uses] : index.consumers) used_names_.insert(name);
-    for (const auto& info : graph.value_info()) used_names_.insert(info.name());
-    for (const auto& info : graph.output()) used_names_.insert(info.name());
-    for (const auto& node : graph.node()) {
-      if (!node.name().empty()) used_names_.insert(node.name());
+    if (!path.empty()) {
+      index.parent = GraphPath(path.begin(), path.end() - 1);
+      index.parent_index = &graphs_.at(*index.parent);  // parents come first; map nodes do not move
     }
-    for (const auto& [name, type] : index.types) CollectDimParams(*type, used_dim_params_);
+    index.proto = ResolveGraph(model, path);
+    IndexGraph(graph, index, references, *arena_);
+    CollectNames(graph, index);
+    for (const auto& [name, value] : index.values) {
+      if (value.type != nullptr) CollectDimParams(*value.type, used_dim_params_);
+    }
   });
+}
+
+void ModelIndex::CollectNames(const onnx::GraphProto& graph, const GraphIndex& index) {
+  // The main graph's values are found in its map (UsesName): only the other names are copied here.
+  const bool main = index.path.empty();
+  if (!graph.name().empty()) used_names_.insert(graph.name());
+  if (!main) {
+    for (const auto& [name, value] : index.values) used_names_.insert(name);
+  }
+  auto named = [&](const std::string& name) {
+    if (!main || !index.values.count(name)) used_names_.insert(name);
+  };
+  for (const auto& info : graph.value_info()) named(info.name());
+  for (const auto& info : graph.output()) named(info.name());
+  for (const auto& node : graph.node()) {
+    if (!node.name().empty()) used_names_.insert(node.name());
+  }
+}
+
+bool ModelIndex::UsesName(const std::string& name) const {
+  return used_names_.count(name) > 0 || graph(GraphPath{}).values.count(name) > 0;
 }
 
 }  // namespace rnnstate
@@ -106,25 +139,22 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model)
 namespace rnnstate {
 
 ResolvedName ModelIndex::Resolve(const GraphPath& path, const std::string& name) const {
-  GraphPath current = path;
-  while (true) {
-    const GraphIndex& index = graph(current);
-    Producer producer = index.ProducerOf(name);
+  for (const GraphIndex* index = &graph(path);; index = index->parent_index) {
+    const Producer producer = index->ProducerOf(name);
     if (producer.kind == Producer::Kind::kNode) {
-      return ResolvedName{current, producer, &ResolveGraph(*model_, current)->node(producer.index)};
+      return ResolvedName{index->path, producer, &index->proto->node(producer.index), index};
     }
-    if (producer.kind != Producer::Kind::kOuterScope || current.empty()) return ResolvedName{current, producer};
-    current.pop_back();
+    if (producer.kind != Producer::Kind::kOuterScope || index->parent_index == nullptr) {
+      return ResolvedName{index->path, producer, nullptr, index};
+    }
   }
 }
 
 const onnx::TypeProto* ModelIndex::TypeOf(const GraphPath& path, const std::string& name) const {
-  GraphPath current = path;
-  while (true) {
-    if (const onnx::TypeProto* type = graph(current).TypeOf(name)) return type;
-    if (current.empty()) return nullptr;
-    current.pop_back();
+  for (const GraphIndex* index = &graph(path); index != nullptr; index = index->parent_index) {
+    if (const onnx::TypeProto* type = index->TypeOf(name)) return type;
   }
+  return nullptr;
 }
 
 }  // namespace rnnstate

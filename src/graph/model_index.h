@@ -9,14 +9,18 @@
 
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "graph/graph_path.h"
+#include "graph/naming.h"
 #include "graph/proto_access.h"
+#include "graph/shape_inference.h"
 
 namespace rnnstate {
 
@@ -41,25 +45,52 @@ struct Consumer {
   int slot = -1;
 };
 
-/// The index of one graph (main graph or subgraph).
+/// The uses of one value.
+using Consumers = std::pmr::vector<Consumer>;
+
+/// What one graph knows of one value: who produces it, who uses it, its type. Its uses take their memory
+/// from the map holding the entry.
+struct ValueEntry {
+  using allocator_type = std::pmr::polymorphic_allocator<Consumer>;
+  explicit ValueEntry(const allocator_type& memory = {}) : consumers(memory) {}
+  ValueEntry(const ValueEntry& other, const allocator_type& memory)
+      : producer(other.producer), consumers(other.consumers, memory), type(other.type) {}
+  ValueEntry(ValueEntry&& other, const allocator_type& memory)
+      : producer(other.producer), consumers(std::move(other.consumers), memory), type(other.type) {}
+
+  Producer producer;                      ///< kOuterScope when this graph does not define the value
+  Consumers consumers;                    ///< uses in this graph
+  const onnx::TypeProto* type = nullptr;  ///< declared or inferred, or nullptr
+};
+
+/// The index of one graph (main graph or subgraph). The map with an entry per value is keyed by views of
+/// the names in the ModelIndex's inferred copy of the model and takes its memory from the ModelIndex: no
+/// allocation per value to build it, no free to drop it, and one entry per value, not one per map.
 struct GraphIndex {
+  explicit GraphIndex(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : values(memory) {}
+
   GraphPath path;
   std::optional<GraphPath> parent;  ///< empty for the main graph
-  std::unordered_map<std::string, Producer> producers;
-  std::unordered_map<std::string, std::vector<Consumer>> consumers;
+  /// Every value this graph defines, uses or declares a type for. The types come from the model's
+  /// declarations, completed by onnx shape inference when it succeeded; they point into the ModelIndex's
+  /// inferred copy of the model, which outlives every GraphIndex.
+  std::pmr::unordered_map<std::string_view, ValueEntry> values;
   std::unordered_map<std::string, int> outputs;     ///< graph output name -> position
   std::unordered_map<std::string, int> inputs;      ///< graph input name -> position
   std::unordered_map<std::string, int> initializers;  ///< initializer name -> position
-  /// Types from the model's declarations, completed by onnx shape inference when it succeeded. They
-  /// point into the ModelIndex's inferred copy of the model, which outlives every GraphIndex.
-  std::unordered_map<std::string, const onnx::TypeProto*> types;
   /// Names this graph's subgraphs read from outer scopes, per node of this graph.
   std::map<int, std::set<std::string>> outer_references;
+  /// The index of the enclosing graph (nullptr for the main graph), and this graph in the indexed model
+  /// (not in the inferred copy): names resolve upwards without looking paths up again.
+  const GraphIndex* parent_index = nullptr;
+  const onnx::GraphProto* proto = nullptr;
 
   /// The producer of `name` in this graph, or a kOuterScope producer when it is not defined here.
   Producer ProducerOf(const std::string& name) const;
+  /// True when this graph defines `name` (an input, an initializer or a node output).
+  bool Defines(const std::string& name) const { return ProducerOf(name).kind != Producer::Kind::kOuterScope; }
   /// Uses of `name` in this graph (empty vector when unused).
-  const std::vector<Consumer>& ConsumersOf(const std::string& name) const;
+  const Consumers& ConsumersOf(const std::string& name) const;
   /// The declared or inferred tensor type of `name`, or nullptr.
   const onnx::TypeProto* TypeOf(const std::string& name) const;
 };
@@ -70,6 +101,7 @@ struct ResolvedName {
   GraphPath graph;
   Producer producer;                   ///< kOuterScope only when no enclosing graph defines the name
   const onnx::NodeProto* node = nullptr;  ///< the producing node (kNode), else nullptr
+  const GraphIndex* index = nullptr;      ///< the index of `graph`
 };
 
 /// The index of a whole model.
@@ -77,7 +109,10 @@ class ModelIndex {
  public:
   /// Indexes `model`. Runs onnx shape inference on a structural copy (tensor payloads are not copied);
   /// if it fails, `inference_error()` says why and only declared types are known.
-  explicit ModelIndex(const onnx::ModelProto& model);
+  explicit ModelIndex(const onnx::ModelProto& model) : ModelIndex(model, MakeStructuralCopy(model)) {}
+  /// Indexes `model` from `copy`, its StructuralCopy made beforehand (IndexValidModel makes it beside the
+  /// structural rules).
+  ModelIndex(const onnx::ModelProto& model, OwnedCopy copy);
 
   const onnx::ModelProto& model() const { return *model_; }
   /// The index of the graph at `path`; throws std::out_of_range for an unknown path.
@@ -88,9 +123,16 @@ class ModelIndex {
   ResolvedName Resolve(const GraphPath& path, const std::string& name) const;
   /// The declared or inferred type of `name` as seen from `path` (searching enclosing graphs), or nullptr.
   const onnx::TypeProto* TypeOf(const GraphPath& path, const std::string& name) const;
-  /// Every value, node and graph name used anywhere in the model, plus dim_param names.
-  const std::set<std::string>& used_names() const { return used_names_; }
-  const std::set<std::string>& used_dim_params() const { return used_dim_params_; }
+  /// True when `name` is a value, node or graph name used anywhere in the model.
+  bool UsesName(const std::string& name) const;
+  /// A NameAllocator of value and node names that avoids every name the model uses (UsesName); the
+  /// index must outlive it.
+  NameAllocator NewNames() const {
+    return NameAllocator([this](const std::string& name) { return UsesName(name); });
+  }
+  /// The dim_param names used anywhere in the model: views into the index's inferred copy of the model,
+  /// valid as long as the index.
+  const NameViews& used_dim_params() const { return used_dim_params_; }
   /// The ai.onnx opset the model imports (0 if none).
   int64_t onnx_opset() const { return onnx_opset_; }
   const std::string& inference_error() const { return inference_error_; }
@@ -100,9 +142,14 @@ class ModelIndex {
   // Owns the inferred structural copy and the initializer types that `types` point to; one arena, so
   // that neither costs an allocation per message.
   std::unique_ptr<google::protobuf::Arena> arena_;
+  // The memory of the maps below, released at once with the index (declared first: dropped last).
+  std::unique_ptr<std::pmr::monotonic_buffer_resource> memory_;
   std::map<GraphPath, GraphIndex> graphs_;
-  std::set<std::string> used_names_;
-  std::set<std::string> used_dim_params_;
+  /// Adds the names of `graph` that its index's maps do not hold to used_names_.
+  void CollectNames(const onnx::GraphProto& graph, const GraphIndex& index);
+
+  NameViews used_names_;  ///< with the main graph's map of values, every name in use (UsesName)
+  NameViews used_dim_params_;
   int64_t onnx_opset_ = 0;
   std::string inference_error_;
 };

@@ -6,7 +6,7 @@ namespace rnnstate {
 
 std::string NameAllocator::Allocate(const std::string& wanted) {
   std::string name = wanted;
-  for (int suffix = 2; used_.count(name); ++suffix) name = wanted + "_" + std::to_string(suffix);
+  for (int suffix = 2; Taken(name); ++suffix) name = wanted + "_" + std::to_string(suffix);
   used_.insert(name);
   return name;
 }

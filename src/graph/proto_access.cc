@@ -1,5 +1,8 @@
 #include "graph/proto_access.h"
 
+#include <string_view>
+#include <unordered_set>
+
 namespace rnnstate {
 
 int64_t OnnxOpset(const onnx::ModelProto& model) {
@@ -94,8 +97,13 @@ onnx::GraphProto* GraphAttribute(onnx::NodeProto& node, const std::string& name)
   return nullptr;
 }
 
-std::set<std::string> FreeNames(const onnx::GraphProto& graph) {
-  std::set<std::string> defined;
+std::set<std::string> FreeNames(const onnx::GraphProto& graph) { return OuterReferences().Of(graph); }
+
+std::set<std::string> SubgraphReferences(const onnx::NodeProto& node) { return OuterReferences().OfNode(node); }
+
+const std::set<std::string>& OuterReferences::Of(const onnx::GraphProto& graph) {
+  if (auto known = free_.find(&graph); known != free_.end()) return known->second;
+  std::unordered_set<std::string_view> defined;
   for (const auto& input : graph.input()) defined.insert(input.name());
   for (const auto& tensor : graph.initializer()) defined.insert(tensor.name());
   for (const auto& node : graph.node()) defined.insert(node.output().begin(), node.output().end());
@@ -105,17 +113,23 @@ std::set<std::string> FreeNames(const onnx::GraphProto& graph) {
   };
   for (const auto& node : graph.node()) {
     for (const auto& input : node.input()) use(input);
-    for (const auto& name : SubgraphReferences(node)) use(name);
+    for (const auto& name : OfNode(node)) use(name);
   }
   for (const auto& output : graph.output()) use(output.name());
-  return free;
+  return free_[&graph] = std::move(free);
 }
 
-std::set<std::string> SubgraphReferences(const onnx::NodeProto& node) {
+std::set<std::string> OuterReferences::OfNode(const onnx::NodeProto& node) {
   std::set<std::string> references;
   for (const auto& attribute : node.attribute()) {
-    if (attribute.has_g()) references.merge(FreeNames(attribute.g()));
-    for (const auto& sub : attribute.graphs()) references.merge(FreeNames(sub));
+    if (attribute.has_g()) {
+      const std::set<std::string>& free = Of(attribute.g());
+      references.insert(free.begin(), free.end());
+    }
+    for (const auto& sub : attribute.graphs()) {
+      const std::set<std::string>& free = Of(sub);
+      references.insert(free.begin(), free.end());
+    }
   }
   return references;
 }

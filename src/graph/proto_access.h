@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace rnnstate {
@@ -56,5 +57,19 @@ std::set<std::string> FreeNames(const onnx::GraphProto& graph);
 
 /// The outer-scope names read by the subgraphs of `node` (empty for a node without subgraphs).
 std::set<std::string> SubgraphReferences(const onnx::NodeProto& node);
+
+/// FreeNames and SubgraphReferences for many graphs of one model: each subgraph's free names are worked
+/// out once, from those of its own subgraphs, so that a graph nested D levels deep is not walked again
+/// for each of the D levels holding it. The graphs must not change while the cache is in use.
+class OuterReferences {
+ public:
+  /// FreeNames(graph).
+  const std::set<std::string>& Of(const onnx::GraphProto& graph);
+  /// SubgraphReferences(node).
+  std::set<std::string> OfNode(const onnx::NodeProto& node);
+
+ private:
+  std::unordered_map<const onnx::GraphProto*, std::set<std::string>> free_;
+};
 
 }  // namespace rnnstate

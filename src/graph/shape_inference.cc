@@ -3,7 +3,11 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <string>
+#include <unordered_map>
+
 #include "graph/contrib_schemas.h"
+#include "graph/model_index.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -14,8 +18,20 @@ namespace {
 /// Reshape targets, Squeeze axes given as initializers); weights are never this small.
 constexpr size_t kSmallInitializerBytes = 1024;
 
-/// Copies `src` into `dst` without the payloads of large initializers, recursing into subgraph
-/// attributes, so that shape inference never costs a copy of the weights.
+/// Adds `tensor` to `dst`'s initializers: whole when small, else only its name, type and dims.
+void AddInitializerStructure(const onnx::TensorProto& tensor, onnx::GraphProto* dst) {
+  if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+    *dst->add_initializer() = tensor;
+    return;
+  }
+  onnx::TensorProto* copy = dst->add_initializer();
+  copy->set_name(tensor.name());
+  copy->set_data_type(tensor.data_type());
+  *copy->mutable_dims() = tensor.dims();
+}
+
+/// Copies `src` into `dst` without the payloads of large initializers, so that shape inference never
+/// costs a copy of the weights. Its nodes are copied whole (their subgraphs are stripped afterwards).
 void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
   dst->Clear();
   dst->set_name(src.name());
@@ -23,16 +39,22 @@ void CopyGraphStructure(const onnx::GraphProto& src, onnx::GraphProto* dst) {
   *dst->mutable_input() = src.input();
   *dst->mutable_output() = src.output();
   *dst->mutable_value_info() = src.value_info();
-  for (const auto& tensor : src.initializer()) {
-    if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
-      *dst->add_initializer() = tensor;
-      continue;
-    }
-    onnx::TensorProto* copy = dst->add_initializer();
-    copy->set_name(tensor.name());
-    copy->set_data_type(tensor.data_type());
-    *copy->mutable_dims() = tensor.dims();
-  }
+  for (const auto& tensor : src.initializer()) AddInitializerStructure(tensor, dst);
+}
+
+/// Makes `graph`, a subgraph in the copy, what CopyGraphStructure makes of it, in place: its nodes,
+/// inputs, outputs and value infos are moved (a swap on one arena), not copied again — copying each
+/// level's subtree again cost the copy time and memory quadratic in the nesting depth.
+void StripGraph(onnx::GraphProto* graph) {
+  auto* kept = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(graph->GetArena());
+  kept->set_name(graph->name());
+  kept->mutable_node()->Swap(graph->mutable_node());
+  kept->mutable_input()->Swap(graph->mutable_input());
+  kept->mutable_output()->Swap(graph->mutable_output());
+  kept->mutable_value_info()->Swap(graph->mutable_value_info());
+  for (const auto& tensor : graph->initializer()) AddInitializerStructure(tensor, kept);
+  graph->Swap(kept);
+  if (kept->GetArena() == nullptr) delete kept;
 }
 
 /// Removes initializer payloads from every subgraph of `graph` (the top level was copied without them).
@@ -40,28 +62,39 @@ void StripSubgraphPayloads(onnx::GraphProto* graph) {
   for (auto& node : *graph->mutable_node()) {
     for (auto& attribute : *node.mutable_attribute()) {
       if (attribute.has_g()) {
-        onnx::GraphProto stripped;
-        CopyGraphStructure(attribute.g(), &stripped);
-        *attribute.mutable_g() = std::move(stripped);
+        StripGraph(attribute.mutable_g());
         StripSubgraphPayloads(attribute.mutable_g());
       }
       for (auto& sub : *attribute.mutable_graphs()) {
-        onnx::GraphProto stripped;
-        CopyGraphStructure(sub, &stripped);
-        sub = std::move(stripped);
+        StripGraph(&sub);
         StripSubgraphPayloads(&sub);
       }
     }
   }
 }
 
+/// The ai.onnx schemas of one opset by operator, each looked up in onnx's registry once.
+class OnnxSchemas {
+ public:
+  explicit OnnxSchemas(int64_t opset) : opset_(opset) {}
+  const onnx::OpSchema* Of(const std::string& op_type) {
+    auto [known, fresh] = schemas_.try_emplace(op_type, nullptr);
+    if (fresh) known->second = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset_), "");
+    return known->second;
+  }
+
+ private:
+  int64_t opset_;
+  std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
+};
+
 /// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
 /// has one of the wrong type. onnx's shape inference dereferences such attributes unchecked (a Scan
 /// without num_scan_inputs crashes it), so it is not run on such a model.
-std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
+std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& schemas) {
   for (const auto& node : graph.node()) {
     if (IsOnnxDomain(node.domain())) {
-      if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "")) {
+      if (const onnx::OpSchema* schema = schemas.Of(node.op_type())) {
         for (const auto& [name, spec] : schema->attributes()) {
           const onnx::AttributeProto* found = FindAttribute(node, name);
           if (found == nullptr && spec.required) return node.op_type() + " lacks its required attribute '" + name + "'";
@@ -73,10 +106,10 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
     }
     for (const auto& attribute : node.attribute()) {
       if (attribute.has_g()) {
-        if (std::string problem = MalformedAttributes(attribute.g(), opset); !problem.empty()) return problem;
+        if (std::string problem = MalformedAttributes(attribute.g(), schemas); !problem.empty()) return problem;
       }
       for (const auto& sub : attribute.graphs()) {
-        if (std::string problem = MalformedAttributes(sub, opset); !problem.empty()) return problem;
+        if (std::string problem = MalformedAttributes(sub, schemas); !problem.empty()) return problem;
       }
     }
   }
@@ -84,6 +117,12 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
 }
 
 }  // namespace
+
+google::protobuf::ArenaOptions StructuralCopyArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.max_block_size = size_t{1} << 20;
+  return options;
+}
 
 onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena) {
   auto* copy = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
@@ -96,9 +135,15 @@ onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf
   return copy;
 }
 
+OwnedCopy MakeStructuralCopy(const onnx::ModelProto& model) {
+  OwnedCopy copy{std::make_unique<google::protobuf::Arena>(StructuralCopyArenaOptions()), nullptr};
+  copy.model = StructuralCopy(model, *copy.arena);
+  return copy;
+}
+
 std::string InferShapes(onnx::ModelProto& copy) {
-  const int64_t opset = OnnxOpset(copy);
-  if (std::string problem = MalformedAttributes(copy.graph(), opset); !problem.empty()) return problem;
+  OnnxSchemas schemas(OnnxOpset(copy));
+  if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;
   RegisterContribSchemas();
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);

@@ -8,6 +8,7 @@
 #include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 
+#include <memory>
 #include <string>
 
 namespace rnnstate {
@@ -15,6 +16,19 @@ namespace rnnstate {
 /// A copy of `model` with everything but initializer payloads (names, types and dims are kept), for
 /// shape inference without duplicating the weights. Allocated on (and owned by) `arena`.
 onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena);
+
+/// A StructuralCopy with the arena that owns it.
+struct OwnedCopy {
+  std::unique_ptr<google::protobuf::Arena> arena;
+  onnx::ModelProto* model = nullptr;
+};
+
+/// StructuralCopy of `model` on an arena of its own.
+OwnedCopy MakeStructuralCopy(const onnx::ModelProto& model);
+
+/// Options for the arena of a StructuralCopy: blocks that grow to 1 MiB (protobuf's default stops growing
+/// at 8 KiB: thousands of allocations for a big graph).
+google::protobuf::ArenaOptions StructuralCopyArenaOptions();
 
 /// Infers the types of `copy` (a StructuralCopy) in place. Returns "" or why inference failed or was not
 /// run.

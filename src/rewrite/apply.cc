@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"
@@ -109,6 +110,32 @@ struct ResolvedEdit {
   std::vector<ResolvedStep> steps;
 };
 
+/// The main graph's declared inputs by name and its output names, kept up to date as the edits add
+/// to them: a pass over those lists for each edit would cost states x inputs.
+class MainInterface {
+ public:
+  explicit MainInterface(onnx::GraphProto& main) : main_(main) {
+    for (auto& input : *main.mutable_input()) inputs_[input.name()].push_back(&input);
+    for (const auto& output : main.output()) outputs_.insert(output.name());
+  }
+  /// The inputs named `name`, in order (one in a valid model; none for a new name).
+  const std::vector<onnx::ValueInfoProto*>& Inputs(const std::string& name) { return inputs_[name]; }
+  void AddInput(onnx::ValueInfoProto input) {
+    onnx::ValueInfoProto* added = main_.add_input();
+    *added = std::move(input);
+    inputs_[added->name()].push_back(added);
+  }
+  /// Adds `output` unless the graph has an output of its name.
+  void AddOutputOnce(onnx::ValueInfoProto output) {
+    if (outputs_.insert(output.name()).second) *main_.add_output() = std::move(output);
+  }
+
+ private:
+  onnx::GraphProto& main_;
+  std::unordered_map<std::string, std::vector<onnx::ValueInfoProto*>> inputs_;
+  std::unordered_set<std::string> outputs_;
+};
+
 ResolvedEdit Resolve(onnx::ModelProto& model, int64_t onnx_opset, const StateEdit& edit) {
   const GraphPath& site_path = edit.site.graph;
   ResolvedEdit resolved{&edit, ResolveGraph(model, site_path), NodeIn(model, site_path, edit.site.node), nullptr,
@@ -190,7 +217,7 @@ void ThreadOut(const ResolvedEdit& r, const ThreadedOutput& threaded) {
 /// what read the input reads the selection. The selection goes first in the main graph: it reads only the
 /// input and the default.
 void PutDefaultBehindSelect(const StateEdit& edit, const DefaultBehindSelect& d, onnx::GraphProto& main,
-                            GraphEdits& main_edits) {
+                            MainInterface& interface, GraphEdits& main_edits) {
   onnx::TensorProto* tensor = FindInitializer(main, edit.input);
   if (tensor == nullptr || main.node_size() == 0) {
     throw Error(ExitCode::kInternal, "plan refers to a missing default '" + edit.input + "'");
@@ -198,13 +225,13 @@ void PutDefaultBehindSelect(const StateEdit& edit, const DefaultBehindSelect& d,
   RenameReads(main, edit.input, d.selected);
   tensor->set_name(d.default_name);
   if (d.keep_empty_default) *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.select.dims);
-  for (auto& input : *main.mutable_input()) {
-    if (input.name() == edit.input) input = TensorInfo(edit.input, edit.elem_type, edit.shape);
+  for (onnx::ValueInfoProto* input : interface.Inputs(edit.input)) {
+    *input = TensorInfo(edit.input, edit.elem_type, edit.shape);
   }
   AddSelectNodes(edit, d.default_name, d.select, d.selected, main_edits.before[main.mutable_node(0)]);
 }
 
-void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
+void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model, MainInterface& interface,
                std::map<onnx::GraphProto*, GraphEdits>& per_graph, std::set<int>& broadcasts_done) {
   const StateEdit& edit = *r.edit;
   onnx::GraphProto& main = *model.mutable_graph();
@@ -214,15 +241,15 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
                  [](const ReuseInput&) {},
                  [&](const DropDefault& drop) {
                    RemoveInitializer(main, edit.input);
-                   for (auto& declared : *main.mutable_input()) {
-                     if (drop.redeclare && declared.name() == edit.input) {
-                       declared = TensorInfo(edit.input, edit.elem_type, edit.shape);
-                     }
+                   for (onnx::ValueInfoProto* declared : interface.Inputs(edit.input)) {
+                     if (drop.redeclare) *declared = TensorInfo(edit.input, edit.elem_type, edit.shape);
                    }
                  },
-                 [&](const DefaultBehindSelect& d) { PutDefaultBehindSelect(edit, d, main, per_graph[&main]); },
+                 [&](const DefaultBehindSelect& d) {
+                   PutDefaultBehindSelect(edit, d, main, interface, per_graph[&main]);
+                 },
                  [&](const NewInput& input) {
-                   *main.add_input() = TensorInfo(edit.input, edit.elem_type, edit.shape);
+                   interface.AddInput(TensorInfo(edit.input, edit.elem_type, edit.shape));
                    AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor],
                               broadcasts_done);
                    SetSlot(r.site->mutable_input(), edit.site.input_slot, input.slot_value);
@@ -252,9 +279,7 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
           },
       },
       edit.output_edit);
-  if (output_added && !HasGraphOutput(main, edit.output)) {
-    *main.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
-  }
+  if (output_added) interface.AddOutputOnce(TensorInfo(edit.output, edit.elem_type, edit.shape));
 }
 
 /// Rebuilds the node list with the inserted nodes, moving (not copying) the existing NodeProtos.
@@ -353,7 +378,8 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   NameInputDims(plan, *model.mutable_graph());
   std::map<onnx::GraphProto*, GraphEdits> per_graph;
   std::set<int> broadcasts_done;
-  for (const auto& edit : edits) ApplyEdit(plan, edit, model, per_graph, broadcasts_done);
+  MainInterface interface(*model.mutable_graph());
+  for (const auto& edit : edits) ApplyEdit(plan, edit, model, interface, per_graph, broadcasts_done);
   for (auto& [graph, graph_edits] : per_graph) {
     InsertNodes(*graph, graph_edits);
     PruneDropped(*graph, graph_edits.dropped_originals);

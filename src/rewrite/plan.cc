@@ -1,5 +1,7 @@
 #include "rewrite/plan.h"
 
+#include <algorithm>
+
 #include "graph/overloaded.h"
 
 namespace rnnstate {
@@ -85,6 +87,26 @@ const SkippedState* Plan::FindSkip(const StateKey& key) const {
     if (skip.key.Covers(key)) return &skip;
   }
   return nullptr;
+}
+
+PlanLookup::PlanLookup(const Plan& plan) : plan_(plan) {
+  for (size_t i = 0; i < plan.edits.size(); ++i) edits_.emplace(plan.edits[i].key, i);
+  for (size_t i = 0; i < plan.skipped.size(); ++i) skips_.emplace(plan.skipped[i].key, i);
+}
+
+const StateEdit* PlanLookup::FindEdit(const StateKey& key) const {
+  auto found = edits_.find(key);
+  return found == edits_.end() ? nullptr : &plan_.edits[found->second];
+}
+
+const SkippedState* PlanLookup::FindSkip(const StateKey& key) const {
+  // A skip covers its own state and, with slot -1, every state of its owner: the first in plan order wins.
+  auto exact = skips_.find(key);
+  auto owner = skips_.find(StateKey{key.graph, key.node, -1});
+  size_t first = plan_.skipped.size();
+  if (exact != skips_.end()) first = exact->second;
+  if (owner != skips_.end()) first = std::min(first, owner->second);
+  return first < plan_.skipped.size() ? &plan_.skipped[first] : nullptr;
 }
 
 }  // namespace rnnstate

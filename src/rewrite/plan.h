@@ -5,6 +5,7 @@
 /// what is skipped and why. planner.h decides a Plan, apply.h executes it. Edits are variants: describing
 /// and applying a plan visit them, so every case is handled.
 
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -251,6 +252,22 @@ struct Plan {
   const StateEdit* FindEdit(const StateKey& key) const;
   /// Why the state `key` (or its whole owner) is skipped, or nullptr.
   const SkippedState* FindSkip(const StateKey& key) const;
+};
+
+/// Plan::FindEdit and Plan::FindSkip for a lookup per state (reports): one pass over the plan, not one per
+/// lookup. The plan must not change while this is in use.
+class PlanLookup {
+ public:
+  explicit PlanLookup(const Plan& plan);
+  /// The same as Plan::FindEdit.
+  const StateEdit* FindEdit(const StateKey& key) const;
+  /// The same as Plan::FindSkip.
+  const SkippedState* FindSkip(const StateKey& key) const;
+
+ private:
+  const Plan& plan_;
+  std::map<StateKey, size_t> edits_;  // the first edit of each key
+  std::map<StateKey, size_t> skips_;  // the first skip of each key
 };
 
 }  // namespace rnnstate

@@ -321,7 +321,7 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
   ExpandNameTemplate(options.output_template, "n", "h", "LSTM");
 
   Plan plan;
-  NameAllocator names(index.used_names());
+  NameAllocator names = index.NewNames();
   const NodeNames node_names = NameUnnamedNodes(index, analysis, options, names);
   PathNamer path_namer(index.model(), node_names);
   StatePlanner planner(index, analysis, options, names, path_namer, plan);

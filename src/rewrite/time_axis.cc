@@ -194,7 +194,7 @@ TimeAxisPlan PlanTimeAxes(const ModelIndex& index, const std::vector<TimeAxisOpt
   TimeAxisPlan plan;
   if (axes.empty()) return plan;
   const std::vector<FixedLoop> loops = FixedLoops(index);
-  NameAllocator names(index.used_names());
+  NameAllocator names = index.NewNames();
   NameAllocator dim_names(index.used_dim_params());
   for (const TimeAxisOption& option : axes) {
     TimeAxisEdit edit;

@@ -3,8 +3,10 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "graph/constant_value.h"
@@ -83,12 +85,33 @@ const onnx::OpSchema* JudgingSchema(const onnx::ModelProto& model, const onnx::N
   return schema;
 }
 
+/// JudgingSchema of every node of one model, found once per domain, operator and opset.
+class JudgingSchemas {
+ public:
+  explicit JudgingSchemas(const onnx::ModelProto& model) : model_(model) {}
+  const onnx::OpSchema* Of(const onnx::NodeProto& node, int64_t opset, bool* unknown) {
+    auto [known, fresh] = found_.try_emplace(Key{node.domain(), node.op_type(), opset});
+    if (fresh) known->second.schema = JudgingSchema(model_, node, opset, &known->second.unknown);
+    *unknown = known->second.unknown;
+    return known->second.schema;
+  }
+
+ private:
+  using Key = std::tuple<std::string, std::string, int64_t>;
+  struct Found {
+    const onnx::OpSchema* schema = nullptr;
+    bool unknown = false;
+  };
+  const onnx::ModelProto& model_;
+  std::map<Key, Found> found_;
+};
+
 /// The first rule `node` breaks on its own (without types), in the order README "Validation" lists them.
-std::string NodeViolation(const onnx::ModelProto& model, const onnx::NodeProto& node, const Imports& imports) {
+std::string NodeViolation(JudgingSchemas& schemas, const onnx::NodeProto& node, const Imports& imports) {
   const int64_t opset = imports.Of(node.domain());
   if (IsOnnxDomain(node.domain()) && node.op_type().empty()) return "the node has no op_type";
   bool unknown = false;
-  const onnx::OpSchema* schema = JudgingSchema(model, node, opset, &unknown);
+  const onnx::OpSchema* schema = schemas.Of(node, opset, &unknown);
   if (unknown) return OpsetText("", opset) + " has no operator '" + node.op_type() + "'";
   const RecurrentOp* op = FindRecurrentOp(node);
   if (schema == nullptr && op == nullptr && !IsOnnxDomain(node.domain())) return "";  // not rnnstate's to judge
@@ -106,11 +129,11 @@ std::string NodeViolation(const onnx::ModelProto& model, const onnx::NodeProto& 
 
 /// The first node of `nodes` (and of their subgraphs, parents first) that breaks a rule, as
 /// "WHERE: NODE: RULE"; `where` spells graph paths as GraphPathString does.
-std::string FirstNodeViolation(const onnx::ModelProto& model,
+std::string FirstNodeViolation(JudgingSchemas& schemas,
                                const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
                                const std::string& where, const Imports& imports) {
   for (int n = 0; n < nodes.size(); ++n) {
-    if (std::string rule = NodeViolation(model, nodes.Get(n), imports); !rule.empty()) {
+    if (std::string rule = NodeViolation(schemas, nodes.Get(n), imports); !rule.empty()) {
       return where + ": " + Described(nodes.Get(n), n) + ": " + rule;
     }
   }
@@ -118,11 +141,11 @@ std::string FirstNodeViolation(const onnx::ModelProto& model,
     for (const auto& attribute : nodes.Get(n).attribute()) {
       const std::string sub = where + "/" + NodeLabel(nodes.Get(n), n) + ":" + attribute.name();
       if (attribute.has_g()) {
-        if (auto found = FirstNodeViolation(model, attribute.g().node(), sub, imports); !found.empty()) return found;
+        if (auto found = FirstNodeViolation(schemas, attribute.g().node(), sub, imports); !found.empty()) return found;
       }
       for (int i = 0; i < attribute.graphs_size(); ++i) {
         const std::string listed = sub + "[" + std::to_string(i) + "]";
-        if (auto found = FirstNodeViolation(model, attribute.graphs(i).node(), listed, imports); !found.empty()) {
+        if (auto found = FirstNodeViolation(schemas, attribute.graphs(i).node(), listed, imports); !found.empty()) {
           return found;
         }
       }
@@ -224,13 +247,14 @@ std::string FirstStructuralViolation(const onnx::ModelProto& model) {
   if (std::string problem = FirstInlineDataProblem(model, raw_size); !problem.empty()) return problem;
   RegisterContribSchemas();
   const Imports imports(model.opset_import());
-  if (std::string problem = FirstNodeViolation(model, model.graph().node(), "main", imports); !problem.empty()) {
+  JudgingSchemas schemas(model);
+  if (std::string problem = FirstNodeViolation(schemas, model.graph().node(), "main", imports); !problem.empty()) {
     return problem;
   }
   // Function bodies are not rewritten, but an operator in one is as invalid as in the graph.
   for (const onnx::FunctionProto& function : model.functions()) {
     const std::string where = "function '" + FunctionName(function) + "'";
-    if (std::string problem = FirstNodeViolation(model, function.node(), where, Imports(imports, function));
+    if (std::string problem = FirstNodeViolation(schemas, function.node(), where, Imports(imports, function));
         !problem.empty()) {
       return problem;
     }
@@ -245,11 +269,15 @@ std::string FirstOwnerViolation(const ModelIndex& index) {
   return "";
 }
 
-ModelIndex IndexValidModel(const onnx::ModelProto& model) {
+ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
+  // The copy shape inference works on only reads the model (it infers nothing): made on another thread
+  // while the rules are checked. Inference itself waits for their verdict.
+  std::future<OwnedCopy> copy = std::async(std::launch::async, [&model] { return MakeStructuralCopy(model); });
   if (std::string problem = FirstStructuralViolation(model); !problem.empty()) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
-  ModelIndex index(model);
+  if (structure_valid) structure_valid();
+  ModelIndex index(model, copy.get());
   // A view operator's broken axes first: the wrong shapes they pass on would otherwise be blamed on the
   // recurrent node that reads them.
   for (auto rules : {FirstViewRuleViolation, FirstOwnerViolation}) {

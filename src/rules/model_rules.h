@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "graph/model_index.h"
@@ -36,7 +37,8 @@ std::string FirstOwnerViolation(const ModelIndex& index);
 /// Indexes `model` once it is known to be valid. Throws Error(kBadInput, "invalid model: " + the first
 /// violation): structure and containers are checked before the index is built (so onnx shape inference
 /// never runs on a broken graph), the rules of every state owner and of the view operators
-/// (view_rules.h) after (they read inferred types).
-ModelIndex IndexValidModel(const onnx::ModelProto& model);
+/// (view_rules.h) after (they read inferred types). `structure_valid`, when given, is called once the
+/// structure and containers passed, before the index is built (work that may start from there on).
+ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid = {});
 
 }  // namespace rnnstate

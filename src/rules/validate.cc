@@ -4,9 +4,12 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -51,28 +54,51 @@ std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::stri
 }
 
 /// Names visible in the scope being checked: those of the enclosing graphs defined before the node
-/// that holds the subgraph, then the scope's own. Views into the model, which outlives the check.
+/// that holds the subgraph, then the scope's own, each with the depth of the scope that defines it
+/// (the innermost). Views into the model, which outlives the check.
+using VisibleNames = std::unordered_map<std::string_view, int>;
 using NameSet = std::unordered_set<std::string_view>;
 
-/// `subgraph`: the graph is a Loop/Scan body or an If branch, whose outputs are positional.
-std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const std::string& where, bool subgraph) {
-  NameSet own;
-  std::vector<std::string_view> added;  // newly visible here, hidden again when the scope ends
-  auto define = [&](const std::string& name, const std::string& what) -> std::string {
+/// Makes room for `more` names at once. Never shrinks: unordered_map::reserve rehashes a big map down to
+/// the size asked for, which every small subgraph would do to the main graph's names.
+void MakeRoom(VisibleNames& names, size_t more) {
+  const size_t wanted = names.size() + more;
+  if (static_cast<double>(wanted) > static_cast<double>(names.bucket_count()) * names.max_load_factor()) {
+    names.reserve(wanted);
+  }
+}
+
+/// `depth`: 0 for the main graph; deeper graphs are Loop/Scan bodies or If branches, whose outputs are
+/// positional.
+std::string CheckScope(const onnx::GraphProto& graph, VisibleNames& visible, int depth, const std::string& where) {
+  const bool subgraph = depth > 0;
+  // About one name per input, initializer and node: room made once, not by rehashing as the map grows.
+  MakeRoom(visible, static_cast<size_t>(graph.input_size() + graph.initializer_size() + graph.node_size()));
+  std::vector<std::string_view> added;                     // newly visible here, hidden when the scope ends
+  std::vector<std::pair<std::string_view, int>> shadowed;  // outer names defined again here, and their depth
+  // `what` names the definition for the message: built only when there is one, not for every name.
+  auto define = [&](const std::string& name, const auto& what) -> std::string {
     if (name.empty()) return "";
-    if (!own.insert(name).second) return where + ": '" + name + "' is defined twice (" + what + ")";
-    if (visible.insert(name).second) added.push_back(name);
+    auto [known, fresh] = visible.try_emplace(name, depth);
+    if (fresh) {
+      added.push_back(name);
+    } else if (known->second == depth) {
+      return where + ": '" + name + "' is defined twice (" + what() + ")";
+    } else {
+      shadowed.emplace_back(name, known->second);
+      known->second = depth;
+    }
     return "";
   };
   auto problem = [&]() -> std::string {
     NameSet input_names;
     for (const auto& input : graph.input()) {
       if (!input_names.insert(input.name()).second) return where + ": duplicate graph input '" + input.name() + "'";
-      if (auto p = define(input.name(), "a graph input"); !p.empty()) return p;
+      if (auto p = define(input.name(), [] { return "a graph input"; }); !p.empty()) return p;
     }
     for (const auto& tensor : graph.initializer()) {
       if (input_names.count(tensor.name())) continue;  // an overridable default of that input
-      if (auto p = define(tensor.name(), "an initializer"); !p.empty()) return p;
+      if (auto p = define(tensor.name(), [] { return "an initializer"; }); !p.empty()) return p;
     }
     for (int n = 0; n < graph.node_size(); ++n) {
       const auto& node = graph.node(n);
@@ -80,18 +106,19 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
         if (!input.empty() && !visible.count(input)) return where + ": " + UndefinedInput(graph, n, input);
       }
       for (const auto& attribute : node.attribute()) {
+        if (!attribute.has_g() && attribute.graphs_size() == 0) continue;
         // Spelled as GraphPathString spells it, so that every message names a graph the same way.
         const std::string sub_where = where + "/" + NodeLabel(node, n) + ":" + attribute.name();
         if (attribute.has_g()) {
-          if (auto p = CheckScope(attribute.g(), visible, sub_where, true); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.g(), visible, depth + 1, sub_where); !p.empty()) return p;
         }
         for (int i = 0; i < attribute.graphs_size(); ++i) {
           const std::string listed = sub_where + "[" + std::to_string(i) + "]";
-          if (auto p = CheckScope(attribute.graphs(i), visible, listed, true); !p.empty()) return p;
+          if (auto p = CheckScope(attribute.graphs(i), visible, depth + 1, listed); !p.empty()) return p;
         }
       }
       for (const auto& output : node.output()) {
-        if (auto p = define(output, "an output of " + Described(node, n)); !p.empty()) return p;
+        if (auto p = define(output, [&] { return "an output of " + Described(node, n); }); !p.empty()) return p;
       }
     }
     NameSet output_names;
@@ -106,7 +133,10 @@ std::string CheckScope(const onnx::GraphProto& graph, NameSet& visible, const st
     }
     return "";
   }();
-  for (auto name : added) visible.erase(name);
+  if (subgraph) {  // the main graph's names go with the map
+    for (auto name : added) visible.erase(name);
+    for (const auto& [name, outer] : shadowed) visible[name] = outer;
+  }
   return problem;
 }
 
@@ -115,6 +145,16 @@ void RunChecker(const onnx::ModelProto& model, const std::string& model_dir) {
   onnx::checker::CheckerContext ctx;
   ctx.set_model_dir(model_dir.empty() ? "." : model_dir);
   onnx::checker::check_model(model, ctx);
+}
+
+/// RunChecker's verdict: nullopt when `model` passes, else the checker's message.
+std::optional<std::string> CheckerProblem(const onnx::ModelProto& model, const std::string& model_dir) {
+  try {
+    RunChecker(model, model_dir);
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
 }
 
 bool OpsetsKnown(const onnx::ModelProto& model) {
@@ -148,12 +188,18 @@ std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
 }  // namespace
 
 std::string StructuralProblem(const onnx::ModelProto& model) {
-  NameSet visible;
-  return CheckScope(model.graph(), visible, "main", false);
+  VisibleNames visible;
+  return CheckScope(model.graph(), visible, 0, "main");
+}
+
+std::future<std::optional<std::string>> StartChecker(const onnx::ModelProto& model, const std::string& model_dir) {
+  if (model.ir_version() > kCheckerMaxIr || !OpsetsKnown(model)) return {};
+  return std::async(std::launch::async, [&model, model_dir] { return CheckerProblem(model, model_dir); });
 }
 
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
-                                          const std::string& model_dir) {
+                                          const std::string& model_dir,
+                                          std::future<std::optional<std::string>> checked) {
   ValidationBaseline baseline;
   baseline.model_dir = model_dir;
   baseline.inference_applies = inference_succeeded;
@@ -162,13 +208,11 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
     baseline.why_not = "IR version " + std::to_string(input.ir_version()) + " is newer than onnx 1.12 knows";
   } else if (!OpsetsKnown(input)) {
     baseline.why_not = "the ai.onnx opset is newer than onnx 1.12 knows";
+  } else if (const std::optional<std::string> problem =
+                 checked.valid() ? checked.get() : CheckerProblem(input, model_dir)) {
+    baseline.why_not = "the input model does not pass onnx's checker (" + *problem + ")";
   } else {
-    try {
-      RunChecker(input, model_dir);
-      baseline.checker_applies = true;
-    } catch (const std::exception& e) {
-      baseline.why_not = std::string("the input model does not pass onnx's checker (") + e.what() + ")";
-    }
+    baseline.checker_applies = true;
   }
   if (!inference_succeeded && baseline.why_not.empty())
     baseline.why_not = "onnx shape inference fails on the input model";
@@ -176,20 +220,28 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
 }
 
 void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  // The three checks only read the model: shape inference (the longest) runs on another thread while the
+  // structure and onnx's checker are checked here; the verdicts are taken in this order. (Unlike an
+  // input, the output is rnnstate's own rewrite of a model that passed every rule and this inference: a
+  // structural problem is a bug of rnnstate, still reported as one.)
+  std::future<std::string> inferred;
+  if (baseline.inference_applies) {
+    inferred = std::async(std::launch::async, [&model] {
+      google::protobuf::Arena arena(StructuralCopyArenaOptions());
+      // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
+      return InferShapes(*StructuralCopy(model, arena));
+    });
+  }
   if (std::string problem = StructuralProblem(model); !problem.empty()) {
     throw Error(ExitCode::kInternal, "rewritten model is invalid: " + problem);
   }
   if (baseline.checker_applies) {
-    try {
-      RunChecker(model, baseline.model_dir);
-    } catch (const std::exception& e) {
-      throw Error(ExitCode::kInternal, std::string("rewritten model fails onnx's checker: ") + e.what());
+    if (const std::optional<std::string> problem = CheckerProblem(model, baseline.model_dir)) {
+      throw Error(ExitCode::kInternal, "rewritten model fails onnx's checker: " + *problem);
     }
   }
   if (baseline.inference_applies) {
-    google::protobuf::Arena arena;
-    // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
-    if (const std::string error = InferShapes(*StructuralCopy(model, arena)); !error.empty()) {
+    if (const std::string error = inferred.get(); !error.empty()) {
       const std::string failure = "rewritten model fails onnx shape inference: " + error;
       if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
       // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did

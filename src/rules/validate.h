@@ -5,6 +5,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +23,17 @@ struct ValidationBaseline {
   std::vector<std::string> unchecked_ops;
 };
 
-/// Decides which checks apply, by running them on the input model.
+/// onnx's checker on `model` (the input of a rewrite), started on another thread so that it runs beside
+/// other work: nullopt when the model passes, else the checker's message. An invalid future when the
+/// checker does not apply (an IR version or opset newer than onnx 1.12 knows). `model` must not change
+/// until the result is taken (MakeValidationBaseline).
+std::future<std::optional<std::string>> StartChecker(const onnx::ModelProto& model, const std::string& model_dir);
+
+/// Decides which checks apply, by running them on the input model; `checked`, when valid, is the
+/// checker already started on it (StartChecker).
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
-                                          const std::string& model_dir);
+                                          const std::string& model_dir,
+                                          std::future<std::optional<std::string>> checked = {});
 
 /// Checks `model`: every value defined before use in its scope, single assignment, unique graph inputs
 /// and outputs; then onnx's checker and shape inference as the baseline allows. Throws Error(kInternal)

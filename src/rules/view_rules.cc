@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "graph/constant_value.h"
@@ -57,9 +58,14 @@ std::string IndexRule(const std::vector<int64_t>& indices, const SymDim& dim, si
   return "";
 }
 
+/// The operators NodeRule has rules for.
+const std::set<std::string> kRuledOps = {"Unsqueeze", "Squeeze", "Transpose", "Slice",    "Reshape",
+                                         "Gather",    "Concat",  "Split",     "ScatterND"};
+
 std::string NodeRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
   const std::string& op = node.op_type();
-  if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return "";
+  // Checked first: the input's shape is read only for the operators that have rules.
+  if (!IsOnnxDomain(node.domain()) || node.input_size() == 0 || !kRuledOps.count(op)) return "";
   const std::optional<SymShape> in = ShapeOf(index, path, node.input(0));
   if (op == "Unsqueeze" || op == "Squeeze") {
     std::optional<std::vector<int64_t>> axes = Operand(index, path, node, 1, "axes");

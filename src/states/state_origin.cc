@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <string_view>
 
 #include "graph/constant_value.h"
 #include "graph/proto_access.h"
@@ -123,24 +124,25 @@ bool DerivesFromSite(const ModelIndex& index, const GraphPath& body, const std::
 
 /// The main-graph inputs and initializers `name` (seen from `path`) is computed from (see StateOrigin).
 void FindSources(const ModelIndex& index, const GraphPath& path, const std::string& name, StateOrigin& origin) {
-  std::vector<std::pair<GraphPath, std::string>> pending{{path, name}};
-  std::set<std::pair<GraphPath, std::string>> seen;
+  // Graphs by their path in the index and names by the strings in the model: nothing is copied per value.
+  std::vector<std::pair<const GraphPath*, const std::string*>> pending{{&index.graph(path).path, &name}};
+  std::set<std::pair<const GraphPath*, std::string_view>> seen;
   constexpr size_t kMaxValues = 256;
   while (!pending.empty() && seen.size() < kMaxValues) {
-    auto [at, value] = std::move(pending.back());
+    const auto [at, value] = pending.back();
     pending.pop_back();
-    if (value.empty() || !seen.insert({at, value}).second) continue;
-    const ResolvedName resolved = index.Resolve(at, value);
+    if (value->empty() || !seen.insert({at, *value}).second) continue;
+    const ResolvedName resolved = index.Resolve(*at, *value);
     const Producer& producer = resolved.producer;
     if (producer.kind == Producer::Kind::kInitializer) {
-      origin.from_initializers.push_back(value);
+      origin.from_initializers.push_back(*value);
     } else if ((producer.kind == Producer::Kind::kGraphInput || producer.kind == Producer::Kind::kDefaultedInput) &&
                resolved.graph.empty()) {
-      origin.from_inputs.push_back(value);
+      origin.from_inputs.push_back(*value);
     } else if (producer.kind == Producer::Kind::kNode) {
-      const onnx::NodeProto& node = NodeAt(index, resolved.graph, producer.index);
+      const onnx::NodeProto& node = *resolved.node;
       for (auto input = node.input().rbegin(); input != node.input().rend(); ++input) {
-        pending.emplace_back(resolved.graph, *input);
+        pending.emplace_back(&resolved.index->path, &*input);
       }
     }
   }

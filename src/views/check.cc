@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "exposure/exposed_state.h"
 #include "exposure/packed_state.h"
@@ -78,34 +79,38 @@ void CheckStates(const Analysis& analysis, bool streamable_only, std::vector<Che
   }
 }
 
-/// True when some state's owner is the node a pair names (graph path + name).
-bool OwnerExists(const Analysis& analysis, const StatePair& pair) {
-  for (const auto& analyzed : analysis.states) {
-    if (analyzed.state.owner.graph_name == pair.graph && analyzed.state.owner.name == pair.node) return true;
-  }
-  return false;
-}
-
-/// The state a pair names (graph path + owner name + kind), or nullptr.
-const StateAnalysis* FindState(const Analysis& analysis, const StatePair& pair) {
-  for (const auto& analyzed : analysis.states) {
-    const RecurrentState& state = analyzed.state;
-    if (state.owner.graph_name == pair.graph && state.owner.name == pair.node && pair.kind == state.kind_name() &&
-        pair.variable == state.variable) {
-      return &analyzed;
+/// The states by the names pairs give them, looked up once per pair instead of by a pass over the states.
+class StateLookup {
+ public:
+  explicit StateLookup(const Analysis& analysis) {
+    for (const auto& analyzed : analysis.states) {
+      const RecurrentState& state = analyzed.state;
+      by_owner_.emplace(Owner{state.owner.graph_name, state.owner.name}, &analyzed);
+      by_state_.emplace(State{state.owner.graph_name, state.owner.name, state.kind_name(), state.variable}, &analyzed);
     }
   }
-  return nullptr;
-}
+  /// The first state whose owner is the node a pair names (graph path + name), or nullptr.
+  const StateAnalysis* OwnedBy(const StatePair& pair) const {
+    auto found = by_owner_.find(Owner{pair.graph, pair.node});
+    return found == by_owner_.end() ? nullptr : found->second;
+  }
+  /// The state a pair names (graph path + owner name + kind), or nullptr.
+  const StateAnalysis* Find(const StatePair& pair) const {
+    auto found = by_state_.find(State{pair.graph, pair.node, pair.kind, pair.variable});
+    return found == by_state_.end() ? nullptr : found->second;
+  }
+
+ private:
+  using Owner = std::pair<std::string, std::string>;
+  using State = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Owner, const StateAnalysis*> by_owner_;  // the first state of each owner
+  std::map<State, const StateAnalysis*> by_state_;  // the first state of each name
+};
 
 /// The owner a pair names, for messages: "LSTM 'x'".
-std::string OwnerLabelOf(const Analysis& analysis, const StatePair& pair) {
-  for (const auto& analyzed : analysis.states) {
-    if (analyzed.state.owner.graph_name == pair.graph && analyzed.state.owner.name == pair.node) {
-      return OwnerLabel(analyzed.state);
-    }
-  }
-  return "'" + pair.node + "'";
+std::string OwnerLabelOf(const StateLookup& states, const StatePair& pair) {
+  const StateAnalysis* owned = states.OwnedBy(pair);
+  return owned ? OwnerLabel(owned->state) : "'" + pair.node + "'";
 }
 
 /// Checks that the pair's input feeds the slot and its output comes from the final state.
@@ -151,13 +156,13 @@ void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentSt
   }
 }
 
-void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePair& pair, bool packed_member,
+void CheckPair(const ModelIndex& index, const StateLookup& states, const StatePair& pair, bool packed_member,
                std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
   const GraphIndex& main = index.graph(GraphPath{});
   // A member of a packed value names values inside the main graph (see CheckPackedValues).
-  bool input_ok = packed_member ? main.producers.count(pair.input) > 0 : main.inputs.count(pair.input) > 0;
-  bool output_ok = packed_member ? main.producers.count(pair.output) > 0 : main.outputs.count(pair.output) > 0;
+  bool input_ok = packed_member ? main.Defines(pair.input) : main.inputs.count(pair.input) > 0;
+  bool output_ok = packed_member ? main.Defines(pair.output) : main.outputs.count(pair.output) > 0;
   if (packed_member && (!input_ok || !output_ok)) {
     problems.push_back({CheckProblem::Kind::kPackedMismatch,
                         label + "'" + (input_ok ? pair.output : pair.input) + "' is not a value of the main graph"});
@@ -171,15 +176,15 @@ void CheckPair(const ModelIndex& index, const Analysis& analysis, const StatePai
           {CheckProblem::Kind::kNotGraphOutput, label + "'" + pair.output + "' is not a main-graph output"});
     }
   }
-  if (!OwnerExists(analysis, pair)) {
+  if (states.OwnedBy(pair) == nullptr) {
     problems.push_back({CheckProblem::Kind::kNoSuchNode,
                         label + "no recurrent node or loop '" + pair.node + "' in graph '" + pair.graph + "'"});
     return;
   }
-  const StateAnalysis* state = FindState(analysis, pair);
+  const StateAnalysis* state = states.Find(pair);
   if (state == nullptr) {
     problems.push_back(
-        {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(analysis, pair) + " has no state '" + pair.kind + "'" +
+        {CheckProblem::Kind::kNoSuchState, label + OwnerLabelOf(states, pair) + " has no state '" + pair.kind + "'" +
                                                (pair.variable.empty() ? "" : " carried as '" + pair.variable + "'")});
     return;
   }
@@ -253,11 +258,11 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
   }
 }
 
-void CheckDuplicates(const Analysis& analysis, std::vector<CheckProblem>& problems) {
+void CheckDuplicates(const Analysis& analysis, const StateLookup& states, std::vector<CheckProblem>& problems) {
   const std::vector<StatePair>& pairs = analysis.recorded_pairs;
   const ExclusivePairs exclusive = [&](const StatePair& x, const StatePair& y) {
-    const StateAnalysis* a = FindState(analysis, x);
-    const StateAnalysis* b = FindState(analysis, y);
+    const StateAnalysis* a = states.Find(x);
+    const StateAnalysis* b = states.Find(y);
     return a != nullptr && b != nullptr && Exclusive(a->state, b->state);
   };
   CheckSharedTensors(pairs, CheckProblem::Kind::kDuplicateInput, /*inputs=*/true, exclusive, problems);
@@ -284,12 +289,13 @@ std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& an
   std::vector<CheckProblem> problems;
   if (!analysis.metadata_error.empty()) problems.push_back({CheckProblem::Kind::kBadMetadata, analysis.metadata_error});
   CheckStates(analysis, streamable_only, problems);
+  const StateLookup states(analysis);
   for (size_t i = 0; i < analysis.recorded_pairs.size(); ++i) {
     const bool member = analysis.packed && analysis.packed->MemberOf(static_cast<int64_t>(i)).first >= 0;
-    CheckPair(index, analysis, analysis.recorded_pairs[i], member, problems);
+    CheckPair(index, states, analysis.recorded_pairs[i], member, problems);
   }
   if (analysis.packed) CheckPackedValues(index, *analysis.packed, analysis.recorded_pairs, problems);
-  CheckDuplicates(analysis, problems);
+  CheckDuplicates(analysis, states, problems);
   return problems;
 }
 

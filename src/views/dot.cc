@@ -177,7 +177,7 @@ std::string UseCount(int consumers) {
 }
 
 /// What `rewrite` would do about an unexposed state, in a few words.
-std::string RewriteNote(const Plan& plan, const StateKey& key) {
+std::string RewriteNote(const PlanLookup& plan, const StateKey& key) {
   if (const SkippedState* skip = plan.FindSkip(key)) return "not rewritten: " + skip->reason;
   if (const StateEdit* edit = plan.FindEdit(key)) return "rewrite adds input '" + edit->input + "'";
   return "not selected for rewrite";
@@ -186,7 +186,7 @@ std::string RewriteNote(const Plan& plan, const StateKey& key) {
 /// Draws one state: its source on the left of the node, its destination on the right.
 class StateDrawer {
  public:
-  StateDrawer(const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan, DotBuilder& dot)
+  StateDrawer(const onnx::ModelProto& model, const Analysis& analysis, const PlanLookup& plan, DotBuilder& dot)
       : model_(model), analysis_(analysis), plan_(plan), dot_(dot) {}
 
   void Draw(const StateAnalysis& state, const std::string& node_id) {
@@ -264,7 +264,7 @@ class StateDrawer {
 
   const onnx::ModelProto& model_;
   const Analysis& analysis_;
-  const Plan& plan_;
+  const PlanLookup& plan_;
   DotBuilder& dot_;
 };
 
@@ -296,11 +296,13 @@ std::string DotQuote(const std::string& text) {
 std::string ReportDot(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis,
                       const Plan& plan) {
   DotBuilder dot;
-  StateDrawer drawer(model, analysis, plan, dot);
+  const PlanLookup lookup(plan);
+  StateDrawer drawer(model, analysis, lookup, dot);
+  const std::vector<std::vector<const StateAnalysis*>> by_node = analysis.StatesByNode();
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
     const RecurrentNode& n = analysis.nodes[i];
     std::string id = dot.Node("rnn|" + n.graph_name + "|" + n.name, n.graph, RecurrentAttributes(n));
-    for (const StateAnalysis* state : analysis.StatesOf(i)) drawer.Draw(*state, id);
+    for (const StateAnalysis* state : by_node[i]) drawer.Draw(*state, id);
   }
   if (analysis.nodes.empty())
     dot.Node("empty", GraphPath{}, {{"label", "no RNN, GRU or LSTM nodes"}, {"shape", "plaintext"}});

@@ -59,13 +59,13 @@ std::vector<std::string> ThreadTexts(const onnx::ModelProto& model, const StateA
   return out;
 }
 
-std::string Action(const Plan& plan, const StateKey& key) {
+std::string Action(const PlanLookup& plan, const StateKey& key) {
   if (const SkippedState* skip = plan.FindSkip(key)) return "skipped: " + skip->reason;
   if (const StateEdit* edit = plan.FindEdit(key)) return edit->Changes() ? edit->Describe() : "none (already exposed)";
   return "none (not selected)";
 }
 
-Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const Plan& plan) {
+Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const PlanLookup& plan) {
   Json initial = Json::object();
   initial["origin"] = OriginKindName(state.origin.kind);
   initial["value"] = state.origin.value;
@@ -153,8 +153,8 @@ Json NoteJson(const StateNote& note) {
 }
 
 /// The text lines of one state.
-void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state, const Plan& plan,
-               std::ostringstream& out) {
+void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state,
+               const PlanLookup& plan, std::ostringstream& out) {
   if (state.exposed && state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
     const std::string place = PlaceSuffix(pair.rows, pair.region);
@@ -213,6 +213,8 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
 }  // namespace
 
 Json ReportJson(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan) {
+  const PlanLookup lookup(plan);
+  const std::vector<std::vector<const StateAnalysis*>> by_node = analysis.StatesByNode();
   Json nodes = Json::array();
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
     const RecurrentNode& n = analysis.nodes[i];
@@ -231,7 +233,7 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
     entry["walk"] = n.walk.empty() ? Json() : Json(n.walk);
     entry["problem"] = n.problem.empty() ? Json() : Json(n.problem);
     Json states = Json::array();
-    for (const StateAnalysis* state : analysis.StatesOf(i)) states.push_back(StateJson(model, *state, plan));
+    for (const StateAnalysis* state : by_node[i]) states.push_back(StateJson(model, *state, lookup));
     entry["states"] = std::move(states);
     nodes.push_back(std::move(entry));
   }
@@ -263,6 +265,8 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
 
 std::string ReportText(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis,
                        const Plan& plan) {
+  const PlanLookup lookup(plan);
+  const std::vector<std::vector<const StateAnalysis*>> by_node = analysis.StatesByNode();
   std::ostringstream out;
   out << file << ": " << analysis.nodes.size() << " recurrent node" << (analysis.nodes.size() == 1 ? "" : "s")
       << ", opset " << analysis.onnx_opset << ", IR " << analysis.ir_version << "\n";
@@ -281,7 +285,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
     out << "  streamable: " << (n.streamable ? "yes" : "no (" + n.not_streamable_reason + ")") << "\n";
     if (n.streamable && !n.streaming_caveat.empty()) out << "  caveat: " << n.streaming_caveat << "\n";
-    for (const StateAnalysis* state : analysis.StatesOf(i)) StateText(model, analysis, *state, plan, out);
+    for (const StateAnalysis* state : by_node[i]) StateText(model, analysis, *state, lookup, out);
   }
   if (!analysis.recorded_pairs.empty()) {
     out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace rnnstate {
 namespace {
 
@@ -24,6 +27,53 @@ TEST(Json, RejectsMalformedInput) {
 TEST(Json, RejectsExcessiveNesting) {
   EXPECT_THROW(ParseJson(std::string(1000, '[') + std::string(1000, ']')), std::runtime_error);
   EXPECT_NO_THROW(ParseJson(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']')));
+}
+
+/// What ParseJson did with nlohmann's callback parser (which scans the enclosing array at the end of
+/// every object: quadratic in the number of pairs): the document, or the error message.
+std::string CallbackParse(const std::string& text) {
+  auto limit_depth = [](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxJsonDepth) throw std::runtime_error("JSON nested deeper than " + std::to_string(kMaxJsonDepth));
+    return true;
+  };
+  try {
+    return DumpJson(Json::parse(text, limit_depth));
+  } catch (const std::exception& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+std::string Parsed(const std::string& text) {
+  try {
+    return DumpJson(ParseJson(text));
+  } catch (const std::exception& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+TEST(Json, RefusesWhatTheCallbackParserRefusedWithTheSameMessage) {
+  const auto nested = [](int depth, const std::string& inside) {
+    return std::string(static_cast<size_t>(depth), '[') + inside + std::string(static_cast<size_t>(depth), ']');
+  };
+  std::vector<std::string> texts = {
+      "",
+      "{",
+      "[1,]",
+      "{\"a\":}",
+      "\"unterminated",
+      "01x",
+      "{\"a\":1} trailing",
+      "nul",
+      R"({"version":1,"states":[{"input":"a","path":[{"node":"n"}]},{"x":[1,2.5,null]}]})"};
+  for (int depth : {kMaxJsonDepth - 1, kMaxJsonDepth, kMaxJsonDepth + 1, kMaxJsonDepth + 2}) {
+    texts.push_back(nested(depth, ""));
+    texts.push_back(nested(depth, "1"));
+    texts.push_back(nested(depth, "{}"));
+    texts.push_back(nested(depth, "{\"k\":true}"));
+    texts.push_back(nested(depth, "1,]"));         // malformed after the depth is reached
+    texts.push_back("[1,]" + nested(depth, "1"));  // malformed before
+  }
+  for (const std::string& text : texts) EXPECT_EQ(Parsed(text), CallbackParse(text)) << text;
 }
 
 TEST(Json, AssigningAKeyAgainReplacesItInPlace) {
