@@ -154,14 +154,12 @@ class ReadWalk {
       return 0;
     }
     if (op == "Transpose") {
-      std::optional<std::vector<int64_t>> order = PermOf(node, map.rank());
+      std::optional<std::vector<int64_t>> order = PermOf(node, static_cast<int64_t>(map.rank()));
       if (!order) {
         *why = " has a perm that is not a permutation of the state's axes";
         return -1;
       }
-      std::vector<int64_t> inverse(order->size());
-      for (size_t i = 0; i < order->size(); ++i) inverse[static_cast<size_t>((*order)[i])] = static_cast<int64_t>(i);
-      return map.Permute(inverse) ? 0 : -1;
+      return map.Permute(InversePerm(*order)) ? 0 : -1;
     }
     if (op == "Slice") return SliceBack(path, node, map, in_shape, why);
     if (op == "Gather") return GatherBack(path, node, map, in_shape, why);
@@ -232,7 +230,7 @@ class ReadWalk {
     }
     // The data has the output's rank, less the indices' axes, plus the gathered axis.
     const size_t rank = map.rank() + 1 - indices_shape->size();
-    std::optional<size_t> axis = NormalizedAxis(IntAttribute(node, "axis", 0), rank);
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node, "axis", 0), rank);
     if (!axis) {
       *why = " gathers on an axis out of range";
       return -1;
@@ -263,7 +261,7 @@ class ReadWalk {
   }
 
   int ConcatBack(const GraphPath& path, const onnx::NodeProto& node, ElementMap& map, std::string* why) {
-    std::optional<size_t> axis = NormalizedAxis(IntAttribute(node, "axis", 0), map.rank());
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node, "axis", 0), map.rank());
     std::optional<std::pair<int64_t, int64_t>> range = axis ? map.Range(*axis) : std::nullopt;
     if (!range) {
       *why = axis ? " joins on an axis the state has no fixed size on" : " joins on an axis out of range";
@@ -285,7 +283,7 @@ class ReadWalk {
   }
 
   int SplitBack(const GraphPath& path, const onnx::NodeProto& node, int slot, ElementMap& map, std::string* why) {
-    std::optional<size_t> axis = NormalizedAxis(IntAttribute(node, "axis", 0), map.rank());
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node, "axis", 0), map.rank());
     if (!axis) {
       *why = " splits on an axis out of range";
       return -1;

@@ -58,7 +58,7 @@ class Step {
       return To(0);
     }
     if (op == "Transpose") {
-      std::optional<std::vector<int64_t>> order = PermOf(node_, map_.rank());
+      std::optional<std::vector<int64_t>> order = PermOf(node_, static_cast<int64_t>(map_.rank()));
       if (!order || !map_.Permute(*order)) return Broken(" has a perm that is not a permutation of its axes");
       return To(0);
     }
@@ -90,7 +90,7 @@ class Step {
   }
 
   ForwardStep Concat() {
-    std::optional<size_t> axis = NormalizedAxis(IntAttribute(node_, "axis", 0), map_.rank());
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), map_.rank());
     if (!axis) return Broken(" joins on an axis out of range");
     std::optional<int64_t> offset = ConcatOffset(*axis);
     if (!offset) return Broken(" joins it after parts of unknown size");
@@ -161,7 +161,7 @@ class Step {
 
   /// A Split passes the state on to the piece it lies inside.
   ForwardStep Split() {
-    std::optional<size_t> axis = NormalizedAxis(IntAttribute(node_, "axis", 0), map_.rank());
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), map_.rank());
     if (!axis) return Broken(" splits on an axis out of range");
     std::optional<std::pair<int64_t, int64_t>> range = map_.Range(*axis);
     if (!range) return Broken(" splits an axis the state has no fixed size on");
@@ -185,7 +185,7 @@ class Step {
     std::optional<SymShape> indices_shape =
         node_.input_size() > 1 ? ShapeOf(index_, path_, node_.input(1)) : std::nullopt;
     if (!indices || !indices_shape || indices_shape->size() > 1) return Broken(" takes indices that are not constants");
-    std::optional<size_t> axis = NormalizedAxis(IntAttribute(node_, "axis", 0), map_.rank());
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), map_.rank());
     if (!axis) return Broken(" gathers on an axis out of range");
     if (!map_.IsConstant(*axis)) return Broken(" picks elements along an axis the state spans");
     const int64_t at = map_.offset(*axis);
@@ -267,13 +267,13 @@ class Step {
       SymShape shape(map_.rank(), SymDim{});
       const SymShape& in = *in_shape_;
       if (op == "Transpose") {
-        if (std::optional<std::vector<int64_t>> order = PermOf(node_, in.size());
+        if (std::optional<std::vector<int64_t>> order = PermOf(node_, static_cast<int64_t>(in.size()));
             order && order->size() == shape.size()) {
           for (size_t i = 0; i < shape.size(); ++i) shape[i] = in[static_cast<size_t>((*order)[i])];
         }
       } else if (std::optional<std::vector<int64_t>> axes = AxesOperand(index_, path_, node_)) {
         const size_t rank = op == "Unsqueeze" ? shape.size() : in.size();
-        std::optional<std::vector<int64_t>> listed = Normalized(*axes, rank);
+        std::optional<std::vector<int64_t>> listed = NormalizeAxes(*axes, static_cast<int64_t>(rank));
         auto is_listed = [&](size_t i) {
           return std::find(listed->begin(), listed->end(), static_cast<int64_t>(i)) != listed->end();
         };

@@ -35,34 +35,8 @@ bool Lossless(const std::vector<int32_t>& chain, int32_t source) {
   return std::all_of(chain.begin(), chain.end(), [&](int32_t t) { return Represents(t, source); });
 }
 
-std::optional<std::vector<int64_t>> AxesOperand(const ModelIndex& index, const GraphPath& path,
-                                                const onnx::NodeProto& node) {
-  if (const onnx::AttributeProto* a = FindAttribute(node, "axes")) {
-    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
-  }
-  if (node.input_size() > 1 && !node.input(1).empty()) return IntValues(index, path, node.input(1));
-  return std::nullopt;
-}
-
-std::optional<size_t> NormalizedAxis(int64_t axis, size_t rank) {
-  const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return static_cast<size_t>(axis < 0 ? axis + r : axis);
-}
-
-std::optional<std::vector<int64_t>> Normalized(std::vector<int64_t> axes, size_t rank) {
-  for (auto& a : axes) {
-    std::optional<size_t> axis = NormalizedAxis(a, rank);
-    if (!axis) return std::nullopt;
-    a = static_cast<int64_t>(*axis);
-  }
-  std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return std::nullopt;
-  return axes;
-}
-
 bool InsertUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
-  std::optional<std::vector<int64_t>> sorted = Normalized(axes, map.rank() + axes.size());
+  std::optional<std::vector<int64_t>> sorted = NormalizeAxes(axes, static_cast<int64_t>(map.rank() + axes.size()));
   if (!sorted) return false;
   // Ascending positions of the result, each at most the rank reached so far: every insertion succeeds.
   for (int64_t a : *sorted) {
@@ -72,7 +46,7 @@ bool InsertUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
 }
 
 bool RemoveUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
-  std::optional<std::vector<int64_t>> sorted = Normalized(axes, map.rank());
+  std::optional<std::vector<int64_t>> sorted = NormalizeAxes(axes, static_cast<int64_t>(map.rank()));
   if (!sorted) return false;
   ElementMap removed = map;
   // From the last: removing an axis moves those after it.
@@ -81,22 +55,6 @@ bool RemoveUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
   }
   map = std::move(removed);
   return true;
-}
-
-std::optional<std::vector<int64_t>> PermOf(const onnx::NodeProto& node, size_t rank) {
-  std::vector<int64_t> order;
-  if (const onnx::AttributeProto* perm = FindAttribute(node, "perm")) {
-    order.assign(perm->ints().begin(), perm->ints().end());
-  } else {
-    for (size_t i = 0; i < rank; ++i) order.push_back(static_cast<int64_t>(rank - 1 - i));
-  }
-  if (order.size() != rank) return std::nullopt;
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : order) {
-    if (p < 0 || static_cast<size_t>(p) >= rank || seen[static_cast<size_t>(p)]) return std::nullopt;
-    seen[static_cast<size_t>(p)] = true;
-  }
-  return order;
 }
 
 std::optional<SliceSpec> SliceOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
@@ -121,11 +79,11 @@ std::optional<SliceSpec> SliceOf(const ModelIndex& index, const GraphPath& path,
   if (spec.steps.empty()) spec.steps.assign(spec.starts.size(), 1);
   if (spec.axes.size() != spec.starts.size() || spec.steps.size() != spec.starts.size()) return std::nullopt;
   for (auto& a : spec.axes) {
-    std::optional<size_t> axis = NormalizedAxis(a, rank);
+    std::optional<size_t> axis = AxisIndex(a, rank);
     if (!axis) return std::nullopt;
     a = static_cast<int64_t>(*axis);
   }
-  if (!Normalized(spec.axes, rank)) return std::nullopt;  // an axis listed twice
+  if (!NormalizeAxes(spec.axes, static_cast<int64_t>(rank))) return std::nullopt;  // an axis listed twice
   if (std::find(spec.steps.begin(), spec.steps.end(), 0) != spec.steps.end()) return std::nullopt;
   return spec;
 }

@@ -12,6 +12,7 @@
 
 #include "graph/element_map.h"
 #include "graph/model_index.h"
+#include "graph/op_semantics.h"
 #include "graph/shape_eval.h"
 
 namespace rnnstate {
@@ -28,16 +29,6 @@ bool Represents(int32_t wide, int32_t narrow);
 /// True when every type of a Cast chain represents the values of `source` (the chain loses nothing).
 bool Lossless(const std::vector<int32_t>& chain, int32_t source);
 
-/// The axes of a Squeeze or Unsqueeze (attribute before opset 13, constant input after).
-std::optional<std::vector<int64_t>> AxesOperand(const ModelIndex& index, const GraphPath& path,
-                                                const onnx::NodeProto& node);
-
-/// `axis` made non-negative for `rank`; nullopt when it is outside [-rank, rank).
-std::optional<size_t> NormalizedAxis(int64_t axis, size_t rank);
-
-/// `axes` made non-negative for `rank`, sorted; nullopt when one is outside [-rank, rank) or listed twice.
-std::optional<std::vector<int64_t>> Normalized(std::vector<int64_t> axes, size_t rank);
-
 /// Unit axes inserted at `axes` (positions in the result, as Unsqueeze's); false (the map unchanged) when
 /// an axis is out of range or listed twice.
 [[nodiscard]] bool InsertUnitAxes(ElementMap& map, const std::vector<int64_t>& axes);
@@ -45,10 +36,6 @@ std::optional<std::vector<int64_t>> Normalized(std::vector<int64_t> axes, size_t
 /// Unit axes `axes` removed (positions in `map`, as Squeeze's); false (the map unchanged) when one is not
 /// a unit axis, out of range or listed twice.
 [[nodiscard]] bool RemoveUnitAxes(ElementMap& map, const std::vector<int64_t>& axes);
-
-/// A Transpose's order for an input of `rank` axes (its `perm`, by default the axes reversed); nullopt
-/// when `perm` is not a permutation of 0 .. rank-1.
-std::optional<std::vector<int64_t>> PermOf(const onnx::NodeProto& node, size_t rank);
 
 /// Slice's starts, ends, axes, steps (attributes before opset 10, inputs after): of one length, axes
 /// non-negative, in range and distinct, no step 0 (else nullopt).

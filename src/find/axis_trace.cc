@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/constant_value.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/recurrent_ops.h"
 
@@ -12,71 +13,12 @@ namespace rnnstate {
 
 namespace {
 
-/// Operators whose output has the shape of their first input, axis for axis.
-const std::set<std::string> kSameShapeOps = {"Identity",
-                                             "Cast",
-                                             "CastLike",
-                                             "Relu",
-                                             "Tanh",
-                                             "Sigmoid",
-                                             "Neg",
-                                             "Abs",
-                                             "Exp",
-                                             "Log",
-                                             "Sqrt",
-                                             "Erf",
-                                             "Softplus",
-                                             "Softsign",
-                                             "LeakyRelu",
-                                             "Elu",
-                                             "Selu",
-                                             "HardSigmoid",
-                                             "Dropout",
-                                             "Clip",
-                                             "Reciprocal",
-                                             "Floor",
-                                             "Ceil",
-                                             "Round",
-                                             "Sign",
-                                             "Sin",
-                                             "Cos",
-                                             "BatchNormalization",
-                                             "LayerNormalization",
-                                             "Softmax",
-                                             "LogSoftmax",
-                                             "Add",
-                                             "Sub",
-                                             "Mul",
-                                             "Div",
-                                             "Pow",
-                                             "Where",
-                                             "Max",
-                                             "Min"};
-
-/// The axes of a Squeeze/Unsqueeze: the attribute (before opset 13) or the constant second input.
-std::optional<std::vector<int64_t>> AxesOf(const ModelIndex& index, const GraphPath& path,
-                                           const onnx::NodeProto& node) {
-  if (const onnx::AttributeProto* axes = FindAttribute(node, "axes")) {
-    return std::vector<int64_t>(axes->ints().begin(), axes->ints().end());
-  }
-  if (node.input_size() > 1) return ConstantIntegers(index, path, node.input(1));
-  return std::nullopt;
-}
-
-int64_t Normalized(int64_t axis, int rank) { return axis < 0 ? axis + rank : axis; }
-
-
 constexpr int kMaxDepth = 64;
 
 const onnx::TensorShapeProto* ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf(path, name);
   if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return nullptr;
   return &type->tensor_type().shape();
-}
-
-int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const onnx::TensorShapeProto* shape = ShapeOf(index, path, name);
-  return shape == nullptr ? -1 : shape->dim_size();
 }
 
 /// True when the declared or inferred dim `axis` of `name` is the fixed size 1 (a broadcast operand).
@@ -151,11 +93,6 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
   return std::nullopt;
 }
 
-/// Elementwise operators with broadcasting: the axis may come from any operand of the output's rank.
-bool Broadcasting(const onnx::NodeProto& node) {
-  return IsOnnxOp(node, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where", "Sum", "Mean"});
-}
-
 std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
                               int depth) {
   if (depth > kMaxDepth || value.empty() || axis < 0) return std::nullopt;
@@ -182,7 +119,8 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
     }
     return std::nullopt;
   }
-  if (Broadcasting(node)) {
+  // Broadcasting: the axis may come from any operand of the output's rank.
+  if (IsElementwiseMany(node)) {
     const int out_rank = RankOf(index, at.graph, node.output(at.producer.slot));
     for (int slot = 0; slot < node.input_size(); ++slot) {
       const std::string& operand = node.input(slot);
@@ -213,37 +151,17 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
   if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return std::nullopt;
   const int out_rank = RankOf(index, path, node.output(slot));
   const int in_rank = RankOf(index, path, node.input(0));
-  if (kSameShapeOps.count(op)) {
+  if (KeepsShape(node)) {
     if (in_rank >= 0 && in_rank == out_rank) return std::make_pair(0, axis);
     return std::nullopt;
   }
-  if (op == "Transpose") {
-    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
-    if (perm != nullptr && axis < perm->ints_size()) return std::make_pair(0, int64_t{perm->ints(axis)});
-    if (perm == nullptr && in_rank > 0) return std::make_pair(0, in_rank - 1 - axis);
-    return std::nullopt;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    const std::optional<std::vector<int64_t>> axes = AxesOf(index, path, node);
-    if (!axes || in_rank < 0 || out_rank < 0) return std::nullopt;
-    std::set<int64_t> listed;
-    for (int64_t a : *axes) listed.insert(Normalized(a, op == "Unsqueeze" ? out_rank : in_rank));
-    if (op == "Unsqueeze") {
-      if (listed.count(axis)) return std::nullopt;
-      int64_t before = 0;
-      for (int64_t a : listed) before += a < axis ? 1 : 0;
-      return std::make_pair(0, axis - before);
-    }
-    int64_t in_axis = -1;
-    for (int64_t a = 0, kept = 0; a < in_rank; ++a) {
-      if (listed.count(a)) continue;
-      if (kept++ == axis) in_axis = a;
-    }
-    if (in_axis < 0) return std::nullopt;
-    return std::make_pair(0, in_axis);
+  if (IsClass(node, OpClass::kView)) {
+    const std::optional<AxisOf> in = AxisBackward(index, path, node, AxisOf{axis, out_rank});
+    if (!in) return std::nullopt;
+    return std::make_pair(0, in->axis);
   }
   if (op == "Gather") {
-    const int64_t gather_axis = Normalized(IntAttribute(node, "axis", 0), in_rank);
+    const int64_t gather_axis = NormalizeAxis(IntAttribute(node, "axis", 0), in_rank).value_or(-1);
     const int indices_rank = node.input_size() > 1 ? RankOf(index, path, node.input(1)) : -1;
     if (indices_rank < 0 || in_rank < 0) return std::nullopt;
     if (axis < gather_axis) return std::make_pair(0, axis);
@@ -258,7 +176,7 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
   if (op == "Concat" || op == "Split") {
     // The batch is not the axis these cut or join (that would change it): same axis.
     if (in_rank >= 0 && in_rank == out_rank) {
-      if (Normalized(IntAttribute(node, "axis", 0), in_rank) == axis) return std::nullopt;
+      if (NormalizeAxis(IntAttribute(node, "axis", 0), in_rank) == axis) return std::nullopt;
       return std::make_pair(0, axis);
     }
     return std::nullopt;

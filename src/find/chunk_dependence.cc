@@ -8,6 +8,7 @@
 #include "find/time_source.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -19,15 +20,6 @@ constexpr int kMaxDepth = 64;
 int64_t Normalize(int64_t axis, int rank) { return axis < 0 && rank >= 0 ? axis + rank : axis; }
 
 }  // namespace
-
-int ValueRank(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const onnx::TypeProto* type = index.TypeOf(path, name);
-  if (type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()) {
-    return type->tensor_type().shape().dim_size();
-  }
-  const std::optional<std::vector<int64_t>> dims = ConstantDims(index, path, name);
-  return dims ? static_cast<int>(dims->size()) : -1;
-}
 
 ChunkDependence::ChunkDependence(const ModelIndex& index, const GraphPath& graph, int node,
                                  const ChunkedInputs& chunked, bool first_chunk)
@@ -139,7 +131,7 @@ std::optional<std::vector<int64_t>> ChunkDependence::PickedElements(const GraphP
 std::string ChunkDependence::ShapeElements(const GraphPath& graph, const onnx::NodeProto& node,
                                            const std::optional<std::vector<int64_t>>& elements, int depth) {
   const std::string& value = node.input(0);
-  const int rank = ValueRank(index_, graph, value);
+  const int rank = RankOf(index_, graph, value);
   std::vector<int64_t> axes;
   if (IsOnnxOp(node, {"Size"})) {
     if (rank < 0) return Of(graph, value, depth + 1);

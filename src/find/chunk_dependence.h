@@ -25,10 +25,6 @@ struct ChunkedInputs {
   std::string trip_input;                    ///< "" when the trip count is not fed per call
 };
 
-/// The rank of `name` seen from `path`: declared or inferred, or an initializer's or a Constant's; -1
-/// when unknown.
-int ValueRank(const ModelIndex& index, const GraphPath& path, const std::string& name);
-
 /// Answers "is this value the same in every chunk?" for values around one Loop or Scan (memoized).
 class ChunkDependence {
  public:

@@ -6,6 +6,7 @@
 
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -14,51 +15,8 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
-int64_t Normalize(int64_t axis, int rank) { return axis < 0 && rank >= 0 ? axis + rank : axis; }
-
-/// Operators computing each element from the same element of their first input (other inputs must be
-/// the same in every chunk).
-const std::set<std::string> kElementwiseUnary = {
-    "Identity",   "Cast",  "CastLike", "Relu",   "Tanh",     "Sigmoid",     "Neg",       "Abs",
-    "Exp",        "Log",   "Sqrt",     "Erf",    "Softsign", "Softplus",    "LeakyRelu", "Elu",
-    "Selu",       "Celu",  "Floor",    "Ceil",   "Round",    "HardSigmoid", "HardSwish", "Sign",
-    "Reciprocal", "Not",   "Sin",      "Cos",    "Tan",      "Gelu",        "Mish",      "ThresholdedRelu",
-    "IsNaN",      "IsInf", "Clip",     "Dropout"};
-/// Elementwise operators of several operands, with broadcasting.
-const std::set<std::string> kElementwiseMany = {"Add",
-                                                "Sub",
-                                                "Mul",
-                                                "Div",
-                                                "Pow",
-                                                "Max",
-                                                "Min",
-                                                "Sum",
-                                                "Mean",
-                                                "And",
-                                                "Or",
-                                                "Xor",
-                                                "Equal",
-                                                "Less",
-                                                "Greater",
-                                                "LessOrEqual",
-                                                "GreaterOrEqual",
-                                                "Mod",
-                                                "PRelu",
-                                                "Where",
-                                                "BitShift"};
-const std::set<std::string> kReductions = {"ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
-                                           "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
-                                           "ReduceLogSumExp", "ReduceSumSquare"};
-
-/// The integer list an attribute `name` or else a constant input `slot` gives, or nullopt.
-std::optional<std::vector<int64_t>> AxesOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
-                                           const char* name, int slot) {
-  if (const onnx::AttributeProto* axes = FindAttribute(node, name)) {
-    return std::vector<int64_t>(axes->ints().begin(), axes->ints().end());
-  }
-  if (slot < node.input_size() && !node.input(slot).empty()) return ConstantIntegers(index, path, node.input(slot));
-  return std::nullopt;
-}
+/// `axis` made non-negative for `rank` (-1 when it cannot be).
+int64_t Normalize(int64_t axis, int rank) { return NormalizeAxis(axis, rank).value_or(-1); }
 
 /// A value carrying time along `axis` (of its `rank`, -1 unknown); for a sequence, its positions are the
 /// steps and `rank` is its elements'.
@@ -147,32 +105,27 @@ class TimeFlow {
       if (axis < 0) return "concatenates along an axis of unknown position";
       return out(0, axis, out_rank);
     }
-    if (kElementwiseUnary.count(op)) {
+    if (IsElementwiseUnary(node)) {
       if (slot != 0 || !OthersInvariant(flow, node, 0)) return "combines it with values that differ per chunk";
       return out(0, t, rank);
     }
-    if (kElementwiseMany.count(op)) {
+    if (IsElementwiseMany(node)) {
       int out_rank = rank;
       for (int k = 0; k < node.input_size(); ++k) {
         if (node.input(k) == flow.value) continue;
         if (!Invariant(flow, node.input(k))) return "combines it with values that differ per chunk";
-        out_rank = std::max(out_rank, ValueRank(index_, flow.graph, node.input(k)));
+        out_rank = std::max(out_rank, RankOf(index_, flow.graph, node.input(k)));
       }
       // Broadcasting to a higher rank adds leading axes (any rank has room for a vector).
       if (rank < 0 && out_rank > 1) return "broadcasts it with an operand of rank " + std::to_string(out_rank);
       if (rank < 0) return out(0, t, -1);
       return out(0, t + (out_rank - rank), out_rank);
     }
-    if (op == "Transpose") {
-      const onnx::AttributeProto* perm = FindAttribute(node, "perm");
-      if (perm == nullptr) {
-        if (rank < 0) return "transposes an unknown rank";
-        return out(0, rank - 1 - t, rank);
-      }
-      for (int k = 0; k < perm->ints_size(); ++k) {
-        if (perm->ints(k) == t) return out(0, k, rank);
-      }
-      return "drops the time axis";
+    if (IsClass(node, OpClass::kView)) {
+      if (slot != 0) return "changes the axes in a way not followed";
+      const std::optional<AxisOf> moved = AxisForward(index_, flow.graph, node, AxisOf{t, rank});
+      if (!moved) return "moves, merges or drops the time axis in a way not followed";
+      return out(0, moved->axis, moved->rank);
     }
     if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
       const bool per_axis = index_.onnx_opset() >= 13;
@@ -185,13 +138,9 @@ class TimeFlow {
       if (slot != 0 || axis < 0 || t >= axis || !OthersInvariant(flow, node, 0)) return "normalizes over the time axis";
       return out(0, t, rank);
     }
-    if (kReductions.count(op) || op == "ArgMax" || op == "ArgMin") {
-      std::optional<std::vector<int64_t>> axes;
-      if (op == "ArgMax" || op == "ArgMin") {
-        axes = std::vector<int64_t>{IntAttribute(node, "axis", 0)};
-      } else {
-        axes = AxesOf(index_, flow.graph, node, "axes", 1);
-      }
+    if (IsClass(node, OpClass::kReduction)) {
+      std::optional<std::vector<int64_t>> axes = AxesOperand(index_, flow.graph, node);
+      if (op == "ArgMax" || op == "ArgMin") axes = std::vector<int64_t>{IntAttribute(node, "axis", 0)};
       if (!axes || axes->empty()) return "reduces over every axis, time included";
       const bool keep = IntAttribute(node, "keepdims", 1) != 0;
       int64_t before = 0;
@@ -203,7 +152,7 @@ class TimeFlow {
       return out(0, keep ? t : t - before, rank < 0 ? -1 : keep ? rank : rank - static_cast<int>(axes->size()));
     }
     if (op == "MatMul") {
-      const int b_rank = node.input_size() > 1 ? ValueRank(index_, flow.graph, node.input(1)) : -1;
+      const int b_rank = node.input_size() > 1 ? RankOf(index_, flow.graph, node.input(1)) : -1;
       if (slot != 0 || !OthersInvariant(flow, node, 0) || b_rank < 1 || b_rank > 2 || rank < 2 || t >= rank - 1) {
         return "multiplies along the time axis, or by values that differ per chunk";
       }
@@ -215,28 +164,9 @@ class TimeFlow {
       }
       return out(0, 0, 2);
     }
-    if (op == "Unsqueeze" || op == "Squeeze") {
-      const std::optional<std::vector<int64_t>> axes = AxesOf(index_, flow.graph, node, "axes", 1);
-      if (!axes || slot != 0 || rank < 0) return "changes the axes in a way not followed";
-      const bool un = op == "Unsqueeze";
-      const int out_rank = un ? rank + static_cast<int>(axes->size()) : rank - static_cast<int>(axes->size());
-      std::set<int64_t> listed;
-      for (int64_t a : *axes) listed.insert(Normalize(a, un ? out_rank : rank));
-      if (!un && listed.count(t)) return "squeezes the time axis";
-      int64_t axis = -1;
-      if (un) {
-        for (int64_t a = 0, kept = 0; a < out_rank; ++a) {
-          if (!listed.count(a) && kept++ == t) axis = a;
-        }
-      } else {
-        axis = t;
-        for (int64_t a : listed) axis -= a < t ? 1 : 0;
-      }
-      return out(0, axis, out_rank);
-    }
     if (op == "Gather") {
       const int64_t axis = Normalize(IntAttribute(node, "axis", 0), rank);
-      const int i_rank = node.input_size() > 1 ? ValueRank(index_, flow.graph, node.input(1)) : -1;
+      const int i_rank = node.input_size() > 1 ? RankOf(index_, flow.graph, node.input(1)) : -1;
       if (slot != 0 || axis < 0 || axis == t || i_rank < 0 || !OthersInvariant(flow, node, 0)) {
         return "gathers along the time axis, or at indices that differ per chunk";
       }
@@ -260,7 +190,8 @@ class TimeFlow {
         for (size_t a = 0; a < starts->size(); ++a) axes->push_back(static_cast<int64_t>(a));
       }
       for (int64_t a : *axes) {
-        if (Normalize(a, rank) == t || (a < 0 && rank < 0)) return "slices the time axis";
+        const std::optional<int64_t> sliced = NormalizeAxis(a, rank);
+        if (!sliced || *sliced == t) return "slices the time axis";
       }
       return out(0, t, rank);
     }
@@ -275,7 +206,7 @@ class TimeFlow {
 /// The rank of body output `k`, declared or inferred (-1 unknown).
 int BodyRank(const ModelIndex& index, const LoopAnatomy& loop, int k) {
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
-  return k < body.output_size() ? ValueRank(index, loop.body, body.output(k).name()) : -1;
+  return k < body.output_size() ? RankOf(index, loop.body, body.output(k).name()) : -1;
 }
 
 /// Why the body's use of outer value `name` (a per-step read, or a chunked input) is more than reading
@@ -292,7 +223,7 @@ std::string BodyUse(const ModelIndex& index, const LoopAnatomy& loop, const std:
       return "the body reads '" + name + "' whole (" + what + "), not only at the iteration index";
     }
     // Shape(x): only the lengths of the other axes (the batch) may be read.
-    const int rank = ValueRank(index, loop.graph, name);
+    const int rank = RankOf(index, loop.graph, name);
     const int64_t start = Normalize(IntAttribute(node, "start", 0), rank);
     for (const Consumer& use : body.ConsumersOf(node.output(0))) {
       const onnx::NodeProto& pick = proto.node(use.node);
@@ -329,7 +260,7 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
   for (int n : proven.reads) {
     const onnx::NodeProto& read = body.node(n);
-    per_step[read.input(0)] = Normalize(IntAttribute(read, "axis", 0), ValueRank(index, loop.graph, read.input(0)));
+    per_step[read.input(0)] = Normalize(IntAttribute(read, "axis", 0), RankOf(index, loop.graph, read.input(0)));
   }
   for (const std::string& name : SubgraphReferences(node)) {
     if (proven.bounds.count(name)) continue;
@@ -374,7 +305,7 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
     const ResolvedName inserted = index.Resolve(loop.body, c.body_output);
     if (inserted.producer.kind == Producer::Kind::kNode) {
       const onnx::NodeProto& insert = body.node(inserted.producer.index);
-      if (insert.input_size() > 1) rank = ValueRank(index, loop.body, insert.input(1));
+      if (insert.input_size() > 1) rank = RankOf(index, loop.body, insert.input(1));
     }
     if (std::string why = flow.Follow(Flow{loop.graph, final_value, 0, rank, true}); !why.empty()) return why;
   }

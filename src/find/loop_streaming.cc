@@ -6,6 +6,7 @@
 
 #include "find/loop_chunks.h"
 #include "graph/control_flow.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -23,7 +24,7 @@ std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path,
     chain.push_back(ValueRef{resolved.graph, value});
     if (resolved.node == nullptr) break;
     const onnx::NodeProto& node = *resolved.node;
-    if (!IsOnnxOp(node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"}) || node.input_size() == 0) break;
+    if (!OnlyReshapes(node) || node.input_size() == 0) break;
     graph = resolved.graph;
     value = node.input(0);
   }

@@ -6,6 +6,7 @@
 
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -13,18 +14,6 @@ namespace rnnstate {
 namespace {
 
 constexpr int kMaxDepth = 32;
-
-/// Elementwise operators that keep every step of every axis apart.
-const std::set<std::string> kStepwiseUnary = {"Identity", "Cast",        "Relu", "Tanh",      "Sigmoid", "Neg",
-                                              "Abs",      "Exp",         "Log",  "Sqrt",      "Erf",     "Softsign",
-                                              "Softplus", "LeakyRelu",   "Elu",  "Selu",      "Floor",   "Ceil",
-                                              "Round",    "HardSigmoid", "Sign", "Reciprocal"};
-
-int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
-  const onnx::TypeProto* type = index.TypeOf(path, name);
-  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
-  return type->tensor_type().shape().dim_size();
-}
 
 /// The rank of `name` when it is a constant of one element (see ConstantDims), or nullopt.
 std::optional<int> OneElementRank(const ModelIndex& index, const GraphPath& path, const std::string& name) {
@@ -50,11 +39,12 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
   if (input && at.graph.empty()) return TimeRef{name, axis};
   if (at.node == nullptr || at.node->input_size() == 0 || !IsOnnxDomain(at.node->domain())) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
-  if (kStepwiseUnary.count(node.op_type())) return Trace(index, at.graph, node.input(0), axis, depth + 1);
-  if (node.op_type() == "Transpose") {
-    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
-    if (perm == nullptr || axis >= perm->ints_size()) return std::nullopt;
-    return Trace(index, at.graph, node.input(0), perm->ints(static_cast<int>(axis)), depth + 1);
+  // Ops that keep each step apart and move the axis at most: elementwise ops, Transpose, Squeeze,
+  // Unsqueeze, and Reshapes that only move unit axes (tf2onnx writes a batch-1 transpose as one).
+  if (IsElementwiseUnary(node) || IsClass(node, OpClass::kView)) {
+    const std::optional<AxisOf> in = AxisBackward(index, at.graph, node, AxisOf{axis, RankOf(index, at.graph, name)});
+    if (!in) return std::nullopt;
+    return Trace(index, at.graph, node.input(0), in->axis, depth + 1);
   }
   if (IsOnnxOp(node, {"Add", "Sub", "Mul", "Div"}) && node.input_size() == 2) {
     // One operand a one-element constant: every step is computed from the same step of the other. A
@@ -78,8 +68,7 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
 ResolvedName Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
   ResolvedName at = index.Resolve(path, name);
   for (int depth = 0; depth < kMaxDepth; ++depth) {
-    if (at.node == nullptr || at.node->input_size() == 0 ||
-        !IsOnnxOp(*at.node, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"})) {
+    if (at.node == nullptr || at.node->input_size() == 0 || !OnlyReshapes(*at.node)) {
       break;
     }
     name = at.node->input(0);

@@ -1,5 +1,8 @@
 #include "graph/shape_eval.h"
 
+#include <algorithm>
+#include <climits>
+
 #include "graph/constant_value.h"
 #include "graph/proto_access.h"
 
@@ -38,6 +41,52 @@ std::optional<std::vector<int64_t>> Operand(const ModelIndex& index, const Graph
   return fallback;
 }
 
+/// `a op b` on integers (Div truncating, as ONNX's integer Div), nullopt when it overflows or divides by 0.
+std::optional<int64_t> Apply(const std::string& op, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (op == "Add") return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Sub") return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Mul") return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Max") return std::max(a, b);
+  if (op == "Min") return std::min(a, b);
+  if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+  return a / b;
+}
+
+/// Elementwise integer arithmetic on known values, a one-element operand broadcast to the other's length
+/// (`torch.chunk` computes Slice bounds as `k * ((Shape(v)[-1] + 1) / 2)`; tf2onnx a trip count as Max).
+/// Every element must be fixed, and so must the results (a SymDim holds no negative value).
+std::optional<SymShape> Arithmetic(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                                   int depth) {
+  if (node.input_size() < 2 || ((node.op_type() != "Max" && node.op_type() != "Min") && node.input_size() != 2)) {
+    return std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> result = Ints(index, path, node.input(0), depth + 1);
+  for (int k = 1; result && k < node.input_size(); ++k) {
+    const std::optional<std::vector<int64_t>> other = Ints(index, path, node.input(k), depth + 1);
+    if (!other) return std::nullopt;
+    const size_t length = std::max(result->size(), other->size());
+    if ((result->size() != length && result->size() != 1) || (other->size() != length && other->size() != 1)) {
+      return std::nullopt;
+    }
+    std::vector<int64_t> next(length);
+    for (size_t i = 0; i < length; ++i) {
+      const std::optional<int64_t> v = Apply(node.op_type(), (*result)[result->size() == 1 ? 0 : i],
+                                             (*other)[other->size() == 1 ? 0 : i]);
+      if (!v) return std::nullopt;
+      next[i] = *v;
+    }
+    result = std::move(next);
+  }
+  if (!result) return std::nullopt;
+  SymShape values;
+  for (int64_t v : *result) {
+    if (v < 0) return std::nullopt;
+    values.push_back(SymDim{v, ""});
+  }
+  return values;
+}
+
 std::optional<SymShape> EvaluateNode(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
                                      int depth) {
   const std::string& op = node.op_type();
@@ -59,6 +108,7 @@ std::optional<SymShape> EvaluateNode(const ModelIndex& index, const GraphPath& p
   if (op == "Cast" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze") {
     return Evaluate(index, path, node.input(0), depth + 1);  // 0-d and 1-d vectors flatten alike
   }
+  if (IsOnnxOp(node, {"Add", "Sub", "Mul", "Div", "Max", "Min"})) return Arithmetic(index, path, node, depth);
   std::optional<SymShape> data = Evaluate(index, path, node.input(0), depth + 1);
   if (op == "Concat") {
     SymShape all;

@@ -7,6 +7,7 @@
 
 #include "graph/constant_value.h"
 #include "graph/graph_path.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "graph/shape_eval.h"
 
@@ -20,14 +21,10 @@ std::string List(const std::vector<int64_t>& values) {
   return text + "]";
 }
 
-/// The values of an attribute, or of the constant at input `slot`; nullopt when neither is known.
+/// The values of an attribute, or of the value at input `slot`; nullopt when neither is known.
 std::optional<std::vector<int64_t>> Operand(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
                                             int slot, const char* attribute) {
-  if (const onnx::AttributeProto* a = FindAttribute(node, attribute)) {
-    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
-  }
-  if (slot < node.input_size() && !node.input(slot).empty()) return ConstantIntegers(index, path, node.input(slot));
-  return std::nullopt;
+  return IntsOperand(index, path, node, attribute, slot);
 }
 
 /// "axis A is out of range for ... of rank R", or "axis A is listed twice", or "" (axes against `rank`).
@@ -82,17 +79,9 @@ std::string NodeRule(const ModelIndex& index, const GraphPath& path, const onnx:
   }
   if (op == "Transpose") {
     const onnx::AttributeProto* perm = FindAttribute(node, "perm");
-    if (!in || perm == nullptr) return "";
-    std::vector<int64_t> order(perm->ints().begin(), perm->ints().end());
-    std::vector<int64_t> sorted = order;
-    std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < sorted.size() && sorted.size() == in->size(); ++i) {
-      if (sorted[i] != static_cast<int64_t>(i)) sorted.clear();
-    }
-    if (sorted.size() != in->size()) {
-      return "perm " + List(order) + " is not a permutation of the input's " + std::to_string(in->size()) + " axes";
-    }
-    return "";
+    if (!in || perm == nullptr || PermOf(node, static_cast<int64_t>(in->size()))) return "";
+    const std::vector<int64_t> order(perm->ints().begin(), perm->ints().end());
+    return "perm " + List(order) + " is not a permutation of the input's " + std::to_string(in->size()) + " axes";
   }
   if (op == "Slice") {
     std::optional<std::vector<int64_t>> parts[] = {

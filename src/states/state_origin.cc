@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "graph/constant_value.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -27,15 +28,6 @@ namespace {
 
 constexpr int kMaxTraceDepth = 32;
 constexpr size_t kMaxReportedNodes = 8;
-
-/// Operators whose output is all zeros when their first input is (they only move or copy elements).
-const std::set<std::string> kZeroPreservingOps = {
-    "Identity", "Cast", "Expand", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Gather",
-    "Transpose", "Flatten", "Tile", "Split", "Neg", "Abs", "Relu", "CastLike"};
-
-/// Operators that only reshape their first input: a body output derived through them still is the
-/// node's final state.
-const std::set<std::string> kShapeOnlyOps = {"Identity", "Squeeze", "Unsqueeze", "Reshape", "Cast", "Flatten"};
 
 const onnx::NodeProto& NodeAt(const ModelIndex& index, const GraphPath& path, int node) {
   return ResolveGraph(index.model(), path)->node(node);
@@ -61,7 +53,7 @@ bool IsZeroAt(const ModelIndex& index, const GraphPath& path, const std::string&
       return IsZeroAt(index, resolved.graph, in, depth + 1);
     });
   }
-  if (kZeroPreservingOps.count(op) && node.input_size() > 0) {
+  if (KeepsZero(node) && node.input_size() > 0) {
     return IsZeroAt(index, resolved.graph, node.input(0), depth + 1);
   }
   return false;
@@ -116,7 +108,7 @@ bool DerivesFromSite(const ModelIndex& index, const GraphPath& body, const std::
       return true;  // out of the If/Loop/Scan that holds the site
     }
     const onnx::NodeProto& node = NodeAt(index, body, producer.index);
-    if (!IsOnnxDomain(node.domain()) || !kShapeOnlyOps.count(node.op_type()) || node.input_size() == 0) return false;
+    if (!IsOnnxDomain(node.domain()) || !OnlyReshapes(node) || node.input_size() == 0) return false;
     value = node.input(0);
   }
   return false;
