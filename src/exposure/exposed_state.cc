@@ -35,8 +35,10 @@ std::optional<std::pair<std::vector<RegionAxis>, std::vector<std::string>>> Regi
     const size_t a = varying.empty() ? *kept_unit : varying[0];
     if (map.coef(j, a) != 1 || !inside) return std::nullopt;
     axes.push_back(state_axes[a]);
-    // A dynamic axis (the batch) maps onto a dynamic axis of the tensor whole.
-    const bool whole = map.offset(j) == 0 && !state[a].fixed() && !shape[j].fixed();
+    // A dynamic axis (the batch) maps onto a dynamic axis of the tensor whole; an axis whose size shape
+    // inference did not find (an If's or a Loop's output: "unk__N") is the whole axis of the tensor it is
+    // read from, fixed or not: the views on the way cut other axes.
+    const bool whole = map.offset(j) == 0 && !state[a].fixed() && (!shape[j].fixed() || !state[a].known());
     if (whole) {
       region.push_back(RegionAxis{});
     } else if (state[a].fixed()) {
@@ -78,6 +80,25 @@ bool WrittenWhole(const ModelIndex& index, const std::vector<ElementPlace>& plac
   return false;
 }
 
+/// The state's shape with each axis shape inference left unknown taken from the axis of the input it is
+/// read from whole (a batch that reached the recurrent node through an If or a computed Slice is
+/// "unk__N" to inference, but it is the input's batch); the forward walk then knows the sizes the
+/// exporter's Expand and Reshape targets are computed from.
+SymShape CompletedShape(const ModelIndex& index, const RecurrentState& state, const ReadTrace& read) {
+  SymShape shape = StateShape(state);
+  if (!read.place) return shape;
+  const std::optional<SymShape> tensor = ShapeOf(index, GraphPath{}, read.place->tensor);
+  const ElementMap& map = read.place->map;
+  if (!tensor || tensor->size() != map.rank() || map.state().size() != shape.size()) return shape;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a].known()) continue;
+    for (size_t j = 0; j < map.rank(); ++j) {
+      if (map.coef(j, a) == 1 && map.offset(j) == 0 && map.Varying(j).size() == 1) shape[a] = (*tensor)[j];
+    }
+  }
+  return shape;
+}
+
 std::string PlaceText(const std::string& what, const ElementPlace& place, const SymShape& shape,
                       const std::vector<std::string>& state_axes) {
   auto region = RegionOf(place.map, shape, state_axes);
@@ -114,7 +135,7 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
     }
   }
   const ReadTrace read = TraceRead(index, state);
-  const WriteTrace write = TraceWrite(index, state);
+  const WriteTrace write = TraceWrite(index, state, CompletedShape(index, state, read));
   finding.writes = write.places;
   std::optional<SymShape> in_shape;
   if (read.place) {

@@ -42,6 +42,9 @@ ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state);
 
 /// Traces the value in the owner's final slot forward to main-graph outputs.
 WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state);
+/// As above, for the state of shape `shape` (the state's own, with axes inference left unknown
+/// completed from where it is read).
+WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state, const SymShape& shape);
 
 /// Traces `value` of the main graph (of shape `shape` and type `elem_type`) back to a main-graph input,
 /// as TraceRead does from a slot; at an `If` that takes one branch exactly when the inputs of

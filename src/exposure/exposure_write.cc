@@ -144,12 +144,16 @@ WriteTrace TraceValueWrite(const ModelIndex& index, const std::string& value, co
 }
 
 WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state) {
+  return TraceWrite(index, state, StateShape(state));
+}
+
+WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state, const SymShape& shape) {
   const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);
   if (state.final_slot >= owner.output_size() || owner.output(state.final_slot).empty()) {
     return WriteTrace{{}, "the final state is not produced"};
   }
   Reached start{state.owner.graph, owner.output(state.final_slot),
-                Holding{ElementMap::Identity(StateShape(state)), {state.elem_type}, StateShape(state)}};
+                Holding{ElementMap::Identity(shape), {state.elem_type}, shape}};
   return WriteWalk(index, state.elem_type).Run(std::move(start));
 }
 

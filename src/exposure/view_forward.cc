@@ -240,6 +240,26 @@ class Step {
     return To(0);
   }
 
+  /// A Concat's output shape from the walked value's: its other axes, and the joined axis summed over
+  /// the parts (unknown when one part's size is). Inference cannot know it when the walked value's batch
+  /// is an If's or a Slice's "unk__N".
+  std::optional<SymShape> ConcatShape() const {
+    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), in_shape_->size());
+    if (!axis) return std::nullopt;
+    SymShape shape = *in_shape_;
+    int64_t total = 0;
+    for (int k = 0; k < node_.input_size(); ++k) {
+      const std::optional<SymShape> part = k == slot_ ? in_shape_ : ShapeOf(index_, path_, node_.input(k));
+      if (!part || part->size() != shape.size() || !(*part)[*axis].fixed()) {
+        shape[*axis] = SymDim{};
+        return shape;
+      }
+      total += (*part)[*axis].value;
+    }
+    shape[*axis] = SymDim{total, ""};
+    return shape;
+  }
+
   std::optional<SymShape> DimsOrNone() const {
     return in_shape_ && in_shape_->size() == map_.rank() ? in_shape_ : std::nullopt;
   }
@@ -262,6 +282,7 @@ class Step {
       }
     }
     if (op == "ScatterND") derived = slot_ == 0 ? in_shape_ : ShapeOf(index_, path_, node_.input(0));
+    if (op == "Concat" && in_shape_) derived = ConcatShape();
     if ((op == "Unsqueeze" || op == "Squeeze" || op == "Transpose") && in_shape_) {
       // The map's rank is the output's; the input's dims move as the map's rows did.
       SymShape shape(map_.rank(), SymDim{});

@@ -34,7 +34,7 @@ Dim DimOf(const Scope& graph, const std::string& name, int axis) {
   const auto& d = shape.dim(axis);
   if (d.has_dim_value())
     dim.value = d.dim_value();
-  else if (d.has_dim_param())
+  else if (d.has_dim_param() && !IsInventedDimName(d.dim_param()))
     dim.param = d.dim_param();
   return dim;
 }

@@ -13,4 +13,6 @@ std::string ShapeText(const std::vector<Dim>& shape) {
   return out + "]";
 }
 
+bool IsInventedDimName(const std::string& name) { return name.rfind("unk__", 0) == 0; }
+
 }  // namespace rnnstate

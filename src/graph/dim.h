@@ -18,6 +18,11 @@ struct Dim {
   bool operator==(const Dim& o) const { return value == o.value && param == o.param; }
 };
 
+/// True for the names onnx's shape inference invents for sizes it does not know ("unk__82"), in this
+/// run's inference or in value_info an earlier tool wrote into the file: no caller ever feeds them, so
+/// they say nothing about a size.
+bool IsInventedDimName(const std::string& name);
+
 /// "[1,batch,4]".
 std::string ShapeText(const std::vector<Dim>& shape);
 

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "graph/constant_value.h"
+#include "graph/dim.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -208,7 +209,7 @@ std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, 
   for (const auto& d : type->tensor_type().shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0) {
       shape.push_back(SymDim{d.dim_value(), ""});
-    } else if (d.has_dim_param() && d.dim_param().rfind("unk__", 0) != 0) {
+    } else if (d.has_dim_param() && !IsInventedDimName(d.dim_param())) {
       shape.push_back(SymDim{-1, d.dim_param()});
     } else {
       shape.push_back(SymDim{});  // onnx's inference names what it does not know "unk__N": unknown
@@ -248,7 +249,7 @@ SymShape MergeShapes(const std::optional<SymShape>& a, const std::optional<SymSh
   if (!b || b->size() != a->size()) return *a;
   SymShape merged = *a;
   for (size_t i = 0; i < merged.size(); ++i) {
-    if (!merged[i].fixed() && ((*b)[i].fixed() || merged[i].name.empty() || merged[i].name.rfind("unk__", 0) == 0)) {
+    if (!merged[i].fixed() && ((*b)[i].fixed() || merged[i].name.empty() || IsInventedDimName(merged[i].name))) {
       if ((*b)[i].known()) merged[i] = (*b)[i];
     }
   }

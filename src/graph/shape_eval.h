@@ -20,7 +20,8 @@ namespace rnnstate {
 std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
 /// The value of a small integer tensor computed from constants and shapes (Constant, initializers,
-/// Shape, Gather, Slice, Concat, Squeeze, Unsqueeze, Cast, Range), flattened; nullopt when it is not such
+/// Shape, Gather, Slice, Concat, Squeeze, Unsqueeze, Cast, Range, and integer Add, Sub, Mul, Div, Max,
+/// Min of known values), flattened; nullopt when it is not such
 /// a value.
 std::optional<SymShape> ShapeValue(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
