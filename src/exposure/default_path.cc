@@ -1,5 +1,6 @@
 #include "exposure/default_path.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -85,26 +86,29 @@ class ShapeCondition {
   const std::map<std::string, std::vector<int64_t>> shapes_;
 };
 
-/// The branch the If takes when every state input has `batch` on its batch axis, or "" when unknown.
+/// The branch the If takes for state inputs of the given concrete shapes, or "" when unknown.
 std::string BranchFor(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& select,
-                      const std::map<std::string, size_t>& state_inputs, int64_t batch) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto& [input, batch_axis] : state_inputs) {
-    std::optional<SymShape> shape = ShapeOf(index, GraphPath{}, input);
-    if (!shape || batch_axis >= shape->size()) continue;
-    std::vector<int64_t> concrete;
-    for (size_t a = 0; a < shape->size(); ++a) {
-      if (a == batch_axis)
-        concrete.push_back(batch);
-      else if ((*shape)[a].fixed())
-        concrete.push_back((*shape)[a].value);
-    }
-    // A shape with another dynamic axis is left out: the condition cannot be decided from it.
-    if (concrete.size() == shape->size()) shapes[input] = std::move(concrete);
-  }
+                      std::map<std::string, std::vector<int64_t>> shapes) {
   auto value = ShapeCondition(index, std::move(shapes)).Value(path, IfCondition(select));
   if (!value || value->size() != 1) return "";
   return IfBranchTaken((*value)[0] != 0);
+}
+
+/// The state inputs' shapes with every dynamic axis `fill` and axis `empty` (when it has one) 0.
+std::map<std::string, std::vector<int64_t>> Concrete(const ModelIndex& index,
+                                                     const std::map<std::string, size_t>& state_inputs,
+                                                     int64_t fill, std::optional<size_t> empty) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [input, batch_axis] : state_inputs) {
+    std::optional<SymShape> shape = ShapeOf(index, GraphPath{}, input);
+    if (!shape) continue;
+    std::vector<int64_t> concrete;
+    for (size_t a = 0; a < shape->size(); ++a) {
+      concrete.push_back(empty == a ? 0 : (*shape)[a].fixed() ? (*shape)[a].value : fill);
+    }
+    shapes[input] = std::move(concrete);
+  }
+  return shapes;
 }
 
 }  // namespace
@@ -113,12 +117,27 @@ bool RunsOnlyWhenEmpty(const ModelIndex& index, const GraphPath& path, int node,
                        const std::map<std::string, size_t>& state_inputs) {
   const onnx::NodeProto& select = ResolveGraph(index.model(), path)->node(node);
   if (ContainerKindOf(select, index.onnx_opset()) != ContainerKind::kIf || select.input_size() == 0) return false;
-  if (BranchFor(index, path, select, state_inputs, 0) != branch) return false;
-  for (int64_t batch : {1, 2}) {
-    const std::string taken = BranchFor(index, path, select, state_inputs, batch);
+  // Fed: every dynamic axis 1 or 2; the branch must be the other one.
+  for (int64_t fill : {1, 2}) {
+    const std::string taken = BranchFor(index, path, select, Concrete(index, state_inputs, fill, std::nullopt));
     if (taken.empty() || taken == branch) return false;
   }
-  return true;
+  // Empty: along the batch axis (what rnnstate writes), or along a fixed axis the authors test (PyTorch's
+  // `len(state)` reads axis 0, the h/c axis of a stacked state [2,B,H]). ONNX Runtime refuses an empty
+  // feed on a fixed axis, so that branch is the authors' first call only in principle: the first feed
+  // stays zeros, which the fed branch computes alike when the default is zeros.
+  std::vector<size_t> axes;
+  for (const auto& [input, batch_axis] : state_inputs) axes.push_back(batch_axis);
+  for (const auto& [input, batch_axis] : state_inputs) {
+    const std::optional<SymShape> shape = ShapeOf(index, GraphPath{}, input);
+    for (size_t a = 0; shape && a < shape->size(); ++a) {
+      if ((*shape)[a].fixed()) axes.push_back(a);
+    }
+  }
+  for (size_t axis : axes) {
+    if (BranchFor(index, path, select, Concrete(index, state_inputs, 1, axis)) == branch) return true;
+  }
+  return false;
 }
 
 }  // namespace rnnstate

@@ -13,9 +13,10 @@
 
 namespace rnnstate {
 
-/// True when the If at node `node` of the graph at `path` takes branch `branch` exactly when the state
-/// inputs (main-graph input -> its batch axis) are empty (batch 0), and the other branch when they hold
-/// a batch (1 or 2): its condition depends only on their shapes and constants.
+/// True when the If at node `node` of the graph at `path` takes branch `branch` when the state inputs
+/// (main-graph input -> its batch axis) are empty (size 0 on the batch axis, or on a fixed axis the
+/// condition tests: PyTorch's `len(state)`), and the other branch when every dynamic axis holds 1 or 2:
+/// its condition depends only on their shapes and constants.
 bool RunsOnlyWhenEmpty(const ModelIndex& index, const GraphPath& path, int node, const std::string& branch,
                        const std::map<std::string, size_t>& state_inputs);
 

@@ -107,7 +107,8 @@ std::string PlaceText(const std::string& what, const ElementPlace& place, const 
 
 }  // namespace
 
-ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& state, const StateSite& site) {
+ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& state, const StateSite& site,
+                             const BranchFacts* facts) {
   ExposureFinding finding;
   if (site.carried || !(site.graph == state.owner.graph && site.node == state.owner.node)) return finding;
   // A slot fed by a graph input itself is the plain case (the input is the state): not a region.
@@ -134,8 +135,8 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
       return finding;
     }
   }
-  const ReadTrace read = TraceRead(index, state);
-  const WriteTrace write = TraceWrite(index, state, CompletedShape(index, state, read));
+  const ReadTrace read = TraceRead(index, state, facts);
+  const WriteTrace write = TraceWrite(index, state, CompletedShape(index, state, read), facts);
   finding.writes = write.places;
   std::optional<SymShape> in_shape;
   if (read.place) {

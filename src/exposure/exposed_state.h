@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exposure/branch_facts.h"
 #include "exposure/exposure.h"
 #include "graph/model_index.h"
 #include "rnnstate/metadata.h"
@@ -46,7 +47,8 @@ struct ExposureFinding {
 
 /// Finds the exposure of `state` at `site` (only a site on the owner itself; a state a loop carries is
 /// the loop's).
-ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& state, const StateSite& site);
+ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& state, const StateSite& site,
+                             const BranchFacts* facts = nullptr);
 
 /// True when the two states cannot run in the same call: their owners sit in different branches of one If.
 bool Exclusive(const RecurrentState& a, const RecurrentState& b);

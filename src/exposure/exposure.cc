@@ -35,8 +35,10 @@ class ReadWalk {
  public:
   /// `batch_axis`: the state's (-1: none); `empty_inputs` (name -> batch axis): inputs whose empty feed
   /// selects a default, whose If branches for that case are skipped (a packed value's unpacking).
-  ReadWalk(const ModelIndex& index, int batch_axis, const std::map<std::string, size_t>* empty_inputs = nullptr)
-      : index_(index), empty_inputs_(empty_inputs), batch_axis_(batch_axis) {}
+  /// `facts`: If branches that cannot run (skipped), when known.
+  ReadWalk(const ModelIndex& index, int batch_axis, const std::map<std::string, size_t>* empty_inputs = nullptr,
+           const BranchFacts* facts = nullptr)
+      : index_(index), empty_inputs_(empty_inputs), facts_(facts), batch_axis_(batch_axis) {}
 
   ReadTrace From(GraphPath path, std::string value, ElementMap map, std::vector<int32_t> types, int depth) {
     for (int step = 0; step < kMaxSteps && depth < 8; ++step) {
@@ -81,6 +83,7 @@ class ReadWalk {
     const int position = BodyOutputOfNodeOutput(ContainerKind::kIf, producer.slot);
     for (const char* branch : kIfBranches) {
       if (empty_inputs_ && RunsOnlyWhenEmpty(index_, path, producer.index, branch, *empty_inputs_)) continue;
+      if (facts_ && facts_->Excludes(index_, path, producer.index, branch)) continue;
       const onnx::GraphProto* body = GraphAttribute(node, branch);
       if (body == nullptr || position >= body->output_size()) return Fail(Where(node, producer.index) + " is malformed");
       GraphPath inner = path;
@@ -340,6 +343,7 @@ class ReadWalk {
 
   const ModelIndex& index_;
   const std::map<std::string, size_t>* empty_inputs_;
+  const BranchFacts* facts_;
   const int batch_axis_;
 };
 
@@ -351,12 +355,12 @@ ReadTrace TraceValueRead(const ModelIndex& index, const std::string& value, cons
       .From(GraphPath{}, value, ElementMap::Identity(shape), {elem_type}, 0);
 }
 
-ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state) {
+ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state, const BranchFacts* facts) {
   const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);
   if (state.initial_slot >= owner.input_size() || owner.input(state.initial_slot).empty()) {
     return ReadTrace{std::nullopt, "the initial state is absent (zeros)", true};
   }
-  return ReadWalk(index, state.batch_axis)
+  return ReadWalk(index, state.batch_axis, nullptr, facts)
       .From(state.owner.graph, owner.input(state.initial_slot), ElementMap::Identity(StateShape(state)),
             {state.elem_type}, 0);
 }

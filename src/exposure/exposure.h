@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exposure/branch_facts.h"
 #include "graph/element_map.h"
 #include "graph/model_index.h"
 #include "states/recurrent_state.h"
@@ -38,13 +39,14 @@ struct WriteTrace {
 };
 
 /// Traces the value in the owner's initial slot back to a main-graph input.
-ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state);
+ReadTrace TraceRead(const ModelIndex& index, const RecurrentState& state, const BranchFacts* facts = nullptr);
 
 /// Traces the value in the owner's final slot forward to main-graph outputs.
 WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state);
 /// As above, for the state of shape `shape` (the state's own, with axes inference left unknown
 /// completed from where it is read).
-WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state, const SymShape& shape);
+WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state, const SymShape& shape,
+                      const BranchFacts* facts = nullptr);
 
 /// Traces `value` of the main graph (of shape `shape` and type `elem_type`) back to a main-graph input,
 /// as TraceRead does from a slot; at an `If` that takes one branch exactly when the inputs of

@@ -2,6 +2,8 @@
 // hold all of it, element for element.
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -38,7 +40,15 @@ std::string MapKey(const ElementMap& map) {
 
 class WriteWalk {
  public:
-  WriteWalk(const ModelIndex& index, int32_t source_type) : index_(index), source_type_(source_type) {}
+  /// `facts`: If branches that cannot run, when known; `boundary`: when set, a walk inside the branch at
+  /// that path, which records the branch outputs it reaches instead of leaving through them.
+  WriteWalk(const ModelIndex& index, int32_t source_type, const BranchFacts* facts = nullptr,
+            std::optional<GraphPath> boundary = std::nullopt)
+      : index_(index), source_type_(source_type), facts_(facts), boundary_(std::move(boundary)) {}
+
+  /// The branch outputs a walk with a boundary reached (position -> what it holds there); a position
+  /// reached with two different maps is left out.
+  const std::map<int, Holding>& BranchOutputs() const { return branch_outputs_; }
 
   WriteTrace Run(Reached start) {
     start_path_ = start.path;
@@ -82,8 +92,10 @@ class WriteWalk {
     }
     for (const Consumer& use : uses) {
       const onnx::NodeProto& node = graph.node(use.node);
-      if (use.slot < 0) {  // read inside a subgraph: used, not written out
-        Note("'" + at.value + "' is only read inside " + Where(node, use.node));
+      if (use.slot < 0) {  // read inside a subgraph: written out only through an If's outputs
+        if (!ThroughBranches(at, node, use.node, pending)) {
+          Note("'" + at.value + "' is only read inside " + Where(node, use.node));
+        }
         continue;
       }
       Reached next = at;
@@ -104,8 +116,48 @@ class WriteWalk {
     }
   }
 
+  /// `at` read inside the branches of the If `node` (node `index` of the graph `at` is in): the If's
+  /// outputs that every branch that can run makes the same view of it hold it. False when none does.
+  bool ThroughBranches(const Reached& at, const onnx::NodeProto& node, int index, std::vector<Reached>& pending) {
+    if (ContainerKindOf(node, index_.onnx_opset()) != ContainerKind::kIf) return false;
+    std::optional<std::map<int, Holding>> common;
+    for (const char* branch : kIfBranches) {
+      if (facts_ && facts_->Excludes(index_, at.path, index, branch)) continue;
+      GraphPath inner = at.path;
+      inner.push_back(GraphStep{index, branch, -1});
+      WriteWalk walk(index_, source_type_, facts_, inner);
+      Reached start = at;
+      start.path = inner;
+      walk.Run(std::move(start));
+      const std::map<int, Holding>& reached = walk.BranchOutputs();
+      if (!common) {
+        common = reached;
+        continue;
+      }
+      for (auto it = common->begin(); it != common->end();) {
+        auto other = reached.find(it->first);
+        const bool same = other != reached.end() && MapKey(other->second.map) == MapKey(it->second.map) &&
+                          other->second.types == it->second.types;
+        it = same ? std::next(it) : common->erase(it);
+      }
+    }
+    if (!common || common->empty()) return false;
+    for (const auto& [position, held] : *common) {
+      const int slot = NodeOutputOfBodyOutput(ContainerKind::kIf, position);
+      if (slot >= node.output_size() || node.output(slot).empty()) continue;
+      pending.push_back(Reached{at.path, node.output(slot), held});
+    }
+    return true;
+  }
+
   /// A graph output: the state leaves the main graph, or an If branch through the If's output.
   void LeaveGraph(const Reached& at, int position, std::vector<Reached>& pending) {
+    if (boundary_ && at.path == *boundary_) {
+      auto [it, added] = branch_outputs_.emplace(position, at.held);
+      if (!added && MapKey(it->second.map) != MapKey(at.held.map)) ambiguous_.insert(position);
+      for (int p : ambiguous_) branch_outputs_.erase(p);
+      return;
+    }
     if (at.path.empty()) {
       if (!Lossless(at.held.types, source_type_) || !Represents(ElemType(index_, {}, at.value), source_type_)) {
         Stop("output '" + at.value + "' holds it through a Cast that loses precision");
@@ -130,6 +182,10 @@ class WriteWalk {
 
   const ModelIndex& index_;
   const int32_t source_type_;
+  const BranchFacts* facts_;
+  const std::optional<GraphPath> boundary_;
+  std::map<int, Holding> branch_outputs_;
+  std::set<int> ambiguous_;
   WriteTrace trace_;
   std::string note_;
   GraphPath start_path_;
@@ -147,14 +203,15 @@ WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state) {
   return TraceWrite(index, state, StateShape(state));
 }
 
-WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state, const SymShape& shape) {
+WriteTrace TraceWrite(const ModelIndex& index, const RecurrentState& state, const SymShape& shape,
+                      const BranchFacts* facts) {
   const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);
   if (state.final_slot >= owner.output_size() || owner.output(state.final_slot).empty()) {
     return WriteTrace{{}, "the final state is not produced"};
   }
   Reached start{state.owner.graph, owner.output(state.final_slot),
                 Holding{ElementMap::Identity(shape), {state.elem_type}, shape}};
-  return WriteWalk(index, state.elem_type).Run(std::move(start));
+  return WriteWalk(index, state.elem_type, facts).Run(std::move(start));
 }
 
 }  // namespace rnnstate

@@ -104,8 +104,16 @@ class Step {
   std::optional<int64_t> ConcatOffset(size_t axis) const {
     auto size_of = [&](int k) -> std::optional<int64_t> {
       const std::optional<SymShape> part = k == slot_ ? in_shape_ : ShapeOf(index_, path_, node_.input(k));
-      if (!part || part->size() <= axis || !(*part)[axis].fixed()) return std::nullopt;
-      return (*part)[axis].value;
+      if (part && part->size() > axis && (*part)[axis].fixed()) return (*part)[axis].value;
+      // An Unsqueeze made the axis: size 1, whatever inference knows of the rest (an If's output).
+      const ResolvedName made = index_.Resolve(path_, node_.input(k));
+      if (made.node != nullptr && IsOnnxOp(*made.node, {"Unsqueeze"})) {
+        const std::optional<std::vector<int64_t>> axes = AxesOperand(index_, made.graph, *made.node);
+        const std::optional<std::vector<int64_t>> listed =
+            axes ? NormalizeAxes(*axes, static_cast<int64_t>(map_.rank())) : std::nullopt;
+        if (listed && std::binary_search(listed->begin(), listed->end(), static_cast<int64_t>(axis))) return 1;
+      }
+      return std::nullopt;
     };
     int64_t before = 0;
     std::optional<int> unknown;

@@ -264,14 +264,35 @@ void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& state
   }
 }
 
-StateAnalysis Trace(const ModelIndex& index, const RecordedPairs& records, RecurrentState state, int node) {
+/// States that restart on every call as their authors wrote them (see StateAnalysis::within_call): the
+/// model's authors expose states of their own, and this one cannot stream and starts from zeros.
+void MarkWithinCall(std::vector<StateAnalysis>& states) {
+  std::string carrier;  // an input the authors carry state in
+  for (const auto& t : states) {
+    if (t.exposure && t.exposure->default_path_of.empty() && t.state.streamable) {
+      carrier = t.exposure->input;
+      break;
+    }
+  }
+  if (carrier.empty()) return;
+  for (auto& t : states) {
+    if (t.exposed || t.state.streamable || !t.origin.zero) continue;
+    t.within_call = "it cannot stream (" + t.state.not_streamable_reason +
+                    ") and starts from zeros on every call, while the authors carry their streaming state in "
+                    "input '" +
+                    carrier + "': it runs within one call, as they wrote it";
+  }
+}
+
+StateAnalysis Trace(const ModelIndex& index, const RecordedPairs& records, const BranchFacts& facts,
+                    RecurrentState state, int node) {
   StateAnalysis out;
   out.node = node;
   out.site = LocateSite(index, state);
   out.thread_problem = FindThreadLevels(index, out.site, &out.levels);
   out.origin = TraceInitialState(index, out.site);
   out.final_state = DescribeFinalState(index, out.site);
-  out.finding = FindExposure(index, state, out.site);
+  out.finding = FindExposure(index, state, out.site, &facts);
   out.exposure = out.finding.exposure;
   out.recorded = records.Find(state);
   out.state = std::move(state);
@@ -322,14 +343,16 @@ Analysis Analyze(const ModelIndex& index) {
     node_of_owner[{analysis.nodes[i].graph, analysis.nodes[i].node}] = static_cast<int>(i);
   }
   const RecordedPairs records(analysis.recorded_pairs);
+  const BranchFacts facts = found.states.empty() ? BranchFacts() : BranchFacts::Find(index);
   for (auto& state : found.states) {
     const int node = node_of_owner.at({state.owner.graph, state.owner.node});
-    analysis.states.push_back(Trace(index, records, std::move(state), node));
+    analysis.states.push_back(Trace(index, records, facts, std::move(state), node));
   }
   ChooseOutputs(analysis.states);
   DropConflictingExposures(analysis.states);
   FindDefaultPaths(index, analysis.states);
   for (auto& state : analysis.states) state.exposed = IsExposed(index, analysis, state);
+  MarkWithinCall(analysis.states);
   FindSharing(analysis.states);  // after `exposed` is known
   return analysis;
 }

@@ -45,6 +45,11 @@ struct StateAnalysis {
   /// slot is fed directly by a graph input used nowhere else and its final value is a graph output; or
   /// its authors expose it; or it is a member of a packed value the metadata records.
   bool exposed = false;
+  /// Why the state is left as its authors wrote it, restarting on every call ("" when it is not): a
+  /// recurrence that cannot stream and starts from zeros, in a model whose authors carry their streaming
+  /// state in their own inputs (a speech enhancer's intra-frame RNN over frequency). Their protocol
+  /// is the one to follow.
+  std::string within_call;
 };
 
 /// The analysis of a whole model.

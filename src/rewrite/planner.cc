@@ -39,7 +39,7 @@ class StatePlanner {
       return PlanRecorded(analyzed, edit, analysis_.recorded_pairs[analyzed.recorded], batch);
     }
     if (analyzed.exposure && analyzed.exposed) return PlanAuthorsExposure(analyzed, edit, *analyzed.exposure, batch);
-    std::string reason = analyzed.thread_problem;
+    std::string reason = analyzed.within_call.empty() ? analyzed.thread_problem : analyzed.within_call;
     const StateSite& site = analyzed.site;
     if (reason.empty() && !planned_sites_.insert({site.graph, site.node, site.input_slot}).second) {
       reason = "its state is carried by the same variable as another state";
