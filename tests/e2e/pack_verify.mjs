@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
 import { runExact } from './lib/checks.mjs';
+import { metadataProblems } from './lib/json-schema.mjs';
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
@@ -121,6 +122,11 @@ function rewriteAll(m, cli) {
     if (twice.status !== 4 || !/packed already/.test(twice.stderr)) problems.push(`packing twice: exit ${twice.status}, expected 4 "packed already"`);
   }
   m.meta = Object.fromEntries(Object.entries(m.files).map(([name, file]) => [name, metadataOf(file)]));
+  // Every document written conforms to the contract's schema (docs/metadata.schema.json).
+  for (const [name, doc] of Object.entries(m.meta)) {
+    const schemaProblems = metadataProblems(doc ?? {});
+    if (schemaProblems.length) problems.push(`${name}: the metadata breaks docs/metadata.schema.json: ${schemaProblems.slice(0, 3).join('; ')}`);
+  }
   // The node's own batch axis of each state output (the tensor packing keeps the node's layout).
   // The pairs as the state rewrite recorded them (node layout): from the tensor packing, or the sequence
   // packing where tensor packing is refused (a state without a batch axis).

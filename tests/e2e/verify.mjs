@@ -18,6 +18,7 @@ import { InferenceSession } from 'onnxruntime-node';
 
 import * as checks from './lib/checks.mjs';
 import * as exposure from './lib/exposure-checks.mjs';
+import { metadataProblems } from './lib/json-schema.mjs';
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
@@ -129,6 +130,11 @@ function rewriteAll(m, cli) {
   const own = report.pairs.filter((p) => p.rows || p.region);
   m.stacked = [...new Map(own.map((p) => [`${p.input}->${p.output}`, { input: p.input, output: p.output }])).values()];
 
+  // Every document written conforms to the contract's schema (docs/metadata.schema.json).
+  for (const file of [f.def, f.req, f.reqDirect]) {
+    const problems = metadataProblems(JSON.parse(scanModel(file).metadata.rnnstate ?? '{}'));
+    if (problems.length) return fail(`the metadata of ${basename(file)} breaks docs/metadata.schema.json: ${problems.slice(0, 3).join('; ')}`);
+  }
   // The report must reflect the file's metadata (it is documented to read it from there).
   const meta = scanModel(f.def).metadata.rnnstate;
   const metaStates = meta ? JSON.parse(meta).states ?? [] : [];
