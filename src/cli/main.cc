@@ -105,7 +105,7 @@ void DeclareRewrite(CLI::App& command, Args& all) {
 void DeclareReport(CLI::App& command, Args& all) {
   ReportArgs& report = all.report;
   AddFilesOptions(&command, report.files);
-  command.add_option("--format", report.format, "text (a table), json (schema in README.md) or dot (Graphviz)")
+  command.add_option("--format", report.format, "text (a table), json (schema in docs/guide.md) or dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->each([&report](const std::string&) { report.format_given = true; });
   command.add_flag("--json", report.files.json, "Same as --format json");

@@ -166,7 +166,7 @@ export async function readMetadataProps(model) {
 }
 
 /**
- * One state pair of the `rnnstate` metadata (see rnnstate's README, "Metadata (contract for runtimes)").
+ * One state pair of the `rnnstate` metadata (see rnnstate's docs/metadata.md).
  * Readers ignore keys they do not know.
  * @typedef {object} StatePair
  * @property {string} input       graph input to feed
@@ -241,7 +241,7 @@ export function parseRnnstateMetadata(value) {
   return doc;
 }
 
-/** Checks the `packed` object of a packed model (rnnstate's README, "Packed models"). */
+/** Checks the `packed` object of a packed model (rnnstate's docs/metadata.md, "Packed models"). */
 function checkPacked(packed, stateCount) {
   if (!packed || typeof packed !== 'object' || !Array.isArray(packed.values) || packed.values.length === 0) {
     throw new Error('rnnstate metadata: "packed" has no "values"');

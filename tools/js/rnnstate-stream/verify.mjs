@@ -1,7 +1,7 @@
 // The numerical proof of a rewrite: the original model run once on a whole sequence against the rewritten
 // model streamed in chunks with its state fed back (through StreamingSession, as a user streams it).
 // Every output of the original is compared, and every final state against one unchunked run of the
-// rewrite. See README.md, "verify".
+// rewrite. See README.md here and rnnstate's docs/guide.md, "verify".
 import { StreamingSession } from './index.mjs';
 import { firstFeedSpecs, firstFeedSpecsOf, firstFeedTensor, stateValues } from './feeds.mjs';
 import { readRnnstateMetadata, withoutInitializers } from './metadata.mjs';
