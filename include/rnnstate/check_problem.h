@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The problems `rnnstate check` reports (kinds documented in README.md, "check").
+/// The problems `rnnstate check` reports (kinds documented in docs/guide.md, "check").
 
 #include <string>
 

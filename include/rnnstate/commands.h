@@ -58,13 +58,24 @@ FileResult InitFile(const std::string& input, const InitSettings& settings);
 
 /// Serving runtimes `export` writes a model's state wiring for.
 enum class ExportTarget {
-  kTriton,    ///< the sequence_batching state section of a config.pbtxt
+  kTriton,    ///< a model-repository entry: config.pbtxt and 1/model.onnx
   kOpenVino,  ///< MakeStateful's parameter -> result names
 };
 
-/// The state wiring of `input` for `target` (from its metadata): `text` what is printed (with `json`,
-/// details["openvino"] holds the JSON form for OpenVINO). A state the runtime cannot carry as recorded
-/// is an error with the reason (exit code 4).
-FileResult ExportFile(const std::string& input, ExportTarget target, bool json);
+/// What `export` writes or prints.
+struct ExportSettings {
+  ExportTarget target = ExportTarget::kTriton;
+  bool json = false;           ///< openvino: the JSON form
+  std::string repository;      ///< triton: write the entry under this directory ("": print config.pbtxt)
+  std::string name;            ///< triton: the model's name in the repository ("": the file's stem)
+  int64_t max_batch_size = 8;  ///< triton: the config's max_batch_size
+};
+
+/// The state wiring of `input` for the target (from its metadata): `text` what is printed (with `json`,
+/// details["openvino"] holds the JSON form for OpenVINO). For Triton with a repository, writes
+/// REPOSITORY/NAME/config.pbtxt and REPOSITORY/NAME/1/model.onnx (the model as it is, external data
+/// beside it) and `output` names the entry. A model the runtime cannot serve as recorded is an error with
+/// the reason (exit code 4).
+FileResult ExportFile(const std::string& input, const ExportSettings& settings);
 
 }  // namespace rnnstate

@@ -7,7 +7,7 @@
 
 namespace rnnstate {
 
-/// Process exit codes. Stable: scripts depend on them (documented in README.md).
+/// Process exit codes. Stable: scripts depend on them (documented in docs/files.md).
 enum class ExitCode : int {
   kOk = 0,           ///< success, including "nothing to do"
   kCheckFailed = 1,  ///< `check`: a model has unexposed state or stale metadata

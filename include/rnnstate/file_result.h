@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// What one command did with one file (FileResult), the per-file and summary JSON Lines records
-/// (schema in README.md, "Many files"), and the totals of a batch.
+/// (schema in docs/files.md), and the totals of a batch.
 
 #include <chrono>
 #include <functional>
@@ -43,7 +43,7 @@ struct FileResult {
   std::string status = kStatusOk;
   int exit_code = 0;
   std::string output;             ///< written (--dry-run: planned) output path; "" when none
-  std::vector<StatePair> states;  ///< the state pairs of the result (see README)
+  std::vector<StatePair> states;  ///< the state pairs of the result (see docs/metadata.md)
   Json details = Json::object();  ///< command-specific record members ("problems", "report")
   std::vector<std::string> warnings;
   Timings timings;

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The public contract with runtimes: model metadata key `rnnstate`, a JSON document listing the state
-/// input/output pairs (schema in README.md, "Metadata").
+/// input/output pairs (schema in docs/metadata.md).
 
 #include <onnx/onnx_pb.h>
 

@@ -16,7 +16,7 @@ enum class StateInputMode {
   kRequired,  ///< plain required inputs: the caller feeds the initial state (zeros on the first call)
 };
 
-/// How exposed states reach the caller (see README.md, "One state value").
+/// How exposed states reach the caller (see docs/serving.md).
 enum class PackKind {
   kNone,      ///< one graph input and output per state
   kSequence,  ///< one Sequence<Tensor> input and output per element type

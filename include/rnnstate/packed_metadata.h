@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The packed part of the contract with runtimes: the `"packed"` object of the `rnnstate` metadata
-/// document, beside `"states"` (schema in README.md, "Metadata"). A packed model carries its states in one
+/// document, beside `"states"` (schema in docs/metadata.md). A packed model carries its states in one
 /// value per element type — a tensor [batch, N] or a Sequence of tensors — and each member of that value
 /// names the states (indices into "states") whose tensors it holds. The states' `input` and `output` then
 /// name values inside the graph: the member as unpacked, and the final state that is packed.

@@ -2,8 +2,8 @@
 /// \file
 /// The library's façade for a program that embeds rnnstate: rewrite, check or report one model held in
 /// memory. (commands.h does the same for files, batch.h for many files.) Everything here is documented
-/// in README.md; errors are rnnstate::Error with the exit code the CLI would return. All three refuse an
-/// invalid model (README "Validation") with the same Error(kBadInput, "invalid model: ...").
+/// in docs/guide.md; errors are rnnstate::Error with the exit code the CLI would return. All three refuse an
+/// invalid model (docs/validation.md) with the same Error(kBadInput, "invalid model: ...").
 
 #include <onnx/onnx_pb.h>
 
@@ -34,7 +34,7 @@ RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& op
 /// The problems `rnnstate check` finds in `model`; empty when it passes.
 std::vector<CheckProblem> CheckForStreaming(const onnx::ModelProto& model);
 
-/// The report of `model` (`rnnstate report --json`; schema in README.md). `file` is shown as its name.
+/// The report of `model` (`rnnstate report --json`; schema in docs/guide.md). `file` is shown as its name.
 Json ReportOf(const onnx::ModelProto& model, const std::string& file = "");
 
 }  // namespace rnnstate

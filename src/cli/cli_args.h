@@ -56,6 +56,9 @@ struct ExportArgs {
   std::string target;
   std::string model;
   bool json = false;
+  std::string repository;  ///< triton: -o, the model repository to write the entry into
+  std::string name;        ///< triton: --name
+  int64_t max_batch_size = 8;
 };
 
 /// Every option of the command line; each subcommand fills its own member.

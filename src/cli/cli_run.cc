@@ -216,13 +216,23 @@ int RunExport(const Args& all) {
   const ExportArgs& args = all.exports;
   if (IsDirectory(args.model)) throw Error(ExitCode::kUsage, "export takes one model file, not a directory");
   if (args.json && args.target != "openvino") throw Error(ExitCode::kUsage, "--json is for export openvino");
-  const rnnstate::ExportTarget target =
-      args.target == "triton" ? rnnstate::ExportTarget::kTriton : rnnstate::ExportTarget::kOpenVino;
+  if (args.target != "triton" && (!args.repository.empty() || !args.name.empty())) {
+    throw Error(ExitCode::kUsage, "-o and --name are for export triton");
+  }
+  if (args.name.find('/') != std::string::npos || args.name == "." || args.name == "..") {
+    throw Error(ExitCode::kUsage, "--name '" + args.name + "' is not a directory name");
+  }
+  rnnstate::ExportSettings settings;
+  settings.target = args.target == "triton" ? rnnstate::ExportTarget::kTriton : rnnstate::ExportTarget::kOpenVino;
+  settings.json = args.json;
+  settings.repository = args.repository;
+  settings.name = args.name;
+  settings.max_batch_size = args.max_batch_size;
   FilesArgs files;
   files.paths = {args.model};
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(files.paths, {});
   return RunFiles(inputs, files, Printing::kText, all.quiet,
-                  [&](size_t i) { return rnnstate::ExportFile(inputs[i].path, target, args.json); });
+                  [&](size_t i) { return rnnstate::ExportFile(inputs[i].path, settings); });
 }
 
 }  // namespace rnnstate::cli

@@ -12,6 +12,7 @@
 #include "graph/contrib_schemas.h"
 #include "graph/model_index.h"
 #include "io/data_placement.h"
+#include "io/file_output.h"
 #include "io/model_io.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
@@ -189,21 +190,53 @@ FileResult InitFile(const std::string& input, const InitSettings& settings) {
 
 namespace rnnstate {
 
-FileResult ExportFile(const std::string& input, ExportTarget target, bool json) {
+namespace {
+
+/// Writes `text` to `path` atomically (a temporary renamed into place), flushed to disk.
+void WriteTextFile(const std::string& path, const std::string& text) {
+  const BytePiece piece{reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+  output::WriteFileAtomically(path, {piece}, output::InputFile{-1, nullptr, 0}, true);
+}
+
+}  // namespace
+
+FileResult ExportFile(const std::string& input, const ExportSettings& settings) {
   return ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
     result.states = ReadStatePairs(model, nullptr);
-    Timed(&result.timings.process_ms, [&] {
-      if (target == ExportTarget::kTriton) {
-        result.text = TritonStateConfig(model, std::filesystem::path(input).filename().string(), &result.warnings);
-        return;
-      }
-      OpenVinoPairs pairs = OpenVinoStatePairs(model);
-      result.warnings = std::move(pairs.warnings);
-      result.text = json ? DumpJson(pairs.json) + "\n" : pairs.text;
-      result.details["openvino"] = std::move(pairs.json);
+    if (settings.target == ExportTarget::kOpenVino) {
+      Timed(&result.timings.process_ms, [&] {
+        OpenVinoPairs pairs = OpenVinoStatePairs(model);
+        result.warnings = std::move(pairs.warnings);
+        result.text = settings.json ? DumpJson(pairs.json) + "\n" : pairs.text;
+        result.details["openvino"] = std::move(pairs.json);
+      });
+      return;
+    }
+    const std::string name =
+        settings.name.empty() ? std::filesystem::path(input).filename().replace_extension().string() : settings.name;
+    const std::string config = Timed(&result.timings.process_ms, [&] {
+      return TritonModelConfig(model, name, settings.max_batch_size, &result.warnings);
     });
+    if (settings.repository.empty()) {
+      result.text = config;
+      return;
+    }
+    const std::filesystem::path entry = std::filesystem::path(settings.repository) / name;
+    const std::string model_path = (entry / "1" / "model.onnx").string();
+    if (std::string conflict = OutputDataConflict(opened.external_data, opened.directory, model_path);
+        !conflict.empty()) {
+      throw Error(ExitCode::kUsage, conflict);
+    }
+    Timed(&result.timings.write_ms, [&] {
+      PlacedData directories = CreateOutputDirectories((entry / "1").string());
+      WriteModel(opened, model_path);
+      WriteTextFile((entry / "config.pbtxt").string(), config);
+      directories.Keep();
+    });
+    result.output = entry.string();
+    result.text = input + " -> " + entry.string() + ": config.pbtxt, 1/model.onnx\n";
   });
 }
 

@@ -20,7 +20,7 @@ const char* const kPathsHelp = "ONNX models, or directories searched recursively
 
 constexpr const char* kExamples = R"(Examples:
   rnnstate report model.onnx                  show each recurrent node and its state wiring
-  rnnstate report model.onnx --json           the same as JSON (schema in README.md)
+  rnnstate report model.onnx --json           the same as JSON (schema in docs/guide.md)
   rnnstate report model.onnx --format dot | dot -Tsvg > model.svg
                                               a picture of the state wiring
   rnnstate rewrite model.onnx -o stream.onnx  expose every state; unfed inputs keep old behaviour
@@ -30,7 +30,8 @@ constexpr const char* kExamples = R"(Examples:
   rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
   rnnstate rewrite model.onnx --pack tensor --state-inputs required -o packed.onnx
                                               all states in one [batch, N] input and output
-  rnnstate export triton packed.onnx          Triton config.pbtxt: sequence_batching state
+  rnnstate export triton packed.onnx -o repo  Triton model repository entry repo/packed/ (config.pbtxt,
+                                              1/model.onnx) with the states as implicit state
   rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
 
 Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable or invalid input, 4 unsupported model,
@@ -104,7 +105,7 @@ void DeclareRewrite(CLI::App& command, Args& all) {
 void DeclareReport(CLI::App& command, Args& all) {
   ReportArgs& report = all.report;
   AddFilesOptions(&command, report.files);
-  command.add_option("--format", report.format, "text (a table), json (schema in README.md) or dot (Graphviz)")
+  command.add_option("--format", report.format, "text (a table), json (schema in docs/guide.md) or dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->each([&report](const std::string&) { report.format_given = true; });
   command.add_flag("--json", report.files.json, "Same as --format json");
@@ -137,11 +138,17 @@ void DeclareExport(CLI::App& command, Args& all) {
   ExportArgs& exports = all.exports;
   command
       .add_option("target", exports.target,
-                  "triton: the sequence_batching state section of config.pbtxt; openvino: MakeStateful's pairs")
+                  "triton: a model-repository entry (config.pbtxt, 1/model.onnx); openvino: MakeStateful's pairs")
       ->required()
       ->check(CLI::IsMember({"triton", "openvino"}));
   command.add_option("model", exports.model, "A rewritten ONNX model (its rnnstate metadata)")->required();
   command.add_flag("--json", exports.json, "openvino: {\"param_res_names\": {...}, \"states\": [...]}");
+  command.add_option("-o,--output", exports.repository,
+                     "triton: the model repository to write NAME/config.pbtxt and NAME/1/model.onnx into "
+                     "(default: print config.pbtxt)");
+  command.add_option("--name", exports.name, "triton: the model's name in the repository (default: the file's stem)");
+  command.add_option("--max-batch-size", exports.max_batch_size, "triton: max_batch_size of the config (default 8)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
 /// One subcommand: its name and one-line help, how it declares its options, and how it runs. Adding a
@@ -160,7 +167,7 @@ const Subcommand kSubcommands[] = {
      RunCheck},
     {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
      DeclareInit, RunInit},
-    {"export", "Print the state wiring for a serving runtime: Triton's implicit state, OpenVINO's MakeStateful",
+    {"export", "State wiring for a serving runtime: a Triton model-repository entry, OpenVINO's MakeStateful pairs",
      DeclareExport, RunExport},
 };
 

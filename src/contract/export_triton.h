@@ -1,9 +1,10 @@
 #pragma once
 /// \file
-/// `rnnstate export triton MODEL`: the `sequence_batching { state [...] }` fragment of a Triton
-/// `config.pbtxt` for a model's state tensors (implicit state management). Triton batches on axis 0 and
-/// starts a new sequence from one fixed tensor per state (`initial_state`), and a Triton release pairs
-/// state inputs with outputs by sorted name; what it cannot express is refused with the reason.
+/// `rnnstate export triton MODEL`: a Triton model-repository entry's `config.pbtxt` for a rewritten model
+/// (onnxruntime backend, its data inputs and outputs, and `sequence_batching` with the state tensors as
+/// implicit state). Triton batches on axis 0 and starts a new sequence from one fixed tensor per state
+/// (`initial_state`), and a Triton release pairs state inputs with outputs by sorted name; what it cannot
+/// express is refused with the reason and the rewrite to run.
 
 #include <onnx/onnx_pb.h>
 
@@ -17,6 +18,17 @@ namespace rnnstate {
 /// default that is not zeros, or when the sorted names of the inputs and outputs do not pair them.
 /// `warnings`, when given, gets one line per state tensor holding states that do not stream.
 std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file,
+                              std::vector<std::string>* warnings = nullptr);
+
+/// The whole `config.pbtxt` of model `name` (the entry's directory name): `backend: "onnxruntime"`,
+/// `max_batch_size`, every data input (a graph input that is neither a state input nor an initializer)
+/// and every output that is not a state output, with its type and its dims after the batch (-1 where
+/// symbolic), then TritonStateConfig's `sequence_batching`. Throws Error(kUnsupported) as
+/// TritonStateConfig does, and when a data input's batch is not on axis 0 (named like the states' batch),
+/// the batch is fixed, or a data input has no shape or an element type Triton has no name for. An output
+/// Triton cannot batch (its batch not on axis 0, no shape) is left out, with a warning: Triton returns
+/// only the outputs its configuration lists.
+std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& name, int64_t max_batch_size,
                               std::vector<std::string>* warnings = nullptr);
 
 }  // namespace rnnstate

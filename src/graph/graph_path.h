@@ -40,7 +40,7 @@ std::string NodeLabel(const onnx::NodeProto& node, int index);
 /// "Loop 'decode'": the op and label of node `node` of the graph at `path`, or "?" when there is none.
 std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node);
 
-/// The user-facing form of a path, e.g. `main/Loop_3:body/If_1:then_branch` (documented in README).
+/// The user-facing form of a path, e.g. `main/Loop_3:body/If_1:then_branch` (documented in docs/metadata.md).
 std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path);
 
 /// Calls `visit(path, graph)` for the main graph and every subgraph, parents before children.

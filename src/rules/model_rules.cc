@@ -106,7 +106,7 @@ class JudgingSchemas {
   std::map<Key, Found> found_;
 };
 
-/// The first rule `node` breaks on its own (without types), in the order README "Validation" lists them.
+/// The first rule `node` breaks on its own (without types), in the order docs/validation.md lists them.
 std::string NodeViolation(JudgingSchemas& schemas, const onnx::NodeProto& node, const Imports& imports) {
   const int64_t opset = imports.Of(node.domain());
   if (IsOnnxDomain(node.domain()) && node.op_type().empty()) return "the node has no op_type";

@@ -3,7 +3,7 @@
 /// One verdict for every command: the rules of the ONNX spec a model must keep before rnnstate reads it.
 /// `rewrite` (also --dry-run), `report` and `check`, and the library façade, all index a model through
 /// IndexValidModel, so that they refuse the same models with the same message (exit 3). The rules and
-/// their messages are listed in README.md ("Validation"); what is valid but not supported (another
+/// their messages are listed in docs/validation.md; what is valid but not supported (another
 /// domain, an opset onnx 1.12 does not know, sequence_lens, opset < 7) is not judged here.
 
 #include <onnx/onnx_pb.h>

@@ -3,7 +3,7 @@
 /// The rules of onnx's operator schemas for one node — what onnx's checker (OpSchema::Verify) and ONNX
 /// Runtime refuse when they load a model: an attribute the operator does not define at the model's opset,
 /// an attribute of the wrong type, too many or too few inputs or outputs, an empty required input, a
-/// required attribute missing. Said in rnnstate's words (README "Validation"), one rule per message.
+/// required attribute missing. Said in rnnstate's words (docs/validation.md), one rule per message.
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `rnnstate report`: the state wiring of a model as a readable table or as JSON (schema in README.md).
+/// `rnnstate report`: the state wiring of a model as a readable table or as JSON (schema in docs/guide.md).
 
 #include <string>
 

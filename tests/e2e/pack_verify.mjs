@@ -3,7 +3,7 @@
 // `--state-layout batch-first`) with ONNX Runtime (onnxruntime-node, CPU).
 //
 //   node pack_verify.mjs --rnnstate PATH_TO_BINARY --models DIR --manifest FILE
-//                        [--filter REGEX] [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]
+//                        [--filter REGEX] [--shard K/N] [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]
 //
 // Same manifest, output format and exit status as verify.mjs; the checks are in lib/pack_checks.mjs and
 // described in README.md ("Packed states").
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
 import { runExact } from './lib/checks.mjs';
+import { metadataProblems } from './lib/json-schema.mjs';
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
@@ -21,14 +22,14 @@ import * as pack from './lib/pack_checks.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
 import { sliceAxis, zerosTensor } from './lib/tensors.mjs';
 
-const USAGE = 'usage: node pack_verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX]\n' +
+const USAGE = 'usage: node pack_verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--shard K/N]\n' +
   '                             [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]';
 
 function parseCli() {
   const { values } = parseArgs({
     options: {
       rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
-      filter: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
+      filter: { type: 'string' }, shard: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
       seed: { type: 'string', default: 'rnnstate-e2e' }, timeout: { type: 'string', default: '600' },
       verbose: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
     },
@@ -121,6 +122,11 @@ function rewriteAll(m, cli) {
     if (twice.status !== 4 || !/packed already/.test(twice.stderr)) problems.push(`packing twice: exit ${twice.status}, expected 4 "packed already"`);
   }
   m.meta = Object.fromEntries(Object.entries(m.files).map(([name, file]) => [name, metadataOf(file)]));
+  // Every document written conforms to the contract's schema (docs/metadata.schema.json).
+  for (const [name, doc] of Object.entries(m.meta)) {
+    const schemaProblems = metadataProblems(doc ?? {});
+    if (schemaProblems.length) problems.push(`${name}: the metadata breaks docs/metadata.schema.json: ${schemaProblems.slice(0, 3).join('; ')}`);
+  }
   // The node's own batch axis of each state output (the tensor packing keeps the node's layout).
   // The pairs as the state rewrite recorded them (node layout): from the tensor packing, or the sequence
   // packing where tensor packing is refused (a state without a batch axis).
@@ -291,7 +297,8 @@ async function verifyModel(raw, index, label, opts) {
   const m = {
     entry, label, tol: entry.tolerance ?? opts.tol, seedBase: `${opts.seed}|${entry.file}`,
     origPath: resolve(opts.models, entry.file), dir: join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`),
-    sessions: {}, sessionOptions: { logSeverityLevel: 3 },
+    // One thread per session: tiny models; a pool of one thread per core only spins against the other suites.
+    sessions: {}, sessionOptions: { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 },
   };
   mkdirSync(m.dir, { recursive: true });
   const rw = await runCheck(label, 'pack rewrite', () => rewriteAll(m, opts.cli));
@@ -353,6 +360,10 @@ async function main() {
   const filter = args.filter ? new RegExp(args.filter) : null;
   const labels = makeLabels(all);
   const selected = all.map((e, i) => i).filter((i) => !filter || filter.test(all[i].file ?? ''));
+  // --shard K/N: every Nth entry from the Kth, so that ctest runs N processes side by side.
+  const [shard, shards] = (args.shard ?? '1/1').split('/').map(Number);
+  if (!(shards >= 1 && shard >= 1 && shard <= shards)) { console.error(`--shard ${args.shard}: expected K/N with 1 <= K <= N`); process.exit(2); }
+  selected.splice(0, selected.length, ...selected.filter((i, k) => k % shards === shard - 1));
   if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
   opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-pack-e2e-'));
   mkdirSync(opts.workdir, { recursive: true });

@@ -44,7 +44,9 @@ const modelsDir = resolve(args.models);
 const tolDefault = Number(args.tol);
 const workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-stream-'));
 mkdirSync(workdir, { recursive: true });
-const sessionOptions = { logSeverityLevel: 3 };
+// One thread per session: the models are tiny, and ORT's pool of one thread per core only spins against the
+// other suites ctest runs beside this one (twice the time on 2 cores).
+const sessionOptions = { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 };
 
 const tally = { passed: 0, failed: 0 };
 function line(ok, label, check, diff, detail = '') {

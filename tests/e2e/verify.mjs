@@ -2,7 +2,7 @@
 // End-to-end verification of rnnstate-rewritten models with ONNX Runtime (onnxruntime-node, CPU).
 //
 //   node verify.mjs --rnnstate PATH_TO_BINARY --models DIR --manifest FILE
-//                   [--filter REGEX] [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]
+//                   [--filter REGEX] [--shard K/N] [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]
 //
 // For every manifest entry: rewrite with the binary (defaults mode, then required mode from the
 // rewritten model and directly from the original), check idempotence, then run the checks of the
@@ -18,20 +18,21 @@ import { InferenceSession } from 'onnxruntime-node';
 
 import * as checks from './lib/checks.mjs';
 import * as exposure from './lib/exposure-checks.mjs';
+import { metadataProblems } from './lib/json-schema.mjs';
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
 
-const USAGE = 'usage: node verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--workdir DIR]\n' +
+const USAGE = 'usage: node verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--shard K/N] [--workdir DIR]\n' +
   '                        [--tol 1e-5] [--seed S] [--timeout SEC] [--threads N] [--verbose]';
 
 function parseCli() {
   const { values } = parseArgs({
     options: {
       rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
-      filter: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
+      filter: { type: 'string' }, shard: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
       seed: { type: 'string', default: 'rnnstate-e2e' }, timeout: { type: 'string', default: '600' },
-      threads: { type: 'string', default: '0' }, verbose: { type: 'boolean', default: false },
+      threads: { type: 'string', default: '1' }, verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -129,6 +130,11 @@ function rewriteAll(m, cli) {
   const own = report.pairs.filter((p) => p.rows || p.region);
   m.stacked = [...new Map(own.map((p) => [`${p.input}->${p.output}`, { input: p.input, output: p.output }])).values()];
 
+  // Every document written conforms to the contract's schema (docs/metadata.schema.json).
+  for (const file of [f.def, f.req, f.reqDirect]) {
+    const problems = metadataProblems(JSON.parse(scanModel(file).metadata.rnnstate ?? '{}'));
+    if (problems.length) return fail(`the metadata of ${basename(file)} breaks docs/metadata.schema.json: ${problems.slice(0, 3).join('; ')}`);
+  }
   // The report must reflect the file's metadata (it is documented to read it from there).
   const meta = scanModel(f.def).metadata.rnnstate;
   const metaStates = meta ? JSON.parse(meta).states ?? [] : [];
@@ -230,7 +236,7 @@ async function verifyModel(raw, index, labels, opts) {
   }
 
   try {
-    const sessionOptions = { logSeverityLevel: 3, intraOpNumThreads: opts.threads };
+    const sessionOptions = { logSeverityLevel: 3, intraOpNumThreads: opts.threads, interOpNumThreads: 1 };
     for (const k of ['orig', 'def', 'req', 'reqDirect']) m.sessions[k] = await InferenceSession.create(m.files[k], sessionOptions);
     m.fullFeeds = buildFeeds(m.sessions.orig, entry, m.seedBase);
   } catch (err) {
@@ -315,6 +321,10 @@ async function main() {
   const filter = args.filter ? new RegExp(args.filter) : null;
   const labels = makeLabels(all);
   const selected = all.map((e, i) => i).filter((i) => !filter || filter.test(all[i].file ?? ''));
+  // --shard K/N: every Nth entry from the Kth, so that ctest runs N processes side by side.
+  const [shard, shards] = (args.shard ?? '1/1').split('/').map(Number);
+  if (!(shards >= 1 && shard >= 1 && shard <= shards)) { console.error(`--shard ${args.shard}: expected K/N with 1 <= K <= N`); process.exit(2); }
+  selected.splice(0, selected.length, ...selected.filter((i, k) => k % shards === shard - 1));
   if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
 
   // Our own temporary directory is removed at the end; a --workdir is kept for inspection.

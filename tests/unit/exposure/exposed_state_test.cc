@@ -1,4 +1,4 @@
-// States a model's authors already expose in their own tensors (README "States the model already
+// States a model's authors already expose in their own tensors (docs/guide.md, "States the model already
 // exposes"): one small hand-written model per form, following the exporters' operator chains
 // (models/exposed/README.md), and one per negative control, each with a single defect. Each test reads
 // what the analysis found (FindExposure through Analyze), what `check` says, what the planner records,

@@ -1,4 +1,4 @@
-// More rules of the spec every command checks (model_rules.h, README "Validation"), from an adversarial
+// More rules of the spec every command checks (model_rules.h, docs/validation.md), from an adversarial
 // audit: recursive functions (which crashed onnx's shape inference), `clip`, one element type per type
 // constraint, the input and output counts of If, Loop and Scan, and inline tensor data that does not fit
 // its dims (tensor_data.h). Each model is one that was accepted before.

@@ -1,4 +1,4 @@
-// The rules every command checks before it reads a model (model_rules.h, README "Validation"): one test
+// The rules every command checks before it reads a model (model_rules.h, docs/validation.md): one test
 // per rule with the message it gives, what stays valid (other domains, newer opsets, opset < 7), and the
 // same verdict from rewrite, check and report.
 

@@ -166,7 +166,7 @@ export async function readMetadataProps(model) {
 }
 
 /**
- * One state pair of the `rnnstate` metadata (see rnnstate's README, "Metadata (contract for runtimes)").
+ * One state pair of the `rnnstate` metadata (see rnnstate's docs/metadata.md).
  * Readers ignore keys they do not know.
  * @typedef {object} StatePair
  * @property {string} input       graph input to feed
@@ -241,7 +241,7 @@ export function parseRnnstateMetadata(value) {
   return doc;
 }
 
-/** Checks the `packed` object of a packed model (rnnstate's README, "Packed models"). */
+/** Checks the `packed` object of a packed model (rnnstate's docs/metadata.md, "Packed models"). */
 function checkPacked(packed, stateCount) {
   if (!packed || typeof packed !== 'object' || !Array.isArray(packed.values) || packed.values.length === 0) {
     throw new Error('rnnstate metadata: "packed" has no "values"');
@@ -274,4 +274,94 @@ export async function readRnnstateMetadata(model) {
   if (found.length === 0) return null;
   if (found.length > 1) throw new Error(`the model has ${found.length} "${METADATA_KEY}" metadata entries`);
   return parseRnnstateMetadata(found[0].value);
+}
+
+const MODEL_GRAPH = 7;
+const GRAPH_INITIALIZER = 5;
+const TENSOR_NAME = 8;
+
+/**
+ * Calls `onField(field, wireType, start, valueStart, end)` for every field of the message in
+ * bytes[begin, end): `start` is where its tag begins, [valueStart, end) its value (for a length-delimited
+ * field the bytes after the length).
+ */
+function forEachField(bytes, begin, end, onField) {
+  let pos = begin;
+  while (pos < end) {
+    const [tag, afterTag] = varint(bytes, pos, 'field tag');
+    const field = Math.floor(tag / 8);
+    const wireType = tag % 8;
+    let valueStart = afterTag;
+    let next;
+    if (wireType === VARINT) next = varint(bytes, afterTag, 'varint field')[1];
+    else if (wireType === FIXED64) next = afterTag + 8;
+    else if (wireType === FIXED32) next = afterTag + 4;
+    else if (wireType === LENGTH_DELIMITED) {
+      const [length, afterLength] = varint(bytes, afterTag, 'field length');
+      valueStart = afterLength;
+      next = afterLength + length;
+    } else throw new Error(`not an ONNX model: wire type ${wireType} at byte ${pos}`);
+    if (field === 0 || next > end) throw new Error(`not an ONNX model: field ${field} at byte ${pos} is malformed or truncated`);
+    onField(field, wireType, pos, valueStart, next);
+    pos = next;
+  }
+}
+
+function encodeVarint(value) {
+  const out = [];
+  let v = value;
+  while (v >= 128) {
+    out.push((v % 128) | 128);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+  return Uint8Array.from(out);
+}
+
+function concatBytes(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+/**
+ * A copy of a model's bytes without the main graph's initializers named `names`, every other byte as it
+ * was. Used to feed the state inputs of a defaults-mode rewrite from onnxruntime-node or -web, which do not
+ * list an input that has an initializer of its name and ignore a feed for it: without the initializer
+ * the input is required, and the metadata's first feeds ("zeros" or "empty") give what the default gave.
+ * @param {Uint8Array | ArrayBuffer | ArrayBufferView} model  the model's bytes
+ * @param {Iterable<string>} names
+ * @returns {Uint8Array}
+ */
+export function withoutInitializers(model, names) {
+  const bytes = asBytes(model);
+  if (!bytes) throw new Error('withoutInitializers: expected the model as bytes');
+  const drop = new Set(names);
+  const nameOf = (tensor) => {
+    let name = '';
+    forEachField(tensor, 0, tensor.length, (field, wireType, start, valueStart, end) => {
+      if (field === TENSOR_NAME && wireType === LENGTH_DELIMITED) name = utf8.decode(tensor.subarray(valueStart, end));
+    });
+    return name;
+  };
+  const parts = [];
+  forEachField(bytes, 0, bytes.length, (field, wireType, start, valueStart, end) => {
+    if (field !== MODEL_GRAPH || wireType !== LENGTH_DELIMITED) {
+      parts.push(bytes.subarray(start, end));
+      return;
+    }
+    const graph = bytes.subarray(valueStart, end);
+    const kept = [];
+    forEachField(graph, 0, graph.length, (f, w, s, vs, e) => {
+      if (f === GRAPH_INITIALIZER && w === LENGTH_DELIMITED && drop.has(nameOf(graph.subarray(vs, e)))) return;
+      kept.push(graph.subarray(s, e));
+    });
+    const body = concatBytes(kept);
+    parts.push(bytes.subarray(start, valueStart - encodeVarint(end - valueStart).length), encodeVarint(body.length), body);
+  });
+  return concatBytes(parts);
 }

@@ -1,0 +1,234 @@
+// `rnnstate-stream verify` (tools/js/rnnstate-stream/verify.mjs and cli.mjs) in onnxruntime-node:
+//   - every streaming model of models/ (chunked by its manifest entry), rewritten in defaults mode and
+//     in required mode, passes: every output and final state within tolerance;
+//   - broken rewrites fail it: the outputs of two state pairs swapped in the metadata, and a state whose
+//     recorded output is its input passed through (the state never moves on: not fed back);
+//   - models whose metadata marks states not streamable are refused (exit 4, with the reason);
+//   - the command line: exit codes, --json, the time axis found without --time-axis, --seed, usage errors.
+//
+// Usage: node stream_verify_test.mjs --rnnstate BIN --models DIR --manifest FILE
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as ort from 'onnxruntime-node';
+import { readRnnstateMetadata, StreamingSession, stateValues } from '../../tools/js/rnnstate-stream/index.mjs';
+import { maxAbsDiff } from '../../tools/js/rnnstate-stream/tensors.mjs';
+import { verifyStreaming, VerifyError } from '../../tools/js/rnnstate-stream/verify.mjs';
+import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
+import { readModel, writeModel } from './lib/onnx-edit.mjs';
+import { RnnstateCli, lastLines } from './lib/rnnstate-cli.mjs';
+
+// One thread per session: tiny models, and a pool of one thread per core only spins against other suites.
+const SESSION_OPTIONS = { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 };
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'tools', 'js', 'rnnstate-stream', 'cli.mjs');
+
+function parseArgs(argv) {
+  const args = {};
+  for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
+  for (const key of ['rnnstate', 'models', 'manifest']) {
+    if (!args[key]) throw new Error(`usage: stream_verify_test.mjs --rnnstate BIN --models DIR --manifest FILE (missing --${key})`);
+  }
+  return args;
+}
+
+let passed = 0;
+let failed = 0;
+function report(ok, label, what, detail = '') {
+  console.log(`${ok ? 'PASS' : 'FAIL'}  ${label}  ${what}${detail ? `  ${detail}` : ''}`);
+  if (ok) passed++;
+  else failed++;
+}
+
+const worst = (result) => Math.max(0, ...result.compared.map((c) => c.max_abs));
+
+/** The verify options of a manifest entry: its chunks, time axes, dims and data (ints, pinned ranges). */
+async function optionsOf(entry, original, rewritten) {
+  const session = await ort.InferenceSession.create(original, SESSION_OPTIONS);
+  try {
+    const feeds = buildFeeds(session, entry, `verify|${entry.file}`);
+    return {
+      ort, original, rewritten, chunks: entry.chunks, timeAxes: entry.seqAxes, inputs: feeds, dims: entry.dims,
+      atol: entry.tolerance ?? 1e-5, sessionOptions: SESSION_OPTIONS,
+    };
+  } finally {
+    await session.release();
+  }
+}
+
+/** A copy of `file` whose metadata feeds state output `a` back to the input of `b`, and `b`'s to `a`'s. */
+function swappedPairs(file, out, a, b) {
+  const model = readModel(file);
+  const entry = model.metadataProps.find((p) => p.key === 'rnnstate');
+  const doc = JSON.parse(entry.value);
+  for (const st of doc.states) {
+    if (st.output === a) st.output = b;
+    else if (st.output === b) st.output = a;
+  }
+  entry.value = JSON.stringify(doc);
+  writeModel(model, out);
+}
+
+/** A copy of `file` whose state input `input` comes back unchanged (Identity): the state is never carried on. */
+function stalePair(file, out, input) {
+  const model = readModel(file);
+  const entry = model.metadataProps.find((p) => p.key === 'rnnstate');
+  const doc = JSON.parse(entry.value);
+  const output = doc.states.find((st) => st.input === input).output;
+  const stale = `${input}.stale`;
+  model.graph.node.push({ opType: 'Identity', input: [input], output: [stale], name: stale });
+  const declared = model.graph.output.find((o) => o.name === output);
+  model.graph.output.push({ ...declared, name: stale });
+  for (const st of doc.states) if (st.input === input) st.output = stale;  // every pair of that tensor
+  entry.value = JSON.stringify(doc);
+  writeModel(model, out);
+}
+
+/**
+ * The state tensors a broken hand-over is seen through: from one run of the required model on the whole
+ * sequence, the outputs whose final value is not all zeros (a state a branch never reaches stays as fed, and
+ * no chunking can tell it was dropped), and two of one type and shape whose values differ (to swap).
+ */
+async function brokenCandidates(options) {
+  const session = await ort.InferenceSession.create(options.rewritten, SESSION_OPTIONS);
+  try {
+    const metadata = await readRnnstateMetadata(options.rewritten);
+    const stream = new StreamingSession(session, metadata, { ort, dims: options.dims, stateOutputs: true });
+    const feeds = Object.fromEntries(stream.dataInputNames.map((n) => [n, options.inputs[n]]));
+    const outputs = await stream.run(feeds);
+    // Zeros first: a state whose first feed is empty takes the model's own default when it comes back
+    // empty, which may read the same state from another tensor the model carries (its authors' own).
+    const groups = stateValues(metadata).filter((g) => outputs[g.output].data.some((v) => Number(v) !== 0))
+      .sort((a, b) => (a.init === 'zeros' ? 0 : 1) - (b.init === 'zeros' ? 0 : 1));
+    let swap = null;
+    for (let i = 0; i < groups.length && !swap; i++) {
+      for (let j = i + 1; j < groups.length && !swap; j++) {
+        const [a, b] = [outputs[groups[i].output], outputs[groups[j].output]];
+        if (a.type === b.type && a.dims.join() === b.dims.join() && maxAbsDiff(a, b).diff > 0) swap = [groups[i], groups[j]];
+      }
+    }
+    return { stale: groups[0] ?? null, swap };
+  } finally {
+    await session.release();
+  }
+}
+
+function runCli(args) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const cli = new RnnstateCli(args.rnnstate);
+  const work = mkdtempSync(join(tmpdir(), 'rnnstate-verify-'));
+  try {
+    const entries = loadManifest(args.manifest).map(normalizeEntry);
+    let index = 0;
+    let negatives = 0;
+    for (const entry of entries) {
+      index++;
+      const chunked = entry.ort && entry.chunkMode === 'seq' && Array.isArray(entry.chunks);
+      if (!chunked || entry.expectExit !== 0) continue;
+      const label = entry.file;
+      const original = join(args.models, entry.file);
+      const defaults = join(work, `${index}.defaults.onnx`);
+      const required = join(work, `${index}.required.onnx`);
+      const d = cli.rewrite(original, defaults, null, entry.rewriteArgs);
+      const r = cli.rewrite(original, required, 'required', entry.rewriteArgs);
+      if (d.status !== 0 || r.status !== 0 || !d.written) {
+        report(false, label, 'rewrite', lastLines(d.stderr + r.stderr));
+        continue;
+      }
+      const pairs = JSON.parse(cli.run(['report', defaults, '--json']).stdout).pairs;
+      const streamable = pairs.length > 0 && pairs.every((p) => p.streamable);
+      if (!entry.streaming) {
+        // States marked not streamable: refused with the reason, whatever the data.
+        if (streamable || pairs.length === 0) continue;
+        try {
+          await verifyStreaming(await optionsOf(entry, original, defaults));
+          report(false, label, 'refuses not streamable', 'verify ran');
+        } catch (err) {
+          report(err instanceof VerifyError && err.code === 4 && /not streamable/.test(err.message), label,
+            'refuses not streamable', err.message.slice(0, 100));
+        }
+        continue;
+      }
+      for (const [mode, file] of [['defaults', defaults], ['required', required]]) {
+        try {
+          const result = await verifyStreaming(await optionsOf(entry, original, file));
+          const bad = result.compared.filter((c) => !c.ok).map((c) => `${c.name} ${c.max_abs}${c.why ? ` (${c.why})` : ''}`);
+          report(result.ok, label, `verify ${mode}`, `max_abs=${worst(result)} ${result.compared.length} compared ${bad.join('; ')}`);
+        } catch (err) {
+          report(false, label, `verify ${mode}`, err.message);
+        }
+      }
+      // Broken rewrites must fail: a hand-over that carries the wrong state, or none.
+      const options = await optionsOf(entry, original, required);
+      let candidates;
+      try {
+        candidates = await brokenCandidates(options);
+      } catch (err) {
+        report(false, label, 'broken rewrites', err.message);
+        continue;
+      }
+      const { stale, swap } = candidates;
+      const broken = [];
+      if (swap) {
+        swappedPairs(required, join(work, `${index}.swapped.onnx`), swap[0].output, swap[1].output);
+        broken.push([`swapped ${swap[0].output}<->${swap[1].output}`, join(work, `${index}.swapped.onnx`)]);
+      }
+      if (stale) {
+        stalePair(required, join(work, `${index}.stale.onnx`), stale.input);
+        broken.push([`${stale.input} not fed back`, join(work, `${index}.stale.onnx`)]);
+      }
+      for (const [what, file] of broken) {
+        try {
+          const result = await verifyStreaming({ ...options, rewritten: file });
+          report(!result.ok, label, `broken: ${what}`, result.ok ? 'NOT detected' : `detected, max_abs=${worst(result)}`);
+          negatives++;
+        } catch (err) {
+          report(false, label, `broken: ${what}`, err.message);
+        }
+      }
+    }
+    report(negatives >= 10, 'models/', 'broken rewrites tried', `${negatives}`);
+
+    // The command line, on a batch-first PyTorch export (time axis found: x [batch, seq, 3] -> seq).
+    const torch = join(args.models, 'torch', 'lstm2_bf_dyn.onnx');
+    const good = join(work, 'cli.good.onnx');
+    cli.rewrite(torch, good, null, []);
+    swappedPairs(good, join(work, 'cli.swapped.onnx'), 'rnn.LSTM.h_out', 'rnn.LSTM_1.c_out');
+    const ok = runCli(['verify', torch, good, '--json', join(work, 'r.json')]);
+    const json = JSON.parse(readFileSync(join(work, 'r.json'), 'utf8'));
+    report(ok.status === 0 && /^PASS: /m.test(ok.stdout) && json.ok === true && json.time_axes.x === 1 &&
+      json.chunks.join(',') === '1,2,5' && json.compared.length === 7, 'cli', 'pass, --json, time axis found',
+      `exit ${ok.status} ${lastLines(ok.stderr)}`);
+    const seeded = runCli(['verify', torch, good, '--seed', '5', '--length', '9', '--batch', '3', '--json', '-']);
+    const seededJson = seeded.status === 0 ? JSON.parse(seeded.stdout) : {};
+    report(seeded.status === 0 && seededJson.length === 9 && seededJson.batch === 3 &&
+      seededJson.chunks.reduce((a, b) => a + b, 0) === 9, 'cli', '--seed random chunks', `exit ${seeded.status} ${seeded.stdout.slice(0, 80)}`);
+    const swapped = runCli(['verify', torch, join(work, 'cli.swapped.onnx'), '--chunks', '3,5']);
+    report(swapped.status === 1 && /^FAIL: /m.test(swapped.stdout), 'cli', 'swapped pairs: exit 1', `exit ${swapped.status}`);
+    const reverse = join(work, 'cli.reverse.onnx');
+    cli.rewrite(join(args.models, 'handbuilt', 'gru_reverse.onnx'), reverse, null, []);
+    const refused = runCli(['verify', join(args.models, 'handbuilt', 'gru_reverse.onnx'), reverse]);
+    report(refused.status === 4 && /not streamable/.test(refused.stderr), 'cli', 'not streamable: exit 4', refused.stderr.trim());
+    const plain = runCli(['verify', torch, torch]);
+    report(plain.status === 3 && /no "rnnstate" metadata/.test(plain.stderr), 'cli', 'no metadata: exit 3', plain.stderr.trim());
+    const usage = runCli(['verify', torch, good, '--chunks', '2,x']);
+    report(usage.status === 2, 'cli', 'usage error: exit 2', usage.stderr.split('\n')[0]);
+    const wrongAxis = runCli(['verify', torch, good, '--time-axis', 'nope:1']);
+    report(wrongAxis.status === 2 && /not a data input/.test(wrongAxis.stderr), 'cli', '--time-axis of no input: exit 2', wrongAxis.stderr.split('\n')[0]);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error(err.stack ?? err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,376 @@
+// The numerical proof of a rewrite: the original model run once on a whole sequence against the rewritten
+// model streamed in chunks with its state fed back (through StreamingSession, as a user streams it).
+// Every output of the original is compared, and every final state against one unchunked run of the
+// rewrite. See README.md here and rnnstate's docs/guide.md, "verify".
+import { StreamingSession } from './index.mjs';
+import { firstFeedSpecs, firstFeedSpecsOf, firstFeedTensor, stateValues } from './feeds.mjs';
+import { readRnnstateMetadata, withoutInitializers } from './metadata.mjs';
+import { compareTensors, concatAxis, hashSeed, isFloatType, numel, randomTensor, seededRandom, sliceAxis, arrayFor }
+  from './tensors.mjs';
+
+/** A refusal or failure with the exit code the CLI gives it (3: cannot run, 4: refused). */
+export class VerifyError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export const DEFAULT_CHUNKS = [1, 2, 5];
+export const DEFAULT_RANDOM_LENGTH = 16;
+
+/**
+ * @typedef {object} VerifyOptions
+ * @property {object} ort  the onnxruntime module (onnxruntime-node)
+ * @property {string | Uint8Array} original  the model before `rnnstate rewrite` (path or bytes)
+ * @property {string | Uint8Array} rewritten  its rewrite (path or bytes), in either --state-inputs mode
+ * @property {number[]} [chunks]  chunk lengths along the time axis (default [1, 2, 5]; the sequence is their sum)
+ * @property {number} [seed]  random chunk lengths (and data) from this seed, over `length` steps
+ * @property {number} [length]  the sequence length for random chunks (default 16, or the given inputs')
+ * @property {Record<string, object>} [inputs]  data inputs' values for the whole sequence, by name: a
+ *   number, nested arrays, {dims, data}, or an ort.Tensor; others are random (floats in [-1, 1))
+ * @property {Record<string, number>} [timeAxes]  the time axis of each chunked input (default: the one
+ *   symbolic dimension of the data inputs that is not the states' batch)
+ * @property {number} [batch]  the batch size (default 1)
+ * @property {Record<string, number>} [dims]  values of other symbolic dimensions
+ * @property {number} [atol]  absolute tolerance (default 1e-5)
+ * @property {number} [rtol]  relative tolerance (default 1e-4): an element passes when
+ *   |chunked - reference| <= atol + rtol * |reference|
+ * @property {object} [sessionOptions]  passed to InferenceSession.create
+ */
+
+/**
+ * Runs the comparison. Resolves to {ok, chunks, length, batch, time_axes, atol, rtol, compared: [{name,
+ * role: "output"|"state", max_abs, max_rel, ok, why?}]}; rejects with a VerifyError when it cannot run
+ * (code 3) or refuses (code 4: states marked not streamable, no time axis, data it cannot make up).
+ * @param {VerifyOptions} options
+ */
+export async function verifyStreaming(options) {
+  const { ort } = options;
+  const atol = options.atol ?? 1e-5;
+  const rtol = options.rtol ?? 1e-4;
+  const rewrittenBytes = await bytesOf(options.rewritten);
+  const metadata = await metadataOf(rewrittenBytes);
+  const values = stateValues(metadata);
+  refuseNotStreamable(metadata, values);
+
+  // A defaults-mode rewrite's state inputs are invisible to onnxruntime-node: drop their defaults (the
+  // metadata's first feeds give the same values).
+  const streamable = withoutInitializers(rewrittenBytes, values.map((v) => v.input));
+  const sessionOptions = options.sessionOptions ?? {};
+  // Models given as paths are opened from their files, so that external data resolves beside them; a copy
+  // without the defaults goes beside the rewritten file for the same reason, and is removed again.
+  const original = await createSession(ort, options.original, sessionOptions, 'the original model');
+  const copy = streamable.length !== rewrittenBytes.length && typeof options.rewritten === 'string'
+    ? await writeBeside(options.rewritten, streamable) : null;
+  let rewritten;
+  try {
+    rewritten = await createSession(ort, copy ?? (streamable.length === rewrittenBytes.length &&
+      typeof options.rewritten === 'string' ? options.rewritten : streamable), sessionOptions, 'the rewritten model');
+  } catch (err) {
+    await original.release?.();
+    throw err;
+  } finally {
+    if (copy) await (await import('node:fs/promises')).rm(copy, { force: true });
+  }
+  try {
+    const stream = new StreamingSession(rewritten, metadata, { ort, batch: options.batch, dims: options.dims,
+      stateOutputs: true });
+    const stateInputs = new Set(values.map((v) => v.input));
+    const dataInputs = stream.dataInputNames;
+    const declared = new Map((rewritten.inputMetadata ?? []).map((m) => [m.name, m]));
+    const batchNames = new Set(values.map((v) => v.shape[v.batch_axis]).filter((d) => typeof d === 'string'));
+    const given = await parseInputs(ort, options.inputs ?? {}, declared);
+    const timeAxes = options.timeAxes ?? findTimeAxes(dataInputs, declared, batchNames, given);
+    checkTimeAxes(timeAxes, dataInputs, declared);
+    const { chunks, length } = chunkPlan(options, timeAxes, given);
+    const dims = { ...(options.dims ?? {}) };
+    for (const [name, axis] of Object.entries(timeAxes)) {
+      const d = declared.get(name)?.shape?.[axis];
+      if (typeof d === 'string' && d) dims[d] = length;
+    }
+    const batch = options.batch ?? 1;
+    for (const b of batchNames) dims[b] ??= batch;
+
+    const full = {};
+    for (const name of dataInputs) {
+      full[name] = given[name] ?? makeInput(ort, name, declared.get(name), dims, timeAxes[name], length, options.seed ?? 0);
+    }
+    const chunkFeeds = (offset, size) => Object.fromEntries(dataInputs.map((name) =>
+      [name, timeAxes[name] === undefined ? full[name] : sliceAxis(full[name], timeAxes[name], offset, size)]));
+
+    // The original: the whole sequence in one call; its own state inputs (the authors' `state`, say) get
+    // the metadata's first feed, as the rewrite's first call does.
+    const originalFeeds = {};
+    // (A packed model's members are the original's state inputs: their own first feeds, unpacked.)
+    const firstFeeds = new Map([...firstFeedSpecs(metadata.states, { dims, batch: options.batch }),
+      ...firstFeedSpecsOf(metadata, { dims, batch: options.batch })].map((s) => [s.input, s]));
+    for (const name of original.inputNames) {
+      if (full[name]) originalFeeds[name] = full[name];
+      else if (firstFeeds.has(name)) originalFeeds[name] = firstFeedTensor(firstFeeds.get(name), ort.Tensor);
+      else throw new VerifyError(3, `the original model's input '${name}' is neither a data input of the rewrite nor a state input`);
+    }
+    const reference = await runOrThrow(() => original.run(originalFeeds), 'the original model, whole sequence');
+    const unchunked = await runOrThrow(() => stream.run(chunkFeeds(0, length)), 'the rewritten model, whole sequence');
+    await stream.reset();
+    const pieces = [];
+    let offset = 0;
+    for (const size of chunks) {
+      pieces.push(await runOrThrow(() => stream.run(chunkFeeds(offset, size)), `the rewritten model, chunk at ${offset}`));
+      offset += size;
+    }
+
+    const compared = [];
+    const check = (name, role, got, want) => {
+      const cmp = compareTensors(got, want);
+      const ok = !cmp.exceeds(atol, rtol);
+      compared.push({ name, role, max_abs: cmp.diff, max_rel: cmp.rel, ok, ...(cmp.why ? { why: cmp.why } : {}) });
+    };
+    for (const name of original.outputNames) {
+      const assembled = assemble(name, pieces.map((p) => p[name]), reference[name]);
+      if (assembled.why) compared.push({ name, role: 'output', max_abs: Infinity, max_rel: Infinity, ok: false, why: assembled.why });
+      else check(name, 'output', assembled.tensor, reference[name]);
+    }
+    for (const v of values) {
+      if (original.outputNames.includes(v.output)) continue;  // the model's own output: compared above
+      check(v.output, 'state', pieces[pieces.length - 1][v.output], unchunked[v.output]);
+    }
+    return {
+      ok: compared.every((c) => c.ok), chunks, length, batch, time_axes: timeAxes, atol, rtol, compared,
+      state_inputs: [...stateInputs],
+    };
+  } finally {
+    await original.release?.();
+    await rewritten.release?.();
+  }
+}
+
+async function bytesOf(model) {
+  if (typeof model === 'string') {
+    const { readFile } = await import('node:fs/promises');
+    try {
+      return new Uint8Array(await readFile(model));
+    } catch (err) {
+      throw new VerifyError(3, `cannot read ${model}: ${err.message}`);
+    }
+  }
+  return model;
+}
+
+/** Writes `bytes` to a new hidden file in the directory of `path`; returns its path. */
+async function writeBeside(path, bytes) {
+  const { writeFile } = await import('node:fs/promises');
+  const { basename, dirname, join } = await import('node:path');
+  const copy = join(dirname(path), `.${basename(path)}.verify-${process.pid}-${Date.now()}.onnx`);
+  try {
+    await writeFile(copy, bytes, { flag: 'wx' });
+  } catch (err) {
+    throw new VerifyError(3, `cannot write a copy of ${path} without its state defaults beside it: ${err.message}`);
+  }
+  return copy;
+}
+
+async function metadataOf(bytes) {
+  let metadata;
+  try {
+    metadata = await readRnnstateMetadata(bytes);
+  } catch (err) {
+    throw new VerifyError(3, err.message);
+  }
+  if (!metadata) {
+    throw new VerifyError(3, 'the rewritten model has no "rnnstate" metadata: it was not rewritten by rnnstate ' +
+      '(run `rnnstate rewrite ORIGINAL -o REWRITTEN` first)');
+  }
+  if (metadata.states.length === 0) throw new VerifyError(4, 'the metadata lists no state pairs: nothing streams');
+  return metadata;
+}
+
+function refuseNotStreamable(metadata, values) {
+  const states = metadata.states.filter((s) => s.streamable === false).map((s) => `'${s.input}'`);
+  if (!states.length && values.every((v) => v.streamable)) return;
+  throw new VerifyError(4, `the metadata marks state ${[...new Set(states)].join(', ')} as not streamable ` +
+    '(bidirectional, reverse, sequence_lens, or a loop rnnstate cannot prove): chunked runs are not meant to ' +
+    'equal one full run. Rewrite with --streamable-only to leave such states out, or run those models unchunked');
+}
+
+async function createSession(ort, bytes, sessionOptions, what) {
+  try {
+    return await ort.InferenceSession.create(bytes, sessionOptions);
+  } catch (err) {
+    throw new VerifyError(3, `${what} does not load in ONNX Runtime: ${err.message}`);
+  }
+}
+
+async function runOrThrow(run, what) {
+  try {
+    return await run();
+  } catch (err) {
+    throw new VerifyError(3, `${what}: ${err.message}`);
+  }
+}
+
+/**
+ * The time axis of each data input: the axes holding the one symbolic dimension, shared by the data
+ * inputs, that is not a state's batch. Inputs without it are fed whole on every call.
+ */
+function findTimeAxes(dataInputs, declared, batchNames, given) {
+  const candidates = new Map();  // dim name -> {input: axis}
+  for (const name of dataInputs) {
+    (declared.get(name)?.shape ?? []).forEach((d, axis) => {
+      if (typeof d !== 'string' || d === '' || batchNames.has(d)) return;
+      const entry = candidates.get(d) ?? {};
+      entry[name] ??= axis;
+      candidates.set(d, entry);
+    });
+  }
+  if (candidates.size === 1) return [...candidates.values()][0];
+  const described = dataInputs.map((n) => `${n} [${(declared.get(n)?.shape ?? []).map((d) => d === '' ? '?' : d)}]`).join(', ');
+  if (candidates.size === 0) {
+    throw new VerifyError(4, `no time axis to chunk: no data input has a named dimension besides the batch (${described}); ` +
+      'pass --time-axis INPUT:AXIS (a fixed-length loop: rewrite it with rnnstate rewrite --time-axis first)');
+  }
+  throw new VerifyError(4, `several dimensions could be the time axis (${[...candidates.keys()].join(', ')} in ${described}); ` +
+    'pass --time-axis INPUT:AXIS for each chunked input');
+}
+
+function checkTimeAxes(timeAxes, dataInputs, declared) {
+  if (Object.keys(timeAxes).length === 0) throw new VerifyError(4, 'no input is chunked: pass --time-axis INPUT:AXIS');
+  for (const [name, axis] of Object.entries(timeAxes)) {
+    if (!dataInputs.includes(name)) {
+      throw new VerifyError(2, `--time-axis ${name}:${axis}: '${name}' is not a data input (${dataInputs.join(', ')})`);
+    }
+    const shape = declared.get(name)?.shape;
+    if (shape && !(Number.isInteger(axis) && axis >= 0 && axis < shape.length)) {
+      throw new VerifyError(2, `--time-axis ${name}:${axis}: input '${name}' has rank ${shape.length}`);
+    }
+    if (shape && typeof shape[axis] === 'number') {
+      throw new VerifyError(4, `input '${name}' has a fixed length ${shape[axis]} on axis ${axis}: it cannot be chunked ` +
+        `(a fixed-length loop: rnnstate rewrite --time-axis ${name}:${axis})`);
+    }
+  }
+}
+
+/** The chunk lengths: given, or random from the seed; their sum is the sequence length. */
+function chunkPlan(options, timeAxes, given) {
+  const fromInputs = Object.entries(timeAxes).filter(([n]) => given[n]).map(([n, a]) => given[n].dims[a]);
+  if (new Set(fromInputs).size > 1) throw new VerifyError(2, `the given inputs disagree on the sequence length (${fromInputs.join(', ')})`);
+  let chunks = options.chunks;
+  if (!chunks && options.seed !== undefined) {
+    const length = fromInputs[0] ?? options.length ?? DEFAULT_RANDOM_LENGTH;
+    const next = seededRandom(hashSeed(`chunks|${options.seed}`));
+    chunks = [];
+    for (let left = length; left > 0;) {
+      const size = Math.min(left, 1 + Math.floor(next() * Math.max(1, Math.ceil(length / 2))));
+      chunks.push(size);
+      left -= size;
+    }
+  }
+  chunks ??= fromInputs.length ? splitLike(DEFAULT_CHUNKS, fromInputs[0]) : DEFAULT_CHUNKS;
+  if (!chunks.length || !chunks.every((c) => Number.isInteger(c) && c > 0)) {
+    throw new VerifyError(2, `chunk lengths must be positive integers, not ${chunks.join(',')}`);
+  }
+  const length = chunks.reduce((a, b) => a + b, 0);
+  if (fromInputs.length && fromInputs[0] !== length) {
+    throw new VerifyError(2, `the chunks add up to ${length}, but the given inputs are ${fromInputs[0]} long`);
+  }
+  return { chunks, length };
+}
+
+/** The default chunk pattern cut to a sequence of `length`: 1, 2, 5, 1, 2, ... */
+function splitLike(pattern, length) {
+  const chunks = [];
+  for (let left = length, i = 0; left > 0; i++) {
+    const size = Math.min(left, pattern[i % pattern.length]);
+    chunks.push(size);
+    left -= size;
+  }
+  return chunks;
+}
+
+/** A data input's whole-sequence tensor: random floats, or a refusal naming what to give. */
+function makeInput(ort, name, meta, dims, timeAxis, length, seed) {
+  if (!meta || !Array.isArray(meta.shape)) throw new VerifyError(4, `input '${name}' has no declared shape: give it in --inputs`);
+  const shape = meta.shape.map((d, axis) => {
+    if (axis === timeAxis) return length;
+    if (typeof d === 'number') return d;
+    if (d && Object.hasOwn(dims, d)) return dims[d];
+    throw new VerifyError(4, `input '${name}': dimension ${d ? `'${d}'` : '(unnamed)'} on axis ${axis} has no value: ` +
+      (d ? `pass --dim ${d}=N` : 'give the input in --inputs'));
+  });
+  if (meta.type === 'bool') return new ort.Tensor('bool', arrayFor('bool', numel(shape)), shape);
+  if (!isFloatType(meta.type)) {
+    throw new VerifyError(4, `input '${name}' is ${meta.type}: random values could be out of its range; give it in --inputs`);
+  }
+  return randomTensor(ort.Tensor, meta.type, shape, `${seed}|${name}`);
+}
+
+/** --inputs values as tensors of the declared element types. */
+async function parseInputs(ort, inputs, declared) {
+  const tensors = {};
+  for (const [name, value] of Object.entries(inputs)) {
+    const meta = declared.get(name);
+    if (!meta) throw new VerifyError(2, `--inputs names '${name}', which is not an input of the rewritten model`);
+    if (value instanceof ort.Tensor) {
+      tensors[name] = value;
+      continue;
+    }
+    let dims, flat;
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      dims = value.dims;
+      flat = value.data;
+    } else if (Array.isArray(value)) {
+      dims = [];
+      for (let v = value; Array.isArray(v); v = v[0]) dims.push(v.length);
+      flat = value.flat(Infinity);
+    } else {
+      dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+      flat = new Array(numel(dims)).fill(value);
+    }
+    if (!Array.isArray(dims) || !Array.isArray(flat) || flat.length !== numel(dims)) {
+      throw new VerifyError(2, `--inputs '${name}': ${flat?.length} values for shape [${dims}]`);
+    }
+    const data = arrayFor(meta.type, flat.length);
+    const big = meta.type === 'int64' || meta.type === 'uint64';
+    flat.forEach((v, i) => {
+      data[i] = big ? BigInt(v) : meta.type === 'bool' ? (v ? 1 : 0) : Number(v);
+    });
+    tensors[name] = new ort.Tensor(meta.type, data, dims);
+  }
+  return tensors;
+}
+
+/**
+ * The chunks' values of one output as one tensor comparable with the whole-sequence run: concatenated
+ * along the axis whose length follows the chunks, or the last chunk's value when no axis does (a final
+ * value such as h_n).
+ */
+function assemble(name, parts, want) {
+  if (!want) return { why: `the original run returned no '${name}'` };
+  if (parts.some((p) => !p)) return { why: `a chunked run returned no '${name}'` };
+  const same = (a, b) => a.join(',') === b.join(',');
+  if (parts.every((p) => same(p.dims, want.dims))) return { tensor: parts[parts.length - 1] };
+  for (let axis = 0; axis < want.dims.length; axis++) {
+    const rest = (d) => d.filter((_, i) => i !== axis);
+    const lines = parts.every((p) => p.dims.length === want.dims.length && same(rest(p.dims), rest(want.dims)));
+    if (lines && parts.reduce((n, p) => n + p.dims[axis], 0) === want.dims[axis]) return { tensor: concatAxis(parts, axis) };
+  }
+  return { why: `the chunks' '${name}' [${parts.map((p) => p.dims).join('] [')}] do not line up with the whole run's [${want.dims}]` };
+}
+
+/** The report as text, one line per compared value, then the verdict. */
+export function formatReport(result, { original = 'ORIGINAL', rewritten = 'REWRITTEN' } = {}) {
+  const axes = Object.entries(result.time_axes).map(([n, a]) => `${n}:${a}`).join(', ');
+  const lines = [`${original}: the whole sequence (${result.length} steps along ${axes}, batch ${result.batch}) in one call`,
+    `${rewritten}: chunks ${result.chunks.join(',')}, state fed back`];
+  const width = Math.max(...result.compared.map((c) => c.name.length), 4);
+  const num = (x) => (x === Infinity ? 'inf' : x === 0 ? '0' : x.toExponential(2));
+  for (const c of result.compared) {
+    lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.role.padEnd(6)}  ${c.name.padEnd(width)}  max abs ${num(c.max_abs).padStart(8)}  ` +
+      `max rel ${num(c.max_rel).padStart(8)}${c.why ? `  (${c.why})` : ''}`);
+  }
+  const failed = result.compared.filter((c) => !c.ok).length;
+  lines.push(failed
+    ? `FAIL: ${failed} of ${result.compared.length} past atol ${result.atol} + rtol ${result.rtol} * |expected|`
+    : `PASS: ${result.compared.length} outputs and final states within atol ${result.atol} + rtol ${result.rtol} * |expected|`);
+  return lines.join('\n') + '\n';
+}
