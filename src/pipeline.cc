@@ -73,11 +73,14 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
     outcome.warnings.push_back(Warning{Warning::Kind::kSkipped, SkipText(skip)});
   }
   for (const StateNote& note : outcome.analysis.notes) {
-    if (note.Warns()) outcome.warnings.push_back(Warning{Warning::Kind::kNote, StateNoteText(note) + " (not rewritten)"});
+    if (note.Warns()) {
+      outcome.warnings.push_back(Warning{Warning::Kind::kNote, StateNoteText(note) + " (not rewritten)"});
+    }
   }
   AddWarnings(Warning::Kind::kStateInput, outcome.plan.notes, outcome.warnings);
   if (!outcome.analysis.metadata_error.empty()) {
-    outcome.warnings.push_back(Warning{Warning::Kind::kMetadata, outcome.analysis.metadata_error + " (it will be rewritten)"});
+    outcome.warnings.push_back(
+        Warning{Warning::Kind::kMetadata, outcome.analysis.metadata_error + " (it will be rewritten)"});
   }
   outcome.time_axis_changes = time_axes.Describe();
   return outcome;

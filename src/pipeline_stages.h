@@ -18,7 +18,7 @@ namespace rnnstate {
 struct RewriteOutcome {
   Analysis analysis;
   Plan plan;
-  bool changed = false;               ///< the model was modified
+  bool changed = false;           ///< the model was modified
   std::vector<Warning> warnings;  ///< non-fatal problems (skipped states, checks not run), in print order
   /// What the stage after the state rewrite (layout, packing) did, one line each. After RewriteModel,
   /// `plan.pairs` are the pairs recorded in the model, after that stage too.

@@ -22,9 +22,9 @@ namespace rnnstate {
 
 /// What a rewrite of one model did.
 struct RewriteResult {
-  bool changed = false;           ///< the model was modified
-  std::vector<StatePair> pairs;   ///< the state pairs recorded in the model's metadata
-  std::vector<Warning> warnings;  ///< non-fatal problems (skipped states, checks not run), in print order
+  bool changed = false;              ///< the model was modified
+  std::vector<StatePair> pairs;      ///< the state pairs recorded in the model's metadata
+  std::vector<Warning> warnings;     ///< non-fatal problems (skipped states, checks not run), in print order
   bool has_recurrent_nodes = false;  ///< the model has owners of state (rewritten or not)
   /// What the rewrite changes, one line each: the `--time-axis` edits, then one line per state
   /// ("GRAPH OWNER KIND: input ...; output ..."), then the layout and packing (what `--dry-run` prints).

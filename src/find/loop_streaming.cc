@@ -274,14 +274,16 @@ std::vector<TimeRef> TimesOf(const ModelIndex& index, const LoopAnatomy& loop) {
   return times;
 }
 
-LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop, const std::set<std::string>& refused_time_axes) {
+LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop,
+                      const std::set<std::string>& refused_time_axes) {
   LoopVerdict verdict;
   if (std::string nested = NestedInLoop(index, loop.graph); !nested.empty()) {
     verdict = NotStreamable(nested);
   } else if (std::string carried = CarriedProblem(index, loop); !carried.empty()) {
     verdict = NotStreamable(carried);
   } else {
-    verdict = loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop, refused_time_axes);
+    verdict =
+        loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop, refused_time_axes);
   }
   verdict.times = TimesOf(index, loop);
   return verdict;

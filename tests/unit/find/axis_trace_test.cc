@@ -132,7 +132,7 @@ g (float[seq, batch, 3] x, float[1, 16, 3] W, float[1, 16, 4] R) => (float[seq, 
   EXPECT_EQ(SourceAxis(index, {}, lstm, 0, 2), std::make_pair(0, int64_t{1}));  // Y [seq, D, batch, H]
   EXPECT_EQ(SourceAxis(index, {}, lstm, 1, 1), std::make_pair(0, int64_t{1}));  // Y_h [D, batch, H]
   EXPECT_EQ(SourceAxis(index, {}, lstm, 2, 1), std::make_pair(0, int64_t{1}));  // Y_c
-  EXPECT_FALSE(SourceAxis(index, {}, lstm, 1, 2).has_value());                // H: the hidden size
+  EXPECT_FALSE(SourceAxis(index, {}, lstm, 1, 2).has_value());                  // H: the hidden size
   EXPECT_FALSE(SourceAxis(index, {}, lstm, 0, 0).has_value());
   EXPECT_EQ(Text(TraceAxis(index, {}, "h", 1)), "x:1");
 }
@@ -142,7 +142,7 @@ TEST(AxisTrace, ShapeElementsAndVectorLengths) {
   EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "dims", 0)), "x:1");
   EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "cast", 0)), "x:1");  // through a Cast
   EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "dims", 1)), "none");
-  EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "dims", 2)), "none");  // past its end
+  EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "dims", 2)), "none");    // past its end
   EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "picked", 0)), "x2:3");  // Gather(Shape, -1)
   EXPECT_EQ(Text(TraceShapeElement(f.index, {}, "shape", -1)), "none");
   EXPECT_EQ(VectorLength(f.index, {}, "shape"), 3);

@@ -29,11 +29,13 @@ g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U0, float[batch, 4] hb) =>
   zero = Constant <value = int64 {0}> ()
   trip = Gather <axis = 0> (shape, zero)
   t0 = Constant <value = int64 {0}> ()
-  )" + e0 + R"(
+  )" + e0 +
+         R"(
   t_n, U_n, h_n, e_n, ys = Loop (trip, , t0, U0, hb, e0) <body = body (int64 i, bool cond, int64 t, float[4, 4] U, float[batch, 4] h, )" +
          e_type + R"( e) => (bool cond_out, int64 t_next, float[4, 4] U_out, float[batch, 4] h_next, )" + e_type +
          R"( e_next, float[batch, 4] y) {
-    )" + body + R"(
+    )" + body +
+         R"(
     y = Identity (h_next)
     cond_out = Identity (cond)
   }>
@@ -48,7 +50,8 @@ std::string Cell(const std::string& e_next, const std::string& t_next = "t_next 
     cell = Add (xw, hu)
     h_next = Tanh (cell)
     step = Constant <value = int64 {1}> ()
-    )" + t_next + R"(
+    )" + t_next +
+         R"(
     U_out = Identity (U)
     )" + e_next;
 }
@@ -116,13 +119,13 @@ TEST(CarriedVariables, ReadsEachRoleOfTheUsualCell) {
 }
 
 TEST(CarriedVariables, ACounterStepsByItsConstantAndCountsDown) {
-  LoopAnatomy loop = ReadText(LoopModel(
-      Cell("e_next = Identity (e)", "three = Constant <value = int64 {3}> ()\n    t_next = Sub (t, three)")));
+  LoopAnatomy loop = ReadText(
+      LoopModel(Cell("e_next = Identity (e)", "three = Constant <value = int64 {3}> ()\n    t_next = Sub (t, three)")));
   EXPECT_EQ(Var(loop, "t").role, CarriedRole::kCounter);
   EXPECT_EQ(Var(loop, "t").step, -3);
   // c - t is no counter: it flips around c every step.
-  loop = ReadText(LoopModel(
-      Cell("e_next = Identity (e)", "three = Constant <value = int64 {3}> ()\n    t_next = Sub (three, t)")));
+  loop = ReadText(
+      LoopModel(Cell("e_next = Identity (e)", "three = Constant <value = int64 {3}> ()\n    t_next = Sub (three, t)")));
   EXPECT_EQ(Var(loop, "t").role, CarriedRole::kState);
 }
 
@@ -207,13 +210,15 @@ TEST(CarriedVariables, ASequenceCollectsOnlyWhenNothingElseReadsIt) {
   // The body reads what it collected (TorchScript's len(ys)): it carries from step to step.
   const LoopAnatomy read = ReadText(LoopModel(Cell(R"(n = SequenceLength (e)
     e_next = SequenceInsert (e, h_next))"),
-                                              "float[batch, 4]", empty), {}, true);
+                                              "float[batch, 4]", empty),
+                                    {}, true);
   EXPECT_EQ(Var(read, "e").role, CarriedRole::kUnclassified);
   EXPECT_THAT(Var(read, "e").why, HasSubstr("the body reads it"));
   // Inserting at a position is no collecting at the end.
   const LoopAnatomy positioned = ReadText(LoopModel(Cell(R"(p = Constant <value = int64 {0}> ()
     e_next = SequenceInsert (e, h_next, p))"),
-                                                    "float[batch, 4]", empty), {}, true);
+                                                    "float[batch, 4]", empty),
+                                          {}, true);
   EXPECT_EQ(Var(positioned, "e").role, CarriedRole::kUnclassified);
   EXPECT_THAT(Var(positioned, "e").why, HasSubstr("inserts at a position"));
 }
@@ -241,8 +246,18 @@ TEST(CarriedVariables, OnlyWellFormedLoopsAndScansAreRead) {
   EXPECT_TRUE(ReadLoop(index, GraphPath{}, LoopNode(model), {}).has_value());
   // A Loop whose body has fewer outputs than its carried variables need.
   onnx::ModelProto broken = model;
-  broken.mutable_graph()->mutable_node(LoopNode(model))->mutable_attribute(0)->mutable_g()->mutable_output()->RemoveLast();
-  broken.mutable_graph()->mutable_node(LoopNode(model))->mutable_attribute(0)->mutable_g()->mutable_output()->RemoveLast();
+  broken.mutable_graph()
+      ->mutable_node(LoopNode(model))
+      ->mutable_attribute(0)
+      ->mutable_g()
+      ->mutable_output()
+      ->RemoveLast();
+  broken.mutable_graph()
+      ->mutable_node(LoopNode(model))
+      ->mutable_attribute(0)
+      ->mutable_g()
+      ->mutable_output()
+      ->RemoveLast();
   ModelIndex broken_index(broken);
   EXPECT_FALSE(ReadLoop(broken_index, GraphPath{}, LoopNode(broken), {}).has_value());
 }

@@ -61,13 +61,18 @@ g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U, int64 M) => (float[batc
   four = Constant <value = int64[1] {4}> ()
   dims = Concat <axis = 0> (b, four)
   h0 = ConstantOfShape (dims)
-  )" + trip_def + R"(
-  h_n, ys = Loop ()" + trip + R"(, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-    )" + read + R"(
+  )" + trip_def +
+         R"(
+  h_n, ys = Loop ()" +
+         trip +
+         R"(, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
+    )" + read +
+         R"(
     xw = MatMul (x_t, W)
     hu = MatMul (h, U)
     s0 = Add (xw, hu)
-    )" + extra + R"(
+    )" + extra +
+         R"(
     h_next = Tanh (s)
     y_t = Identity (h_next)
     cond_out = Identity (cond)
@@ -94,7 +99,8 @@ TEST(LoopStreaming, WhatTheLoopTakesFromOutsideMustBeTheSameInEveryChunk) {
 }
 
 TEST(LoopStreaming, TheIterationNumberUsedForMoreThanIndexingRestartsEveryCall) {
-  const LoopVerdict verdict = Judge(Walk("trip = Gather <axis = 0> (shape, zero)", "trip", "fi = Cast <to = 1> (i)\n    s = Add (s0, fi)"));
+  const LoopVerdict verdict =
+      Judge(Walk("trip = Gather <axis = 0> (shape, zero)", "trip", "fi = Cast <to = 1> (i)\n    s = Add (s0, fi)"));
   EXPECT_FALSE(verdict.streamable);
   EXPECT_THAT(verdict.reason, HasSubstr("uses the iteration number for more than indexing the time input"));
 }
@@ -132,10 +138,10 @@ TEST(LoopStreaming, ConstantAbsentAndOtherTripCountsDoNotStream) {
 
 TEST(LoopStreaming, TheBodyMustReadAGraphInputAtTheIndex) {
   // xm = x W outside, read at i: computed from x, but not step by step in a way TraceToInput follows.
-  const LoopVerdict verdict =
-      Judge(Walk("trip = Gather <axis = 0> (shape, zero)\n  w3 = Constant <value = float[3, 3] {1,0,0,0,1,0,0,0,1}> ()\n"
-                 "  xm = MatMul (x, w3)",
-                 "trip", "s = Identity (s0)", "x_t = Gather <axis = 0> (xm, i)"));
+  const LoopVerdict verdict = Judge(
+      Walk("trip = Gather <axis = 0> (shape, zero)\n  w3 = Constant <value = float[3, 3] {1,0,0,0,1,0,0,0,1}> ()\n"
+           "  xm = MatMul (x, w3)",
+           "trip", "s = Identity (s0)", "x_t = Gather <axis = 0> (xm, i)"));
   EXPECT_FALSE(verdict.streamable);
   EXPECT_THAT(verdict.reason, HasSubstr("the body reads 'xm' at the iteration index, and it is not a graph input"));
 }
@@ -162,7 +168,8 @@ g (float[batch, 6, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
     t_next = Add (t, step)
     c_out = Less (t_next, bound)
   }>
-  )" + after + R"(
+  )" + after +
+         R"(
 })";
 }
 
@@ -230,13 +237,15 @@ g (float[seq, batch, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
   shape = Shape (x)
   zero = Constant <value = int64 {0}> ()
   len = Gather <axis = 0> (shape, zero)
-  )" + initial + R"(
+  )" + initial +
+         R"(
   h_n, ys_n = Loop (len, , h0, ys0) <body = body (int64 i, bool c, float[batch, 3] h, float[batch, 3] ys) => (bool c_out, float[batch, 3] h_next, float[batch, 3] ys_next) {
     x_t = Gather <axis = 0> (x, i)
     s = Add (h, x_t)
     h_next = Tanh (s)
     ys_next = SequenceInsert (ys, h_next)
-    )" + read + R"(
+    )" + read +
+         R"(
     c_out = Identity (c)
   }>
 })";
@@ -280,13 +289,16 @@ std::string Scanning(const std::string& attributes = "", const std::string& scan
                      const std::string& before = "") {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n, float[seq, batch, 3] ys) {
-  )" + before + R"(
+  )" + before +
+         R"(
   h_n, ys = Scan <num_scan_inputs = 1, )" +
-         attributes + R"(body = body (float[batch, 3] h, float[batch, 3] x_t) => (float[batch, 3] h_next, float[batch, 3] y) {
+         attributes +
+         R"(body = body (float[batch, 3] h, float[batch, 3] x_t) => (float[batch, 3] h_next, float[batch, 3] y) {
     s = Add (h, x_t)
     h_next = Tanh (s)
     y = Identity (h_next)
-  }> (h0, )" + scanned + R"()
+  }> (h0, )" +
+         scanned + R"()
 })";
 }
 

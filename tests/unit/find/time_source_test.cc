@@ -112,8 +112,8 @@ TEST(TimeSource, StaticLengthIsAFixedDimOnly) {
   Fixture f;
   EXPECT_EQ(StaticLength(f.index, TimeRef{"xt", 1}), 5);
   EXPECT_EQ(StaticLength(f.index, TimeRef{"xt", 2}), 3);
-  EXPECT_EQ(StaticLength(f.index, TimeRef{"x", 0}), -1);   // symbolic
-  EXPECT_EQ(StaticLength(f.index, TimeRef{"x", 7}), -1);   // no such axis
+  EXPECT_EQ(StaticLength(f.index, TimeRef{"x", 0}), -1);  // symbolic
+  EXPECT_EQ(StaticLength(f.index, TimeRef{"x", 7}), -1);  // no such axis
   EXPECT_EQ(StaticLength(f.index, TimeRef{"nope", 0}), -1);
 }
 
@@ -129,15 +129,19 @@ g (float[batch, T, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
   bound = Constant <value = int32 {6}> ()
   other_bound = Constant <value = int32 {5}> ()
   t0 = Constant <value = int32 {0}> ()
-  )" + cond + R"(
-  t_n, h_n = Loop ()" + trip + R"(, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
+  )" + cond +
+         R"(
+  t_n, h_n = Loop ()" +
+         trip +
+         R"(, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
     t64 = Cast <to = 7> (t)
     x_t = Gather <axis = 1> (x, t64)
     s = Add (h, x_t)
     h_next = Tanh (s)
     step = Constant <value = int32 {1}> ()
     t_next = Add (t, step)
-    )" + cond_out + R"(
+    )" + cond_out +
+         R"(
   }>
 })";
 }
