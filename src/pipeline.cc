@@ -1,10 +1,13 @@
 #include "pipeline_stages.h"
 
+#include <onnx/defs/schema.h>
+
 #include <algorithm>
 #include <functional>
 #include <future>
 #include <set>
 
+#include "graph/contrib_schemas.h"
 #include "graph/model_index.h"
 #include "pack/state_transform.h"
 #include "rewrite/apply.h"
@@ -15,6 +18,7 @@
 #include "rules/model_rules.h"
 #include "rules/validate.h"
 #include "views/check.h"
+#include "views/dot.h"
 #include "views/report.h"
 
 namespace rnnstate {
@@ -35,38 +39,50 @@ std::string OpsetProblem(const Analysis& analysis) {
   return "";
 }
 
-std::vector<std::string> SkipWarnings(const Plan& plan) {
-  std::vector<std::string> warnings;
-  for (const auto& skip : plan.skipped) {
-    warnings.push_back(skip.graph + " " + skip.node + (skip.kind.empty() ? "" : " (" + skip.kind + ")") +
-                       ": not rewritten: " + skip.reason);
-  }
-  return warnings;
+std::string SkipText(const SkippedState& skip) {
+  return skip.graph + " " + skip.node + (skip.kind.empty() ? "" : " (" + skip.kind + ")") +
+         ": not rewritten: " + skip.reason;
 }
 
-/// The analysis and plan of `model`'s states. Throws Error(kBadInput) for an invalid model.
-/// `structure_valid` as IndexValidModel's.
-RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options,
+/// Appends each of `texts` as a warning of `kind`.
+void AddWarnings(Warning::Kind kind, const std::vector<std::string>& texts, std::vector<Warning>& warnings) {
+  for (const std::string& text : texts) warnings.push_back(Warning{kind, text});
+}
+
+/// The analysis and plan of `model`'s states, after the `--time-axis` stage planned `time_axes` (its
+/// refusals are the analysis's input). Throws Error(kBadInput) for an invalid model. `structure_valid` as
+/// IndexValidModel's.
+RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options, const TimeAxisPlan& time_axes,
                           const std::function<void()>& structure_valid = {}) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
   const ModelIndex index = IndexValidModel(model, structure_valid);
   RewriteOutcome outcome;
-  outcome.analysis = Analyze(index);
+  AnalysisOptions analysis_options;
+  analysis_options.refused_time_axes.insert(time_axes.refused.begin(), time_axes.refused.end());
+  outcome.analysis = Analyze(index, analysis_options);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
   // model.
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
   // A model packed or made batch-first is final for the state rewrite: its pairs are kept as they are.
   outcome.plan =
       TransformsOf(model).any() ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
-  outcome.warnings = SkipWarnings(outcome.plan);
+  // The `--time-axis` stage's warnings come first: it ran first.
+  AddWarnings(Warning::Kind::kTimeAxis, time_axes.warnings, outcome.warnings);
+  for (const SkippedState& skip : outcome.plan.skipped) {
+    outcome.warnings.push_back(Warning{Warning::Kind::kSkipped, SkipText(skip)});
+  }
   for (const StateNote& note : outcome.analysis.notes) {
-    if (note.Warns()) outcome.warnings.push_back(StateNoteText(note) + " (not rewritten)");
+    if (note.Warns()) {
+      outcome.warnings.push_back(Warning{Warning::Kind::kNote, StateNoteText(note) + " (not rewritten)"});
+    }
   }
-  outcome.warnings.insert(outcome.warnings.end(), outcome.plan.notes.begin(), outcome.plan.notes.end());
+  AddWarnings(Warning::Kind::kStateInput, outcome.plan.notes, outcome.warnings);
   if (!outcome.analysis.metadata_error.empty()) {
-    outcome.warnings.push_back(outcome.analysis.metadata_error + " (it will be rewritten)");
+    outcome.warnings.push_back(
+        Warning{Warning::Kind::kMetadata, outcome.analysis.metadata_error + " (it will be rewritten)"});
   }
+  outcome.time_axis_changes = time_axes.Describe();
   return outcome;
 }
 
@@ -81,22 +97,16 @@ std::optional<onnx::ModelProto> StageTimeAxes(const onnx::ModelProto& model, con
   return staged;
 }
 
-/// Puts the `--time-axis` stage's lines and warnings in front of the state plan's. A state's "rewrite with
-/// --time-axis x:1" advice is wrong when that very option was given and refused: it points to the refusal.
-void AddTimeAxisNotes(const TimeAxisPlan& plan, RewriteOutcome& outcome) {
-  outcome.time_axis_changes = plan.Describe();
-  for (const std::string& text : plan.refused) {
-    const std::string advice = "rewrite with --time-axis " + text + " to stream chunks of any length";
-    for (std::string& warning : outcome.warnings) {
-      for (size_t at = warning.find(advice); at != std::string::npos; at = warning.find(advice, at)) {
-        warning.replace(at, advice.size(), "--time-axis " + text + " did not apply (see its warning)");
-      }
-    }
-  }
-  outcome.warnings.insert(outcome.warnings.begin(), plan.warnings.begin(), plan.warnings.end());
-}
-
 }  // namespace
+
+std::vector<std::string> RewriteOutcome::PlanLines() const {
+  std::vector<std::string> lines = time_axis_changes;
+  for (const auto& edit : plan.edits) {
+    lines.push_back(edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe());
+  }
+  lines.insert(lines.end(), transform_lines.begin(), transform_lines.end());
+  return lines;
+}
 
 void RequireSupportedOpset(const Analysis& analysis) {
   if (std::string problem = OpsetProblem(analysis); !problem.empty()) throw Error(ExitCode::kUnsupported, problem);
@@ -105,9 +115,7 @@ void RequireSupportedOpset(const Analysis& analysis) {
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
   TimeAxisPlan time_axes;
   const std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
-  RewriteOutcome outcome = PlanStates(staged ? *staged : model, options);
-  AddTimeAxisNotes(time_axes, outcome);
-  return outcome;
+  return PlanStates(staged ? *staged : model, options, time_axes);
 }
 
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
@@ -119,22 +127,25 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   // onnx's checker on the input (the validation's baseline) only reads it: it runs beside the analysis,
   // from the moment the structure is known to be valid, and is done before anything changes the input.
   std::future<std::optional<std::string>> input_checked;
-  RewriteOutcome outcome = PlanStates(target, options, [&] { input_checked = StartChecker(model, model_dir); });
-  AddTimeAxisNotes(time_axes, outcome);
+  RewriteOutcome outcome =
+      PlanStates(target, options, time_axes, [&] { input_checked = StartChecker(model, model_dir); });
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
-    throw Error(ExitCode::kUnsupported, "--strict: " + SkipWarnings(outcome.plan).front());
+    throw Error(ExitCode::kUnsupported, "--strict: " + SkipText(outcome.plan.skipped.front()));
   }
   // A packed or batch-first model still has its mode to switch (the transform stage does that).
   const bool switch_mode = options.mode == StateInputMode::kRequired && TransformsOf(target).any();
   if (!outcome.plan.ChangesModel() && !options.Transforms() && !switch_mode && !staged) return outcome;
   ValidationBaseline baseline =
       MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir, std::move(input_checked));
-  if (!baseline.why_not.empty()) outcome.warnings.push_back("full validation skipped: " + baseline.why_not);
+  if (!baseline.why_not.empty()) {
+    outcome.warnings.push_back(Warning{Warning::Kind::kValidation, "full validation skipped: " + baseline.why_not});
+  }
   for (const std::string& op : baseline.unchecked_ops) {
-    outcome.warnings.push_back("onnx 1.12 has no schema for " + op +
-                               ": its checker and shape inference pass over those nodes unchecked (the rest of the "
-                               "rewrite is checked)");
+    outcome.warnings.push_back(Warning{Warning::Kind::kValidation,
+                                       "onnx 1.12 has no schema for " + op +
+                                           ": its checker and shape inference pass over those nodes unchecked (the "
+                                           "rest of the rewrite is checked)"});
   }
   outcome.changed = staged.has_value();
   std::set<std::string> own_outputs;  // the model's interface, which packing and layout keep
@@ -146,13 +157,12 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   if (options.Transforms() || switch_mode) {
     TransformOutcome transform = TransformStates(target, options, own_outputs);
     outcome.changed |= transform.changed;
-    if (options.pack != PackKind::kNone) {  // the notes are about state inputs packing replaced
-      for (const std::string& note : outcome.plan.notes) {
-        outcome.warnings.erase(std::remove(outcome.warnings.begin(), outcome.warnings.end(), note),
-                               outcome.warnings.end());
-      }
+    if (options.pack != PackKind::kNone) {  // the state inputs' notes are about inputs packing replaced
+      outcome.warnings.erase(std::remove_if(outcome.warnings.begin(), outcome.warnings.end(),
+                                            [](const Warning& w) { return w.kind == Warning::Kind::kStateInput; }),
+                             outcome.warnings.end());
     }
-    outcome.warnings.insert(outcome.warnings.end(), transform.warnings.begin(), transform.warnings.end());
+    AddWarnings(Warning::Kind::kTransform, transform.warnings, outcome.warnings);
     outcome.transform_lines = std::move(transform.lines);
     outcome.plan.pairs = std::move(transform.pairs);
   }
@@ -165,17 +175,53 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
 RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                                   const std::string& model_dir) {
   RewriteOutcome outcome = RewriteModel(model, options, strict, model_dir);
-  return RewriteResult{outcome.changed, outcome.plan.pairs, outcome.warnings};
+  RewriteResult result;
+  result.changed = outcome.changed;
+  result.pairs = outcome.plan.pairs;
+  result.warnings = std::move(outcome.warnings);
+  result.has_recurrent_nodes = !outcome.analysis.nodes.empty();
+  result.plan_lines = outcome.PlanLines();
+  return result;
 }
 
-std::vector<CheckProblem> CheckForStreaming(const onnx::ModelProto& model) {
-  const ModelIndex index = IndexValidModel(model);
-  return CheckModel(index, Analyze(index));
+CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options) {
+  const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
+  const Analysis analysis = Analyze(index);
+  CheckResult result;
+  result.recorded = analysis.recorded_pairs;
+  AddWarnings(Warning::Kind::kNote, CheckWarnings(analysis), result.warnings);
+  result.problems = CheckModel(index, analysis, options.streamable_only);
+  return result;
+}
+
+Report ReportModel(const onnx::ModelProto& model, const std::string& file, ReportFormat format) {
+  const RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
+  Report report;
+  report.recorded = outcome.analysis.recorded_pairs;
+  switch (format) {
+    case ReportFormat::kText:
+      report.text = ReportText(file, model, outcome.analysis, outcome.plan);
+      break;
+    case ReportFormat::kDot:
+      report.text = ReportDot(file, model, outcome.analysis, outcome.plan);
+      break;
+    case ReportFormat::kJson:
+      report.json = ReportJson(file, model, outcome.analysis, outcome.plan);
+      break;
+  }
+  return report;
 }
 
 Json ReportOf(const onnx::ModelProto& model, const std::string& file) {
-  RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
-  return ReportJson(file, model, outcome.analysis, outcome.plan);
+  return ReportModel(model, file, ReportFormat::kJson).json;
+}
+
+void PrepareForWorkers() {
+  // The first lookup registers every schema; later lookups only read. ONNX Runtime's schema is added
+  // here too (once): added on a file's first use instead, it was written into onnx's registry while
+  // another thread (main.cc's warm-up) read it.
+  RegisterContribSchemas();
+  onnx::OpSchemaRegistry::Schema("LSTM", kMinOpset, "");
 }
 
 }  // namespace rnnstate

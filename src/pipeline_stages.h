@@ -10,6 +10,7 @@
 
 #include "find/analysis.h"
 #include "rewrite/plan.h"
+#include "rnnstate/warning.h"
 
 namespace rnnstate {
 
@@ -17,13 +18,16 @@ namespace rnnstate {
 struct RewriteOutcome {
   Analysis analysis;
   Plan plan;
-  bool changed = false;               ///< the model was modified
-  std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
+  bool changed = false;           ///< the model was modified
+  std::vector<Warning> warnings;  ///< non-fatal problems (skipped states, checks not run), in print order
   /// What the stage after the state rewrite (layout, packing) did, one line each. After RewriteModel,
   /// `plan.pairs` are the pairs recorded in the model, after that stage too.
   std::vector<std::string> transform_lines;
   /// What `--time-axis` changes before the states are planned (one line each, for --dry-run).
   std::vector<std::string> time_axis_changes;
+
+  /// Every line of the plan in the order --dry-run prints them: time axes, one per state edit, transforms.
+  std::vector<std::string> PlanLines() const;
 };
 
 /// Analyzes and plans without modifying `model` (report, --dry-run); with `--time-axis`, on a copy with

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// What `rewrite`, `report` and `check` do with one file, as a FileResult (see batch.h): safe to call from
-/// worker threads (nothing is printed, nothing thrown; failures are in the result).
+/// What `rewrite`, `report`, `check`, `init` and `export` do with one file, as a FileResult (see batch.h):
+/// safe to call from worker threads (nothing is printed, nothing thrown; failures are in the result). The
+/// analysis behind them is pipeline.h's; call PrepareForWorkers (there) before starting workers.
 
 #include <cstdint>
 #include <map>
@@ -10,14 +11,9 @@
 
 #include "rnnstate/file_result.h"
 #include "rnnstate/options.h"
+#include "rnnstate/pipeline.h"
 
 namespace rnnstate {
-
-/// Builds onnx's operator schema registry (a lazily built function-local static: a concurrent caller
-/// waits until the first one has built it) with ONNX Runtime's schemas (contrib_schemas.h, added once),
-/// so that worker threads only ever read it. Call before
-/// starting workers; calling it early on another thread hides its cost.
-void PrepareForWorkers();
 
 /// How `rewrite` treats each file.
 struct RewriteSettings {
@@ -33,9 +29,6 @@ struct RewriteSettings {
 /// Rewrites `input` to `output`. Result: status ok (changed) or unchanged, `states` the pairs recorded
 /// in the output, `text` the line(s) printed today for one file.
 FileResult RewriteFile(const std::string& input, const std::string& output, const RewriteSettings& settings);
-
-/// Output formats of `report`.
-enum class ReportFormat { kText, kJson, kDot };
 
 /// Reports on `input`. `text` holds the table or the DOT source; for kJson, details["report"] holds the
 /// report object. `states` are the pairs recorded in the model.

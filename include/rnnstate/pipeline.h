@@ -1,9 +1,10 @@
 #pragma once
 /// \file
-/// The library's façade for a program that embeds rnnstate: rewrite, check or report one model held in
-/// memory. (commands.h does the same for files, batch.h for many files.) Everything here is documented
-/// in docs/guide.md; errors are rnnstate::Error with the exit code the CLI would return. All three refuse an
-/// invalid model (docs/validation.md) with the same Error(kBadInput, "invalid model: ...").
+/// The library's façade for a program that embeds rnnstate, and the command line's only way into the
+/// stages: rewrite, check or report one model held in memory. (commands.h does the same for files.)
+/// Everything here is documented in docs/guide.md; errors are rnnstate::Error with the exit code the CLI
+/// would return. All three refuse an invalid model (docs/validation.md) with the same
+/// Error(kBadInput, "invalid model: ...").
 
 #include <onnx/onnx_pb.h>
 
@@ -15,14 +16,19 @@
 #include "rnnstate/json.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/options.h"
+#include "rnnstate/warning.h"
 
 namespace rnnstate {
 
 /// What a rewrite of one model did.
 struct RewriteResult {
-  bool changed = false;               ///< the model was modified
-  std::vector<StatePair> pairs;       ///< the state pairs recorded in the model's metadata
-  std::vector<std::string> warnings;  ///< non-fatal problems (skipped states, checks not run)
+  bool changed = false;              ///< the model was modified
+  std::vector<StatePair> pairs;      ///< the state pairs recorded in the model's metadata
+  std::vector<Warning> warnings;     ///< non-fatal problems (skipped states, checks not run), in print order
+  bool has_recurrent_nodes = false;  ///< the model has owners of state (rewritten or not)
+  /// What the rewrite changes, one line each: the `--time-axis` edits, then one line per state
+  /// ("GRAPH OWNER KIND: input ...; output ..."), then the layout and packing (what `--dry-run` prints).
+  std::vector<std::string> plan_lines;
 };
 
 /// Rewrites `model` in place so that its recurrent states are graph inputs and outputs, and validates
@@ -31,10 +37,41 @@ struct RewriteResult {
 RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options = {}, bool strict = false,
                                   const std::string& model_dir = "");
 
-/// The problems `rnnstate check` finds in `model`; empty when it passes.
-std::vector<CheckProblem> CheckForStreaming(const onnx::ModelProto& model);
+/// How `check` judges a model.
+struct CheckOptions {
+  bool streamable_only = false;  ///< states that cannot stream need not be exposed
+};
 
-/// The report of `model` (`rnnstate report --json`; schema in docs/guide.md). `file` is shown as its name.
+/// What `rnnstate check` finds in a model.
+struct CheckResult {
+  std::vector<CheckProblem> problems;  ///< empty when it passes
+  std::vector<Warning> warnings;       ///< what it warns about without failing (kind kNote)
+  std::vector<StatePair> recorded;     ///< the pairs in the model's metadata
+};
+
+/// Checks `model` as `rnnstate check` does.
+CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options = {});
+
+/// Output formats of a report.
+enum class ReportFormat { kText, kJson, kDot };
+
+/// A report of one model.
+struct Report {
+  std::string text;                 ///< kText: the table; kDot: the Graphviz source
+  Json json;                        ///< kJson: the report object (schema in docs/guide.md)
+  std::vector<StatePair> recorded;  ///< the pairs in the model's metadata
+};
+
+/// The report of `model` in `format` (`rnnstate report`). `file` is shown as its name.
+Report ReportModel(const onnx::ModelProto& model, const std::string& file, ReportFormat format);
+
+/// The report of `model` as JSON (`rnnstate report --json`): ReportModel's kJson object.
 Json ReportOf(const onnx::ModelProto& model, const std::string& file = "");
+
+/// Builds onnx's operator schema registry (a lazily built function-local static: a concurrent caller
+/// waits until the first one has built it) with ONNX Runtime's schemas (contrib_schemas.h, added once),
+/// so that worker threads only ever read it. Call before starting workers; calling it early on another
+/// thread hides its cost.
+void PrepareForWorkers();
 
 }  // namespace rnnstate

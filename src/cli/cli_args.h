@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// The command line as plain data: main.cc's parser fills these, the subcommands (cli_run.h) read them.
+/// The command line as plain data: each subcommand's options, which main.cc's parser fills (one struct
+/// per row of its kSubcommands) and the subcommand (cli_run.h) reads. `-q` is passed on its own.
 
 #include <cstdint>
 #include <optional>
@@ -40,6 +41,11 @@ struct RewriteArgs {
   std::vector<std::string> time_axes;
 };
 
+struct CheckArgs {
+  FilesArgs files;
+  bool streamable_only = false;
+};
+
 struct ReportArgs {
   FilesArgs files;
   std::string format = "text";
@@ -59,17 +65,6 @@ struct ExportArgs {
   std::string repository;  ///< triton: -o, the model repository to write the entry into
   std::string name;        ///< triton: --name
   int64_t max_batch_size = 8;
-};
-
-/// Every option of the command line; each subcommand fills its own member.
-struct Args {
-  bool quiet = false;
-  RewriteArgs rewrite;
-  ReportArgs report;
-  FilesArgs check;
-  bool check_streamable_only = false;
-  InitArgs init;
-  ExportArgs exports;
 };
 
 }  // namespace rnnstate::cli

@@ -121,9 +121,7 @@ rnnstate::OutputMode ChooseOutputMode(const RewriteArgs& args) {
 
 }  // namespace
 
-int RunRewrite(const Args& all) {
-  const RewriteArgs& args = all.rewrite;
-  const bool quiet = all.quiet;
+int RunRewrite(const RewriteArgs& args, bool quiet) {
   rnnstate::OutputMode mode = ChooseOutputMode(args);
   rnnstate::RewriteSettings settings;
   settings.plan = MakePlanOptions(args);
@@ -157,9 +155,7 @@ int RunRewrite(const Args& all) {
   return code;
 }
 
-int RunReport(const Args& all) {
-  const ReportArgs& args = all.report;
-  const bool quiet = all.quiet;
+int RunReport(const ReportArgs& args, bool quiet) {
   std::string format_name = args.format;
   if (args.files.json) {
     if (args.format_given && format_name != "json") {
@@ -183,17 +179,14 @@ int RunReport(const Args& all) {
   });
 }
 
-int RunCheck(const Args& all) {
-  const FilesArgs& args = all.check;
-  const bool quiet = all.quiet;
-  std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.paths, {});
-  Printing printing = args.json ? Printing::kJsonLines : Printing::kText;
-  return RunFiles(inputs, args, printing, quiet,
-                  [&](size_t i) { return rnnstate::CheckFile(inputs[i].path, all.check_streamable_only); });
+int RunCheck(const CheckArgs& args, bool quiet) {
+  std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, {});
+  Printing printing = args.files.json ? Printing::kJsonLines : Printing::kText;
+  return RunFiles(inputs, args.files, printing, quiet,
+                  [&](size_t i) { return rnnstate::CheckFile(inputs[i].path, args.streamable_only); });
 }
 
-int RunInit(const Args& all) {
-  const InitArgs& args = all.init;
+int RunInit(const InitArgs& args, bool quiet) {
   rnnstate::InitSettings settings;
   settings.batch = args.batch;
   for (const std::string& dim : args.dims) {
@@ -208,12 +201,11 @@ int RunInit(const Args& all) {
   }
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(args.files.paths, {});
   Printing printing = args.files.json ? Printing::kJsonLines : Printing::kText;
-  return RunFiles(inputs, args.files, printing, all.quiet,
+  return RunFiles(inputs, args.files, printing, quiet,
                   [&](size_t i) { return rnnstate::InitFile(inputs[i].path, settings); });
 }
 
-int RunExport(const Args& all) {
-  const ExportArgs& args = all.exports;
+int RunExport(const ExportArgs& args, bool quiet) {
   if (IsDirectory(args.model)) throw Error(ExitCode::kUsage, "export takes one model file, not a directory");
   if (args.json && args.target != "openvino") throw Error(ExitCode::kUsage, "--json is for export openvino");
   if (args.target != "triton" && (!args.repository.empty() || !args.name.empty())) {
@@ -231,7 +223,7 @@ int RunExport(const Args& all) {
   FilesArgs files;
   files.paths = {args.model};
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(files.paths, {});
-  return RunFiles(inputs, files, Printing::kText, all.quiet,
+  return RunFiles(inputs, files, Printing::kText, quiet,
                   [&](size_t i) { return rnnstate::ExportFile(inputs[i].path, settings); });
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// The subcommands of the command line, each run on its parsed options (cli_args.h). Each returns the
-/// exit code (over several files, the highest of any file) and throws Error for usage problems.
+/// The subcommands of the command line, each run on its own parsed options (cli_args.h) and `quiet` (-q:
+/// only errors on stderr). Each returns the exit code (over several files, the highest of any file) and
+/// throws Error for usage problems. main.cc's kSubcommands binds each to its name and its options.
 
 #include "cli/cli_args.h"
 
@@ -11,14 +12,14 @@ namespace rnnstate::cli {
 void SetUpLogging(bool quiet);
 
 /// `rewrite`: the state rewrite of every file, written per -o / --in-place / --out-dir / the suffix.
-int RunRewrite(const Args& args);
+int RunRewrite(const RewriteArgs& args, bool quiet);
 /// `report`: text, JSON or DOT of every file's state wiring.
-int RunReport(const Args& args);
+int RunReport(const ReportArgs& args, bool quiet);
 /// `check`: the CI gate over every file.
-int RunCheck(const Args& args);
+int RunCheck(const CheckArgs& args, bool quiet);
 /// `init`: the first call's feeds of every file's state inputs.
-int RunInit(const Args& args);
+int RunInit(const InitArgs& args, bool quiet);
 /// `export`: one model's state wiring for a serving runtime.
-int RunExport(const Args& args);
+int RunExport(const ExportArgs& args, bool quiet);
 
 }  // namespace rnnstate::cli

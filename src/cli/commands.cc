@@ -1,6 +1,7 @@
-#include "rnnstate/commands.h"
+// Each command on one file: open it (io/), run the façade (rnnstate/pipeline.h) or read its metadata
+// contract (contract/), and turn the outcome into a FileResult. Nothing here reaches the analysis stages.
 
-#include <onnx/defs/schema.h>
+#include "rnnstate/commands.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,17 +10,11 @@
 #include "contract/export_triton.h"
 #include "contract/first_feeds.h"
 #include "contract/packed_first_feeds.h"
-#include "graph/contrib_schemas.h"
-#include "graph/model_index.h"
 #include "io/data_placement.h"
 #include "io/file_output.h"
 #include "io/model_io.h"
-#include "pipeline_stages.h"
 #include "rnnstate/error.h"
-#include "rules/model_rules.h"
-#include "views/check.h"
-#include "views/dot.h"
-#include "views/report.h"
+#include "rnnstate/pipeline.h"
 
 namespace rnnstate {
 
@@ -34,16 +29,13 @@ std::string PairCount(size_t pairs) { return std::to_string(pairs) + " state pai
 void DryRun(const std::string& input, const std::string& output, const RewriteSettings& settings,
             const OpenedModel& opened, FileResult& result) {
   onnx::ModelProto copy = opened.file.model();
-  RewriteOutcome outcome = Timed(&result.timings.process_ms,
-                                 [&] { return RewriteModel(copy, settings.plan, settings.strict, opened.directory); });
-  result.warnings = outcome.warnings;
-  result.states = outcome.plan.pairs;
+  RewriteResult outcome = Timed(&result.timings.process_ms, [&] {
+    return RewriteForStreaming(copy, settings.plan, settings.strict, opened.directory);
+  });
+  result.warnings = WarningTexts(outcome.warnings);
+  result.states = outcome.pairs;
   std::string prefix = settings.label_lines ? input + ": " : "";
-  for (const auto& line : outcome.time_axis_changes) result.text += prefix + line + "\n";
-  for (const auto& edit : outcome.plan.edits) {
-    result.text += prefix + edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe() + "\n";
-  }
-  for (const auto& line : outcome.transform_lines) result.text += prefix + line + "\n";
+  for (const auto& line : outcome.plan_lines) result.text += prefix + line + "\n";
   const bool changes = outcome.changed;
   result.status = changes ? kStatusOk : kStatusUnchanged;
   result.changed = changes;
@@ -69,14 +61,6 @@ void Write(const OpenedModel& opened, const std::string& output, const RewriteSe
 
 }  // namespace
 
-void PrepareForWorkers() {
-  // The first lookup registers every schema; later lookups only read. ONNX Runtime's schema is added
-  // here too (once): added on a file's first use instead, it was written into onnx's registry while
-  // another thread (main.cc's warm-up) read it.
-  RegisterContribSchemas();
-  onnx::OpSchemaRegistry::Schema("LSTM", kMinOpset, "");
-}
-
 FileResult RewriteFile(const std::string& input, const std::string& output, const RewriteSettings& settings) {
   return ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
@@ -87,11 +71,11 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
     }
     onnx::ModelProto& model = opened.file.model();
     if (settings.dry_run) return DryRun(input, output, settings, opened, result);
-    RewriteOutcome outcome = Timed(&result.timings.process_ms, [&] {
-      return RewriteModel(model, settings.plan, settings.strict, opened.directory);
+    RewriteResult outcome = Timed(&result.timings.process_ms, [&] {
+      return RewriteForStreaming(model, settings.plan, settings.strict, opened.directory);
     });
-    result.warnings = outcome.warnings;
-    result.states = outcome.plan.pairs;
+    result.warnings = WarningTexts(outcome.warnings);
+    result.states = outcome.pairs;
     result.changed = outcome.changed;
     result.status = outcome.changed ? kStatusOk : kStatusUnchanged;
     if (!outcome.changed && settings.in_place) {
@@ -100,11 +84,11 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
     }
     Write(opened, output, settings, result);
     result.output = output;
-    result.text = input + " -> " + output + ": " +
-                  (outcome.analysis.nodes.empty()
-                       ? std::string("no recurrent nodes, written unchanged")
-                       : PairCount(outcome.plan.pairs.size()) + (outcome.changed ? "" : " (unchanged)")) +
-                  "\n";
+    result.text =
+        input + " -> " + output + ": " +
+        (!outcome.has_recurrent_nodes ? std::string("no recurrent nodes, written unchanged")
+                                      : PairCount(outcome.pairs.size()) + (outcome.changed ? "" : " (unchanged)")) +
+        "\n";
   });
 }
 
@@ -113,18 +97,12 @@ FileResult ReportFile(const std::string& input, ReportFormat format) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
     Timed(&result.timings.process_ms, [&] {
-      RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
-      result.states = outcome.analysis.recorded_pairs;
-      switch (format) {
-        case ReportFormat::kText:
-          result.text = ReportText(input, model, outcome.analysis, outcome.plan);
-          break;
-        case ReportFormat::kDot:
-          result.text = ReportDot(input, model, outcome.analysis, outcome.plan);
-          break;
-        case ReportFormat::kJson:
-          result.details["report"] = ReportJson(input, model, outcome.analysis, outcome.plan);
-          break;
+      Report reported = ReportModel(model, input, format);
+      result.states = std::move(reported.recorded);
+      if (format == ReportFormat::kJson) {
+        result.details["report"] = std::move(reported.json);
+      } else {
+        result.text = std::move(reported.text);
       }
     });
   });
@@ -137,13 +115,14 @@ FileResult CheckFile(const std::string& input, bool streamable_only) {
   FileResult check = ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
-    std::vector<CheckProblem> problems = Timed(&result.timings.process_ms, [&] {
-      const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
-      Analysis analysis = Analyze(index);
-      result.states = analysis.recorded_pairs;
-      result.warnings = CheckWarnings(analysis);
-      return CheckModel(index, analysis, streamable_only);
+    CheckResult checked = Timed(&result.timings.process_ms, [&] {
+      CheckOptions options;
+      options.streamable_only = streamable_only;
+      return CheckForStreaming(model, options);
     });
+    result.states = std::move(checked.recorded);
+    result.warnings = WarningTexts(checked.warnings);
+    const std::vector<CheckProblem>& problems = checked.problems;
     Json list = Json::array();
     for (const auto& problem : problems) {
       list.push_back({{"kind", CheckProblemKindName(problem.kind)}, {"message", problem.message}});

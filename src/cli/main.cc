@@ -2,7 +2,9 @@
 // on stdout and diagnostics on stderr, and maps errors to the documented exit codes.
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "cli/cli_args.h"
@@ -47,8 +49,7 @@ void AddFilesOptions(CLI::App* command, FilesArgs& args) {
 }
 
 /// `rewrite`'s options.
-void DeclareRewrite(CLI::App& command, Args& all) {
-  RewriteArgs& rewrite = all.rewrite;
+void DeclareRewrite(CLI::App& command, RewriteArgs& rewrite) {
   AddFilesOptions(&command, rewrite.files);
   command.add_option("-o,--output", rewrite.output,
                      "Output path, for one input file (default: MODEL.streaming.onnx beside each input)");
@@ -102,8 +103,7 @@ void DeclareRewrite(CLI::App& command, Args& all) {
 }
 
 /// `report`'s options.
-void DeclareReport(CLI::App& command, Args& all) {
-  ReportArgs& report = all.report;
+void DeclareReport(CLI::App& command, ReportArgs& report) {
   AddFilesOptions(&command, report.files);
   command.add_option("--format", report.format, "text (a table), json (schema in docs/guide.md) or dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
@@ -112,17 +112,15 @@ void DeclareReport(CLI::App& command, Args& all) {
 }
 
 /// `check`'s options.
-void DeclareCheck(CLI::App& command, Args& all) {
-  FilesArgs& check = all.check;
-  AddFilesOptions(&command, check);
-  command.add_flag("--json", check.json, "JSON Lines: one record per file, then a summary");
-  command.add_flag("--streamable-only", all.check_streamable_only,
+void DeclareCheck(CLI::App& command, CheckArgs& check) {
+  AddFilesOptions(&command, check.files);
+  command.add_flag("--json", check.files.json, "JSON Lines: one record per file, then a summary");
+  command.add_flag("--streamable-only", check.streamable_only,
                    "Do not require states that cannot stream (reverse, bidirectional, sequence_lens) to be exposed");
 }
 
 /// `init`'s options.
-void DeclareInit(CLI::App& command, Args& all) {
-  InitArgs& init = all.init;
+void DeclareInit(CLI::App& command, InitArgs& init) {
   AddFilesOptions(&command, init.files);
   command
       .add_option("--batch", init.batch,
@@ -134,8 +132,7 @@ void DeclareInit(CLI::App& command, Args& all) {
 }
 
 /// `export`'s arguments.
-void DeclareExport(CLI::App& command, Args& all) {
-  ExportArgs& exports = all.exports;
+void DeclareExport(CLI::App& command, ExportArgs& exports) {
   command
       .add_option("target", exports.target,
                   "triton: a model-repository entry (config.pbtxt, 1/model.onnx); openvino: MakeStateful's pairs")
@@ -151,24 +148,37 @@ void DeclareExport(CLI::App& command, Args& all) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
-/// One subcommand: its name and one-line help, how it declares its options, and how it runs. Adding a
-/// subcommand is one row.
+/// A declared subcommand, ready to run on the options the parser fills: takes `quiet` (-q), returns the
+/// exit code.
+using Runner = std::function<int(bool quiet)>;
+
+/// A subcommand's handler: `Declare` adds its options to `command`, filling an `Options` of its own, and
+/// `Run` (cli_run.h) runs on them once parsed.
+template <typename Options, void (*Declare)(CLI::App&, Options&), int (*Run)(const Options&, bool)>
+Runner Handler(CLI::App& command) {
+  auto options = std::make_shared<Options>();
+  Declare(command, *options);
+  return [options](bool quiet) { return Run(*options, quiet); };
+}
+
+/// One subcommand: its name, its one-line help and its handler. A new subcommand is one row here, its
+/// options struct (cli_args.h), their declaration (above) and its Run (cli_run.h).
 struct Subcommand {
   const char* name;
   const char* help;
-  void (*declare)(CLI::App& command, Args& args);
-  int (*run)(const Args& args);
+  Runner (*handler)(CLI::App& command);
 };
 
 const Subcommand kSubcommands[] = {
-    {"rewrite", "Promote recurrent state to graph inputs and outputs", DeclareRewrite, RunRewrite},
-    {"report", "Show the recurrent nodes and their state wiring", DeclareReport, RunReport},
-    {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale", DeclareCheck,
-     RunCheck},
+    {"rewrite", "Promote recurrent state to graph inputs and outputs",
+     Handler<RewriteArgs, DeclareRewrite, RunRewrite>},
+    {"report", "Show the recurrent nodes and their state wiring", Handler<ReportArgs, DeclareReport, RunReport>},
+    {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale",
+     Handler<CheckArgs, DeclareCheck, RunCheck>},
     {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
-     DeclareInit, RunInit},
+     Handler<InitArgs, DeclareInit, RunInit>},
     {"export", "State wiring for a serving runtime: a Triton model-repository entry, OpenVINO's MakeStateful pairs",
-     DeclareExport, RunExport},
+     Handler<ExportArgs, DeclareExport, RunExport>},
 };
 
 }  // namespace
@@ -182,14 +192,13 @@ int main(int argc, char** argv) {
   app.add_flag("--json", "With --version: print it as one JSON object")->needs(version);
   app.require_subcommand(1);
   app.fallthrough();  // -q works after the subcommand too
-  Args args;
-  app.add_flag("-q,--quiet", args.quiet, "Only print errors on stderr");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "Only print errors on stderr");
 
-  std::vector<CLI::App*> commands;
+  std::vector<std::pair<CLI::App*, Runner>> commands;
   for (const Subcommand& subcommand : kSubcommands) {
     CLI::App* command = app.add_subcommand(subcommand.name, subcommand.help);
-    subcommand.declare(*command, args);
-    commands.push_back(command);
+    commands.emplace_back(command, subcommand.handler(*command));
   }
 
   try {
@@ -198,7 +207,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
-  SetUpLogging(args.quiet);
+  SetUpLogging(quiet);
   // onnx registers every operator schema on first use (~10 ms): done here, beside the walk of the
   // command's files; the workers' first lookup waits for it (a function-local static).
   std::thread schema_warmup(rnnstate::PrepareForWorkers);
@@ -207,8 +216,8 @@ int main(int argc, char** argv) {
     ~JoinOnExit() { thread.join(); }
   } join_warmup{schema_warmup};
   try {
-    for (size_t i = 0; i < commands.size(); ++i) {
-      if (*commands[i]) return kSubcommands[i].run(args);
+    for (const auto& [command, run] : commands) {
+      if (*command) return run(quiet);
     }
     return static_cast<int>(ExitCode::kUsage);  // unreachable: require_subcommand(1)
   } catch (const Error& e) {

@@ -20,12 +20,16 @@ namespace {
 /// A producer of recurrent states: appends the nodes owning states (described for reports), their states
 /// and notes on what looked state-like but is not a state. A new kind of owner is one more producer in
 /// kStateProducers; they run in order (loops leave the variables carrying an operator's state to it).
-using StateProducer = void (*)(const ModelIndex&, Findings*);
+using StateProducer = void (*)(const ModelIndex&, const AnalysisOptions&, Findings*);
 
 constexpr StateProducer kStateProducers[] = {
-    [](const ModelIndex& index, Findings* found) { FindOpStates(index, &found->nodes, &found->states); },
-    FindLoopStates,
-    FindStatefulOps,
+    [](const ModelIndex& index, const AnalysisOptions&, Findings* found) {
+      FindOpStates(index, &found->nodes, &found->states);
+    },
+    [](const ModelIndex& index, const AnalysisOptions& options, Findings* found) {
+      FindLoopStates(index, options.refused_time_axes, found);
+    },
+    [](const ModelIndex& index, const AnalysisOptions&, Findings* found) { FindStatefulOps(index, found); },
 };
 
 /// The tensor an initial state reads, used to detect sharing (states reading the very same tensor).
@@ -325,7 +329,7 @@ std::vector<std::vector<const StateAnalysis*>> Analysis::StatesByNode() const {
   return by_node;
 }
 
-Analysis Analyze(const ModelIndex& index) {
+Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   Analysis analysis;
   analysis.onnx_opset = index.onnx_opset();
   analysis.ir_version = index.model().ir_version();
@@ -335,7 +339,7 @@ Analysis Analyze(const ModelIndex& index) {
     analysis.packed = ReadPackedStates(index.model(), analysis.recorded_pairs.size(), &analysis.metadata_error);
   }
   Findings found;
-  for (StateProducer produce : kStateProducers) produce(index, &found);
+  for (StateProducer produce : kStateProducers) produce(index, options, &found);
   analysis.nodes = std::move(found.nodes);
   analysis.notes = std::move(found.notes);
   std::map<std::pair<GraphPath, int>, int> node_of_owner;

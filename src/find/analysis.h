@@ -5,6 +5,7 @@
 /// exposed. Pure analysis: nothing is modified.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,9 +76,16 @@ struct Analysis {
   std::vector<std::vector<const StateAnalysis*>> StatesByNode() const;
 };
 
+/// What the stages before the analysis tell it.
+struct AnalysisOptions {
+  /// `--time-axis` options ("x:1") that were given and changed nothing: the reason a fixed-length Loop over
+  /// such an axis does not stream points to that option's warning instead of advising it again.
+  std::set<std::string> refused_time_axes;
+};
+
 /// Finds every recurrent state of the indexed model with each producer (one per kind of owner: the
 /// operators of recurrent_ops.h, loops over hand-written cells, stateful operators outside the table)
 /// and traces it.
-Analysis Analyze(const ModelIndex& index);
+Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options = {});
 
 }  // namespace rnnstate

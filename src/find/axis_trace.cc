@@ -39,9 +39,9 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
   const std::string& op = node.op_type();
-  // Scalars and one-element vectors pass through these unchanged (the shape computations' Unsqueeze of a
-  // Gathered scalar, a Squeeze back).
-  if (op == "Identity" || op == "Cast" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape") {
+  // Reshapes keep the elements in order (the shape computations' Unsqueeze of a Gathered scalar, a Squeeze
+  // back), Identity and Cast keep their values.
+  if (OnlyReshapes(node)) {
     return Element(index, at.graph, node.input(0), element, depth + 1);
   }
   if (op == "Shape") {
@@ -212,7 +212,7 @@ std::optional<int64_t> VectorLength(const ModelIndex& index, const GraphPath& pa
   const ResolvedName at = index.Resolve(path, vector);
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
-  if (IsOnnxOp(node, {"Identity", "Cast"})) return VectorLength(index, at.graph, node.input(0));
+  if (IsElementwiseUnary(node)) return VectorLength(index, at.graph, node.input(0));  // Identity, Cast, ...
   if (IsOnnxOp(node, {"Unsqueeze"}) && RankOf(index, at.graph, node.input(0)) == 0) return 1;
   if (IsOnnxOp(node, {"Shape"})) {
     const int rank = RankOf(index, at.graph, node.input(0));

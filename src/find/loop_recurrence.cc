@@ -293,7 +293,7 @@ std::string EnclosingLoop(const ModelIndex& index, const GraphPath& path) {
 
 }  // namespace
 
-void FindLoopStates(const ModelIndex& index, Findings* found) {
+void FindLoopStates(const ModelIndex& index, const std::set<std::string>& refused_time_axes, Findings* found) {
   const CarrierSlots op_carriers = OperatorCarriers(index, found->states);
   const MainInputs inputs = ReadMainInputs(index);
   for (const auto& [path, graph_index] : index.graphs()) {
@@ -323,7 +323,7 @@ void FindLoopStates(const ModelIndex& index, Findings* found) {
         }
       }
       if (!recurs) continue;
-      const LoopVerdict verdict = JudgeLoop(index, *loop);
+      const LoopVerdict verdict = JudgeLoop(index, *loop, refused_time_axes);
       found->nodes.push_back(Describe(index, *loop, verdict));
       const size_t begin = found->states.size();
       for (const CarriedInfo& info : loop->carried) {

@@ -10,6 +10,9 @@
 /// verdict. Carried variables that are no state are noted with the reason; Scan-8 state variables are
 /// noted as not classified.
 
+#include <set>
+#include <string>
+
 #include "find/state_findings.h"
 #include "graph/model_index.h"
 
@@ -17,7 +20,7 @@ namespace rnnstate {
 
 /// Appends every Loop and Scan-9+ with a recurring carried variable (as an owner) and its states, and a
 /// note for every other carried variable. `found` must already hold the recurrent operators' states:
-/// the variables carrying those stay theirs.
-void FindLoopStates(const ModelIndex& index, Findings* found);
+/// the variables carrying those stay theirs. `refused_time_axes`: see AnalysisOptions.
+void FindLoopStates(const ModelIndex& index, const std::set<std::string>& refused_time_axes, Findings* found);
 
 }  // namespace rnnstate

@@ -134,7 +134,7 @@ std::string ResolveReads(const ModelIndex& index, const LoopAnatomy& loop, std::
   return "";
 }
 
-LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
+LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, const std::set<std::string>& refused) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
   if (!loop.iteration.other_uses.empty()) {
     return NotStreamable("the body uses the iteration number for more than indexing the time input (" +
@@ -181,10 +181,12 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop) {
       const std::string count = std::to_string(trip.constant);
       if (!refs.empty() && all_at(refs.front()) && cond_ok && StaticLength(index, refs.front()) == trip.constant) {
         const TimeRef& time = refs.front();
-        LoopVerdict verdict = NotStreamable(
-            "fixed sequence length: the trip count is the constant " + count + ", the static length of " + time.Text() +
-                "; rewrite with --time-axis " + time.Text() + " to stream chunks of any length",
-            "walks " + time.Text() + " (fixed length " + count + ")");
+        const std::string advice = refused.count(time.Text())
+                                       ? "--time-axis " + time.Text() + " did not apply (see its warning)"
+                                       : "rewrite with --time-axis " + time.Text() + " to stream chunks of any length";
+        LoopVerdict verdict = NotStreamable("fixed sequence length: the trip count is the constant " + count +
+                                                ", the static length of " + time.Text() + "; " + advice,
+                                            "walks " + time.Text() + " (fixed length " + count + ")");
         constants.push_back(trip.defined);
         verdict.fixed = FixedTimeLoop{time, trip.constant, constants};
         return verdict;
@@ -272,14 +274,16 @@ std::vector<TimeRef> TimesOf(const ModelIndex& index, const LoopAnatomy& loop) {
   return times;
 }
 
-LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop) {
+LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop,
+                      const std::set<std::string>& refused_time_axes) {
   LoopVerdict verdict;
   if (std::string nested = NestedInLoop(index, loop.graph); !nested.empty()) {
     verdict = NotStreamable(nested);
   } else if (std::string carried = CarriedProblem(index, loop); !carried.empty()) {
     verdict = NotStreamable(carried);
   } else {
-    verdict = loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop);
+    verdict =
+        loop.kind == ContainerKind::kScan9 ? JudgeScan(index, loop) : JudgeLoopNode(index, loop, refused_time_axes);
   }
   verdict.times = TimesOf(index, loop);
   return verdict;

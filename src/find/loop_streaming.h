@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,9 @@ struct LoopVerdict {
   std::vector<TimeRef> times;
 };
 
-/// Judges the Loop or Scan read as `loop`.
-LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop);
+/// Judges the Loop or Scan read as `loop`. A fixed-length Loop's reason advises `--time-axis`, or, for an
+/// axis in `refused_time_axes` (given, but it changed nothing), points to that option's warning.
+LoopVerdict JudgeLoop(const ModelIndex& index, const LoopAnatomy& loop,
+                      const std::set<std::string>& refused_time_axes = {});
 
 }  // namespace rnnstate

@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "graph/contrib_schemas.h"
-#include "graph/model_index.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {

@@ -21,13 +21,13 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
 
 TEST(Pipeline, RewriteCheckAndReportOneModelInMemory) {
   onnx::ModelProto model = testing::ParseModel(kGru);
-  EXPECT_EQ(CheckForStreaming(model).size(), 1u);  // h is not exposed
+  EXPECT_EQ(CheckForStreaming(model).problems.size(), 1u);  // h is not exposed
   EXPECT_EQ(ReportOf(model, "gru.onnx").at("nodes").size(), 1u);
   RewriteResult result = RewriteForStreaming(model);
   EXPECT_TRUE(result.changed);
   ASSERT_EQ(result.pairs.size(), 1u);
   EXPECT_EQ(result.pairs[0].input, "GRU_0.h_in");
-  EXPECT_THAT(CheckForStreaming(model), IsEmpty());
+  EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
   EXPECT_FALSE(RewriteForStreaming(model).changed);  // idempotent
 }
 

@@ -85,7 +85,7 @@ TEST(LoopStateShape, AnIntegerTokenIsAStateOfItsOwnType) {
   for (const PlanOptions& options : {PlanOptions{}, Required()}) {
     onnx::ModelProto model = ParseModel(kTokenDecoder);
     const RewriteOutcome outcome = RewriteModel(model, options, /*strict=*/true);
-    EXPECT_THAT(outcome.warnings, Not(Contains(HasSubstr("state state"))));
+    EXPECT_THAT(WarningTexts(outcome.warnings), Not(Contains(HasSubstr("state state"))));
     const auto pairs = RecordedPairs(model);
     ASSERT_EQ(pairs.size(), 2u);
     EXPECT_EQ(pairs[1].dtype, "int64");

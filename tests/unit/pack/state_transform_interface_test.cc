@@ -127,7 +127,7 @@ g (float[seq, batch, 2] X, float[1, 12, 2] W1, float[1, 12, 3] R1, float[1, 12, 
 })");
   RewriteOutcome outcome = Rewrite(model, PackKind::kNone, StateLayout::kBatchFirst, StateInputMode::kRequired);
   int stacked = 0;
-  for (const std::string& warning : outcome.warnings) stacked += warning.find("stacked states") != std::string::npos;
+  for (const Warning& warning : outcome.warnings) stacked += warning.text.find("stacked states") != std::string::npos;
   EXPECT_EQ(stacked, 2);  // h0 and c0, not one per row
 }
 
@@ -165,7 +165,7 @@ TEST(PackInterface, RequiredSwitchesAPackedModelInDefaultsMode) {
   EXPECT_THAT(InitializerNames(model.graph()), ElementsAre());  // JavaScript runtimes list it now
   EXPECT_FALSE(Packed(model).values[0].optional);
   ASSERT_FALSE(outcome.warnings.empty());
-  EXPECT_THAT(outcome.warnings.back(), HasSubstr("feed an empty tensor [0,9] on the first call"));
+  EXPECT_THAT(outcome.warnings.back().text, HasSubstr("feed an empty tensor [0,9] on the first call"));
   // The same interface as packing the original in required mode.
   onnx::ModelProto direct = ParseModel(kLstmGru);
   Rewrite(direct, PackKind::kTensor, StateLayout::kAsNode, StateInputMode::kRequired);

@@ -192,7 +192,7 @@ TEST(PackTensor, RequiredModeHasNoDefaultAndSaysHowToStart) {
   EXPECT_THAT(InitializerNames(model.graph()), ElementsAre());
   EXPECT_FALSE(Packed(model).values[0].optional);
   ASSERT_FALSE(outcome.warnings.empty());
-  EXPECT_THAT(outcome.warnings.back(), HasSubstr("feed an empty tensor [0,15] on the first call"));
+  EXPECT_THAT(outcome.warnings.back().text, HasSubstr("feed an empty tensor [0,15] on the first call"));
 }
 
 TEST(PackTensor, NamesAreCollisionSafeAndConfigurable) {

@@ -117,11 +117,11 @@ TEST(TimeAxis, AFirstRewriteWithoutTheOptionIsFixedLaterAndItsPairsUpdated) {
 TEST(TimeAxis, AnAxisNoLoopWalksChangesNothingAndSaysWhy) {
   onnx::ModelProto model = ParseModel(kFixedLoop);
   RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:2"), /*strict=*/false);
-  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("--time-axis x:2: no Loop walks x:2")));
+  EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Contains(HasSubstr("--time-axis x:2: no Loop walks x:2")));
   EXPECT_EQ(testing::DeclaredShape(model.graph(), "x"), "[batch,6,3]");
   onnx::ModelProto other = ParseModel(kFixedLoop);
   outcome = RewriteModel(other, WithTimeAxis("nope:1"), /*strict=*/false);
-  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("no graph input 'nope'")));
+  EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Contains(HasSubstr("no graph input 'nope'")));
 }
 
 TEST(TimeAxis, ConstantUsedElsewhereIsNotReplaced) {
@@ -135,8 +135,8 @@ TEST(TimeAxis, ConstantUsedElsewhereIsNotReplaced) {
   EXPECT_THAT(plan.warnings, ElementsAre(HasSubstr("constant 'M' (6) is also used by Add")));
   // Refused, the option is no longer the advice of the state's warning ("rewrite with --time-axis x:1").
   RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/false);
-  EXPECT_THAT(outcome.warnings, ::testing::Contains(HasSubstr("--time-axis x:1 did not apply (see its warning)")));
-  EXPECT_THAT(outcome.warnings, ::testing::Not(::testing::Contains(HasSubstr("rewrite with --time-axis x:1"))));
+  EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Contains(HasSubstr("--time-axis x:1 did not apply (see its warning)")));
+  EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Not(::testing::Contains(HasSubstr("rewrite with --time-axis x:1"))));
 }
 
 }  // namespace
