@@ -136,6 +136,26 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
   return Axis(index, at.graph, node.input(source->first), source->second, depth + 1);
 }
 
+/// For scan output `slot` of the Loop `node`: the carried variable whose next value it is (through
+/// Identity in the body, tf2onnx's per-step h), as that variable's Loop input slot; -1 otherwise.
+int CarriedOfScanOutput(const onnx::NodeProto& node, int slot) {
+  const onnx::GraphProto* body = GraphAttribute(node, "body");
+  const int carried = node.input_size() - 2;
+  if (body == nullptr || carried < 0 || slot < carried || slot + 1 >= body->output_size()) return -1;
+  std::string value = body->output(slot + 1).name();
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    for (int j = 0; j < carried; ++j) {
+      if (body->output(1 + j).name() == value) return 2 + j;
+    }
+    const auto producer = std::find_if(body->node().begin(), body->node().end(), [&](const onnx::NodeProto& n) {
+      return std::find(n.output().begin(), n.output().end(), value) != n.output().end();
+    });
+    if (producer == body->node().end() || !IsOnnxOp(*producer, {"Identity"})) return -1;
+    value = producer->input(0);
+  }
+  return -1;
+}
+
 }  // namespace
 
 std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const GraphPath& path,
@@ -149,6 +169,14 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
     return std::nullopt;
   }
   if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return std::nullopt;
+  if (op == "Loop") {
+    // A scan output stacks the per-step values along a new axis 0; when each is a carried variable's
+    // next value, its other axes are that variable's, whose lengths its initial value gives (the batch
+    // of a stacked layer's input, sized from the previous layer's output).
+    const int carried = CarriedOfScanOutput(node, slot);
+    if (carried < 0 || axis < 1) return std::nullopt;
+    return std::make_pair(carried, axis - 1);
+  }
   const int out_rank = RankOf(index, path, node.output(slot));
   const int in_rank = RankOf(index, path, node.input(0));
   if (KeepsShape(node)) {

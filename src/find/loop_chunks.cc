@@ -1,9 +1,11 @@
 #include "find/loop_chunks.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
+#include "find/loop_streaming.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
@@ -59,7 +61,12 @@ class TimeFlow {
     const onnx::GraphProto& proto = *ResolveGraph(index_.model(), flow.graph);
     for (const Consumer& consumer : graph.ConsumersOf(flow.value)) {
       const std::string what = DescribeNode(index_.model(), flow.graph, consumer.node);
-      if (consumer.slot < 0) return "'" + flow.value + "' is read inside a subgraph of " + what;
+      if (consumer.slot < 0) {
+        const std::optional<std::string> why = StepByStepIn(flow, consumer.node);
+        if (!why) return "'" + flow.value + "' is read inside a subgraph of " + what;
+        if (!why->empty()) return "'" + flow.value + "' is read step by step by " + what + ", which " + *why;
+        continue;
+      }
       std::vector<Flow> next;
       if (std::string why = Step(flow, proto.node(consumer.node), consumer.slot, &next); !why.empty()) {
         return "'" + flow.value + "' (the loop's steps along axis " + std::to_string(flow.axis) + ") reaches " + what +
@@ -73,6 +80,79 @@ class TimeFlow {
   }
 
  private:
+  /// When the Loop `node` of the flow's graph reads the flowing value only at its iteration index along
+  /// the time axis (its step t is computed from step t: tf2onnx's stacked Keras layers): "" when that
+  /// loop streams (or is made to by `--time-axis`; what it does with each step is its own verdict's
+  /// business), else why it does not. nullopt when it reads the value otherwise.
+  std::optional<std::string> StepByStepIn(const Flow& flow, int node) {
+    const std::optional<LoopAnatomy> loop = ReadLoop(index_, flow.graph, node, CarrierSlots{});
+    if (!loop || loop->kind != ContainerKind::kLoop) return std::nullopt;
+    std::vector<IndexedRead> reads = loop->iteration.reads;
+    for (const CarriedInfo& c : loop->carried) {
+      if (c.role == CarriedRole::kCounter && c.start == 0 && c.step == 1)
+        reads.insert(reads.end(), c.uses.reads.begin(), c.uses.reads.end());
+    }
+    std::set<int> at_index;
+    for (const IndexedRead& read : reads) {
+      if (read.data == flow.value && Normalize(read.axis, flow.rank) == flow.axis) at_index.insert(read.node);
+    }
+    for (const Consumer& use : index_.graph(loop->body).ConsumersOf(flow.value)) {
+      if (use.slot != 0 || !at_index.count(use.node)) return std::nullopt;
+    }
+    const LoopVerdict verdict = JudgeLoop(index_, *loop);
+    if (verdict.streamable || verdict.fixed) return "";
+    return "does not stream (" + verdict.reason + ")";
+  }
+
+  /// True when the Slice `node` keeps only the last step of the time axis `t` (`starts -1`, `ends` past
+  /// any length, step 1): each call returns its chunk's last step, and the last call the one run's.
+  bool LastStep(const Flow& flow, const onnx::NodeProto& node, const std::vector<int64_t>& axes) {
+    const auto starts = ConstantIntegers(index_, flow.graph, node.input(1));
+    const auto ends = node.input_size() > 2 ? ConstantIntegers(index_, flow.graph, node.input(2)) : std::nullopt;
+    const auto steps = node.input_size() > 4 && !node.input(4).empty()
+                           ? ConstantIntegers(index_, flow.graph, node.input(4))
+                           : std::optional<std::vector<int64_t>>(std::vector<int64_t>(axes.size(), 1));
+    if (!starts || !ends || !steps || starts->size() != axes.size() || ends->size() != axes.size() ||
+        steps->size() != axes.size()) {
+      return false;
+    }
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (NormalizeAxis(axes[k], flow.rank) != flow.axis) continue;
+      return (*starts)[k] == -1 && (*ends)[k] >= std::numeric_limits<int32_t>::max() && (*steps)[k] == 1;
+    }
+    return false;
+  }
+
+  /// True when the Shape `node` of the flowing value is read only for the lengths of axes other than
+  /// the time axis: `Gather(s, k)` or `Slice(s, b, e)` of constant positions (Keras sizes a stacked
+  /// layer's zeros from `tf.shape(inputs)[0:1]`, the batch).
+  bool ShapeReadsOtherAxes(const Flow& flow, const onnx::NodeProto& node) {
+    const int64_t start = IntAttribute(node, "start", 0);
+    if (start < 0 || FindAttribute(node, "end") != nullptr || node.output_size() != 1) return false;
+    const onnx::GraphProto& proto = *ResolveGraph(index_.model(), flow.graph);
+    for (const Consumer& use : index_.graph(flow.graph).ConsumersOf(node.output(0))) {
+      if (use.slot != 0) return false;
+      const onnx::NodeProto& pick = proto.node(use.node);
+      std::vector<int64_t> positions;
+      if (IsOnnxOp(pick, {"Gather"}) && IntAttribute(pick, "axis", 0) == 0 && pick.input_size() == 2) {
+        positions = ConstantIntegers(index_, flow.graph, pick.input(1)).value_or(std::vector<int64_t>{-1});
+      } else if (IsOnnxOp(pick, {"Slice"}) && pick.input_size() >= 3 && pick.input_size() <= 4) {
+        const std::optional<int64_t> begin = ConstantScalar(index_, flow.graph, pick.input(1));
+        const std::optional<int64_t> end = ConstantScalar(index_, flow.graph, pick.input(2));
+        const bool axis_zero = pick.input_size() < 4 || ConstantScalar(index_, flow.graph, pick.input(3)) == 0;
+        if (!begin || !end || *begin < 0 || *end < *begin || !axis_zero) return false;
+        for (int64_t e = *begin; e < *end && start + e < std::max(flow.rank, 0); ++e) positions.push_back(e);
+        if (flow.rank < 0) return false;
+      } else {
+        return false;
+      }
+      for (int64_t e : positions) {
+        if (e < 0 || start + e == flow.axis) return false;
+      }
+    }
+    return true;
+  }
+
   /// "" when `name` is the same in every chunk or is the flowing value itself.
   bool Invariant(const Flow& flow, const std::string& name) {
     return name.empty() || name == flow.value || dependence_.Of(flow.graph, name).empty();
@@ -126,6 +206,10 @@ class TimeFlow {
       const std::optional<AxisOf> moved = AxisForward(index_, flow.graph, node, AxisOf{t, rank});
       if (!moved) return "moves, merges or drops the time axis in a way not followed";
       return out(0, moved->axis, moved->rank);
+    }
+    if (op == "Shape") {
+      if (!ShapeReadsOtherAxes(flow, node)) return "reads the length of the time axis";
+      return "";  // lengths of other axes: the same in every chunk
     }
     if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
       const bool per_axis = index_.onnx_opset() >= 13;
@@ -191,6 +275,7 @@ class TimeFlow {
       }
       for (int64_t a : *axes) {
         const std::optional<int64_t> sliced = NormalizeAxis(a, rank);
+        if (sliced && *sliced == t && LastStep(flow, node, *axes)) return "";  // nothing flows on along time
         if (!sliced || *sliced == t) return "slices the time axis";
       }
       return out(0, t, rank);

@@ -257,6 +257,7 @@ RecurrentNode Describe(const ModelIndex& index, const LoopAnatomy& loop, const L
   out.streamable = verdict.streamable;
   out.not_streamable_reason = verdict.reason;
   out.walk = verdict.walk.empty() ? "a loop over a hand-written cell" : verdict.walk;
+  if (verdict.fixed) out.time_axis_option = verdict.fixed->time.Text();
   return out;
 }
 

@@ -1,10 +1,12 @@
 #include "find/loop_streaming.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <set>
 
 #include "find/loop_chunks.h"
+#include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
 #include "graph/proto_access.h"
@@ -31,29 +33,28 @@ std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path,
   return chain;
 }
 
-/// The outer values the loop's condition `t + 1 < bound` reads as its bound and for nothing else in
-/// the body (CondEndsWithTrip has proven them the trip count's length again).
-std::set<std::string> CondBounds(const ModelIndex& index, const LoopAnatomy& loop) {
+/// The outer values the loop's condition compares with as its bound (the body's `comparisons`, which
+/// CondEndsWithTrip has proven to compare with the trip count's length again) and that the body reads
+/// for nothing else.
+std::set<std::string> CondBounds(const ModelIndex& index, const LoopAnatomy& loop, const std::vector<int>& comparisons) {
   std::set<std::string> bounds;
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
-  if (loop.kind != ContainerKind::kLoop || BodyConditionOutput(body).empty()) return bounds;
-  const std::vector<ValueRef> cond = StripChain(index, loop.body, BodyConditionOutput(body));
-  const ResolvedName at = index.Resolve(loop.body, cond.back().name);
-  if (at.graph != loop.body || at.producer.kind != Producer::Kind::kNode) return bounds;
-  const onnx::NodeProto& compare = body.node(at.producer.index);
-  if (!IsOnnxOp(compare, {"Less", "Greater"}) || compare.input_size() != 2) return bounds;
-  const std::string& bound = compare.input(compare.op_type() == "Less" ? 1 : 0);
-  std::set<std::string> chain;  // the body's names on the way to the bound
-  for (const ValueRef& value : StripChain(index, loop.body, bound)) {
-    if (value.graph == loop.body) chain.insert(value.name);
-    if (value.graph == loop.body || index.graph(loop.body).ProducerOf(value.name).kind != Producer::Kind::kOuterScope)
-      continue;
-    // Read only by the comparison, or by the casts on its way.
-    bool only = true;
-    for (const Consumer& use : index.graph(loop.body).ConsumersOf(value.name)) {
-      only &= use.slot >= 0 && (use.node == at.producer.index || chain.count(body.node(use.node).output(0)));
+  std::set<int> users(comparisons.begin(), comparisons.end());  // the comparisons and the casts on their way
+  std::set<std::string> outer;
+  for (int n : comparisons) {
+    const onnx::NodeProto& compare = body.node(n);
+    if (compare.input_size() != 2) continue;
+    const std::string& bound = compare.input(compare.op_type() == "Less" ? 1 : 0);
+    for (const ValueRef& value : StripChain(index, loop.body, bound)) {
+      const Producer producer = index.graph(loop.body).ProducerOf(value.name);
+      if (value.graph == loop.body && producer.kind == Producer::Kind::kNode) users.insert(producer.index);
+      if (value.graph != loop.body && producer.kind == Producer::Kind::kOuterScope) outer.insert(value.name);
     }
-    if (only) bounds.insert(value.name);
+  }
+  for (const std::string& name : outer) {
+    bool only = true;
+    for (const Consumer& use : index.graph(loop.body).ConsumersOf(name)) only &= use.slot >= 0 && users.count(use.node);
+    if (only) bounds.insert(name);
   }
   return bounds;
 }
@@ -111,7 +112,7 @@ LoopVerdict Streamable(std::string walk) {
 
 /// The reads at the iteration index, resolved to input axes; "" or why they cannot be.
 std::string ResolveReads(const ModelIndex& index, const LoopAnatomy& loop, std::vector<TimeRef>* refs,
-                         std::set<int>* nodes) {
+                         std::set<int>* nodes, std::vector<ViewOnTime>* views = nullptr) {
   std::vector<IndexedRead> reads = loop.iteration.reads;
   for (const auto& c : loop.carried) {
     if (c.role != CarriedRole::kCounter || c.uses.reads.empty()) continue;
@@ -122,7 +123,7 @@ std::string ResolveReads(const ModelIndex& index, const LoopAnatomy& loop, std::
     reads.insert(reads.end(), c.uses.reads.begin(), c.uses.reads.end());
   }
   for (const auto& read : reads) {
-    std::optional<TimeRef> ref = TraceToInput(index, loop.graph, read.data, read.axis);
+    std::optional<TimeRef> ref = TraceToInput(index, loop.graph, read.data, read.axis, views);
     if (!ref) {
       return "the body reads '" + read.data +
              "' at the iteration index, and it is not a graph input (nor computed "
@@ -132,6 +133,21 @@ std::string ResolveReads(const ModelIndex& index, const LoopAnatomy& loop, std::
     nodes->insert(read.node);
   }
   return "";
+}
+
+/// The constant targets of the Reshapes in `views` that hold `length` where the time axis is.
+std::vector<LengthInShape> LengthsInShapes(const ModelIndex& index, const std::vector<ViewOnTime>& views,
+                                           int64_t length) {
+  std::vector<LengthInShape> shapes;
+  for (const ViewOnTime& view : views) {
+    const onnx::NodeProto& reshape = ResolveGraph(index.model(), view.graph)->node(view.node);
+    const ResolvedName target = index.Resolve(view.graph, reshape.input(1));
+    const std::optional<std::vector<int64_t>> values = ConstantIntegers(index, target.graph, reshape.input(1));
+    if (!values || view.axis >= static_cast<int64_t>(values->size()) || (*values)[view.axis] != length) continue;
+    const LengthInShape shape{ValueRef{target.graph, reshape.input(1)}, view.axis};
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+  }
+  return shapes;
 }
 
 LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, const std::set<std::string>& refused) {
@@ -150,16 +166,18 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, cons
   }
   std::vector<TimeRef> refs;
   std::set<int> read_nodes;
-  if (std::string why = ResolveReads(index, loop, &refs, &read_nodes); !why.empty()) return NotStreamable(why);
+  std::vector<ViewOnTime> views;
+  if (std::string why = ResolveReads(index, loop, &refs, &read_nodes, &views); !why.empty()) return NotStreamable(why);
   const Trip trip = ReadTrip(index, loop.graph, LoopTripCount(node));
   std::vector<ValueRef> constants;
-  const bool cond_ok = CondEndsWithTrip(index, loop, trip, &constants);
+  std::vector<int> comparisons;
+  const bool cond_ok = CondEndsWithTrip(index, loop, trip, &constants, &comparisons);
   const std::string cond_problem = "the loop's condition is neither always true nor the end of its trip count";
   ChunkedInputs chunked;
   for (const auto& ref : refs) chunked.time_axes.emplace(ref.input, ref.axis);
   if (trip.kind == Trip::Kind::kLength) chunked.time_axes.emplace(trip.time.input, trip.time.axis);
   if (trip.kind == Trip::Kind::kInput && trip.defined.graph.empty()) chunked.trip_input = trip.defined.name;
-  const ProvenUses proven{read_nodes, cond_ok ? CondBounds(index, loop) : std::set<std::string>{}};
+  const ProvenUses proven{read_nodes, cond_ok ? CondBounds(index, loop, comparisons) : std::set<std::string>{}};
   if (std::string problem = ChunkProblem(index, loop, chunked, proven); !problem.empty()) {
     return NotStreamable(problem);
   }
@@ -179,7 +197,9 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, cons
       return Streamable("walks " + trip.time.Text());
     case Trip::Kind::kConstant: {
       const std::string count = std::to_string(trip.constant);
-      if (!refs.empty() && all_at(refs.front()) && cond_ok && StaticLength(index, refs.front()) == trip.constant) {
+      const bool fixed_length = !refs.empty() && all_at(refs.front()) && StaticLength(index, refs.front()) == trip.constant;
+      if (fixed_length && !cond_ok) return NotStreamable(cond_problem);
+      if (fixed_length) {
         const TimeRef& time = refs.front();
         const std::string advice = refused.count(time.Text())
                                        ? "--time-axis " + time.Text() + " did not apply (see its warning)"
@@ -188,7 +208,7 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, cons
                                                 ", the static length of " + time.Text() + "; " + advice,
                                             "walks " + time.Text() + " (fixed length " + count + ")");
         constants.push_back(trip.defined);
-        verdict.fixed = FixedTimeLoop{time, trip.constant, constants};
+        verdict.fixed = FixedTimeLoop{time, trip.constant, constants, LengthsInShapes(index, views, trip.constant)};
         return verdict;
       }
       if (trip.constant == std::numeric_limits<int64_t>::max()) {

@@ -27,12 +27,22 @@
 
 namespace rnnstate {
 
+/// A constant Reshape target holding the fixed length at `position` (tf2onnx's `[60, 1, F]` on the way
+/// from the input to a loop's per-step read): `--time-axis` writes -1 there.
+struct LengthInShape {
+  ValueRef value;
+  int64_t position = -1;
+  bool operator==(const LengthInShape& o) const { return value == o.value && position == o.position; }
+};
+
 /// A Loop with a constant trip count equal to its time input's static length: what `--time-axis` changes.
 struct FixedTimeLoop {
   TimeRef time;
   int64_t length = 0;
   /// The trip count and the condition's bounds: constants equal to `length`, where they are defined.
   std::vector<ValueRef> constants;
+  /// Reshape targets on the time axis's way to the loop that hold `length`.
+  std::vector<LengthInShape> shapes;
 };
 
 /// The verdict on one Loop or Scan.

@@ -40,6 +40,8 @@ struct RecurrentNode {
   /// Loops and Scans over a hand-written cell (see loop_recurrence.h): what the loop walks, for reports;
   /// "" for the operators of the table.
   std::string walk;
+  /// A loop of a fixed length that `rewrite --time-axis` would make stream: its option ("x:1"); else "".
+  std::string time_axis_option;
   /// Non-empty when the node cannot be rewritten; says why.
   std::string problem;
 

@@ -8,6 +8,7 @@
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "graph/shape_eval.h"
 
 namespace rnnstate {
 
@@ -26,7 +27,33 @@ std::optional<int> OneElementRank(const ModelIndex& index, const GraphPath& path
 }
 
 std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
-                             int depth) {
+                             int depth, std::vector<ViewOnTime>* views);
+
+/// The input axis a Loop's scan output `slot` walks along axis 0: its body writes step i at iteration i,
+/// so when every read at its iteration index (the iteration number, or a counter started at 0 stepping
+/// by 1) is of the same input axis, that is the axis (tf2onnx's stacked Keras layers).
+std::optional<TimeRef> ThroughLoop(const ModelIndex& index, const GraphPath& path, int node, int slot, int depth,
+                                   std::vector<ViewOnTime>* views) {
+  const onnx::NodeProto& loop_node = ResolveGraph(index.model(), path)->node(node);
+  if (!IsScanOutput(ContainerKind::kLoop, loop_node, slot)) return std::nullopt;
+  const std::optional<LoopAnatomy> loop = ReadLoop(index, path, node, CarrierSlots{});
+  if (!loop || loop->kind != ContainerKind::kLoop) return std::nullopt;
+  std::vector<IndexedRead> reads = loop->iteration.reads;
+  for (const CarriedInfo& c : loop->carried) {
+    if (c.role == CarriedRole::kCounter && c.start == 0 && c.step == 1)
+      reads.insert(reads.end(), c.uses.reads.begin(), c.uses.reads.end());
+  }
+  std::optional<TimeRef> walked;
+  for (const IndexedRead& read : reads) {
+    const std::optional<TimeRef> time = Trace(index, path, read.data, read.axis, depth + 1, views);
+    if (!time || (walked && *walked != *time)) return std::nullopt;
+    walked = time;
+  }
+  return walked;
+}
+
+std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
+                             int depth, std::vector<ViewOnTime>* views) {
   if (depth > kMaxDepth || name.empty()) return std::nullopt;
   if (axis < 0) {
     const int rank = RankOf(index, path, name);
@@ -39,12 +66,16 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
   if (input && at.graph.empty()) return TimeRef{name, axis};
   if (at.node == nullptr || at.node->input_size() == 0 || !IsOnnxDomain(at.node->domain())) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
+  if (IsOnnxOp(node, {"Loop"}) && axis == 0) {
+    return ThroughLoop(index, at.graph, at.producer.index, at.producer.slot, depth, views);
+  }
   // Ops that keep each step apart and move the axis at most: elementwise ops, Transpose, Squeeze,
   // Unsqueeze, and Reshapes that only move unit axes (tf2onnx writes a batch-1 transpose as one).
   if (IsElementwiseUnary(node) || IsClass(node, OpClass::kView)) {
     const std::optional<AxisOf> in = AxisBackward(index, at.graph, node, AxisOf{axis, RankOf(index, at.graph, name)});
     if (!in) return std::nullopt;
-    return Trace(index, at.graph, node.input(0), in->axis, depth + 1);
+    if (views != nullptr && IsOnnxOp(node, {"Reshape"})) views->push_back(ViewOnTime{at.graph, at.producer.index, axis});
+    return Trace(index, at.graph, node.input(0), in->axis, depth + 1, views);
   }
   if (IsOnnxOp(node, {"Add", "Sub", "Mul", "Div"}) && node.input_size() == 2) {
     // One operand a one-element constant: every step is computed from the same step of the other. A
@@ -53,24 +84,32 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
     for (int data = 0; data < 2; ++data) {
       const std::optional<int> constant_rank = OneElementRank(index, at.graph, node.input(1 - data));
       if (!constant_rank) continue;
-      if (*constant_rank <= 1) return Trace(index, at.graph, node.input(data), axis, depth + 1);
+      if (*constant_rank <= 1) return Trace(index, at.graph, node.input(data), axis, depth + 1, views);
       const int data_rank = RankOf(index, at.graph, node.input(data));
       if (data_rank < 0) return std::nullopt;
       const int64_t shift = std::max(0, *constant_rank - data_rank);
       if (axis < shift) return std::nullopt;  // an axis the constant adds
-      return Trace(index, at.graph, node.input(data), axis - shift, depth + 1);
+      return Trace(index, at.graph, node.input(data), axis - shift, depth + 1, views);
     }
   }
   return std::nullopt;
 }
 
-/// `name` followed back through casts and reshapes of a scalar, across scopes.
+/// True when `name` is known to hold one element.
+bool OneElement(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<SymShape> shape = ShapeOf(index, path, name);
+  return shape && std::all_of(shape->begin(), shape->end(), [](const SymDim& d) { return d.fixed() && d.value == 1; });
+}
+
+/// `name` followed back through casts and reshapes of a scalar, and ops that keep one element's value
+/// (tf2onnx's `ReduceMax` of a length), across scopes.
 ResolvedName Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
   ResolvedName at = index.Resolve(path, name);
   for (int depth = 0; depth < kMaxDepth; ++depth) {
-    if (at.node == nullptr || at.node->input_size() == 0 || !OnlyReshapes(*at.node)) {
-      break;
-    }
+    if (at.node == nullptr || at.node->input_size() == 0) break;
+    const bool keeps = OnlyReshapes(*at.node) ||
+                       (KeepsOneElement(*at.node) && OneElement(index, at.graph, at.node->input(0)));
+    if (!keeps) break;
     name = at.node->input(0);
     at = index.Resolve(at.graph, name);
   }
@@ -92,7 +131,7 @@ std::optional<TimeRef> LengthOf(const ModelIndex& index, const GraphPath& path, 
   if (FindAttribute(*shape.node, "end") != nullptr) return std::nullopt;
   const int64_t start = IntAttribute(*shape.node, "start", 0);
   if (start < 0) return std::nullopt;
-  return Trace(index, shape.graph, shape.node->input(0), start + *position, 0);
+  return Trace(index, shape.graph, shape.node->input(0), start + *position, 0, nullptr);
 }
 
 }  // namespace
@@ -123,8 +162,8 @@ Trip ReadTrip(const ModelIndex& index, const GraphPath& path, const std::string&
 
 namespace {
 
-/// True when `bound` is the trip count's length again (for a constant trip count: the same constant,
-/// recorded in `constants`).
+/// True when `bound` is the trip count's length again (for a constant trip count: the same number,
+/// integer or floating point, recorded in `constants`).
 bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::string& bound, const Trip& trip,
                  std::vector<ValueRef>* constants) {
   std::string stripped;
@@ -135,7 +174,7 @@ bool IsTripBound(const ModelIndex& index, const GraphPath& path, const std::stri
       return time && *time == trip.time;
     }
     case Trip::Kind::kConstant:
-      if (ConstantScalar(index, at.graph, stripped) != trip.constant) return false;
+      if (ConstantNumber(index, at.graph, stripped) != static_cast<double>(trip.constant)) return false;
       constants->push_back(ValueRef{at.graph, stripped});
       return true;
     case Trip::Kind::kInput:
@@ -166,41 +205,72 @@ bool LessThan(const ResolvedName& at, std::string* a, std::string* b) {
   return true;
 }
 
+/// The conjuncts of the condition `name`: `And(p, q)` split (through casts), the rest as they are.
+void Conjuncts(const ModelIndex& index, const GraphPath& path, const std::string& name,
+               std::vector<std::pair<std::string, ResolvedName>>* terms, int depth = 0) {
+  std::string stripped;
+  const ResolvedName at = Strip(index, path, name, &stripped);
+  if (depth < kMaxDepth && at.node != nullptr && IsOnnxOp(*at.node, {"And"}) && at.node->input_size() == 2) {
+    Conjuncts(index, at.graph, at.node->input(0), terms, depth + 1);
+    Conjuncts(index, at.graph, at.node->input(1), terms, depth + 1);
+    return;
+  }
+  terms->emplace_back(stripped, at);
+}
+
+/// True when `a` (in the body), at iteration i, is i or i + 1: the iteration number, or a counter started
+/// at 0 stepping by 1 before or after its step. `a < length` then holds until the last iteration.
+bool CountsIterations(const ModelIndex& index, const LoopAnatomy& loop, const std::string& a) {
+  std::string value;
+  Strip(index, loop.body, a, &value);
+  if (value == BodyIterationNumber(*ResolveGraph(index.model(), loop.body))) return true;
+  for (const auto& c : loop.carried) {
+    if (c.role == CarriedRole::kCounter && c.start == 0 && c.step == 1 &&
+        (c.body_output == value || c.body_input == value)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
-/// True when the Loop's condition never ends it before the trip count does: absent or true, or
-/// tf2onnx's `counter + 1 < length` in the body (and `start < length` before the loop), with a counter
-/// started at 0 stepping by 1. Bounds that are constants are added to `constants`.
+/// True when the Loop's condition never ends it before the trip count does: every conjunct of the body's
+/// condition is the condition input, true, or `i (+ 1) < length` (tf2onnx: `And(Less(Cast(iter), 60.0),
+/// Less(Cast(t + 1), 60.0))`), and every conjunct of the initial condition is true or `0 < length`.
+/// Bounds that are constants are added to `constants`; the body's comparisons to `comparisons`.
 bool CondEndsWithTrip(const ModelIndex& index, const LoopAnatomy& loop, const Trip& trip,
-                      std::vector<ValueRef>* constants) {
+                      std::vector<ValueRef>* constants, std::vector<int>* comparisons) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
   if (!MalformedContainer(node, ContainerKind::kLoop).empty()) return false;  // ReadLoop reads well-formed ones
-  std::string cond_out;
-  const ResolvedName out = Strip(index, loop.body, BodyConditionOutput(body), &cond_out);
-  const bool body_true = cond_out == BodyConditionInput(body) || BoolConstant(index, loop.body, cond_out) == true;
-  const std::string& initial = LoopInitialCondition(node);
-  const bool initial_true = initial.empty() || BoolConstant(index, loop.graph, initial) == true;
-  if (body_true && initial_true) return true;
-  std::string a, b;
-  if (!LessThan(out, &a, &b) || !IsTripBound(index, loop.body, b, trip, constants)) return false;
-  std::string counter_next;
-  Strip(index, loop.body, a, &counter_next);
-  const CarriedInfo* counter = nullptr;
-  for (const auto& c : loop.carried) {
-    if (c.role == CarriedRole::kCounter && c.body_output == counter_next && c.start == 0 && c.step == 1) counter = &c;
+  std::vector<std::pair<std::string, ResolvedName>> terms;
+  Conjuncts(index, loop.body, BodyConditionOutput(body), &terms);
+  for (const auto& [value, at] : terms) {
+    if (value == BodyConditionInput(body) || BoolConstant(index, loop.body, value) == true) continue;
+    std::string a, b;
+    if (!LessThan(at, &a, &b) || !CountsIterations(index, loop, a) || !IsTripBound(index, loop.body, b, trip, constants))
+      return false;
+    if (comparisons != nullptr && at.graph == loop.body) comparisons->push_back(at.producer.index);
   }
-  if (counter == nullptr) return false;
-  if (initial_true) return true;
-  std::string start;
-  const ResolvedName initial_at = Strip(index, loop.graph, initial, &start);
-  return LessThan(initial_at, &a, &b) && ConstantScalar(index, initial_at.graph, a) == 0 &&
-         IsTripBound(index, initial_at.graph, b, trip, constants);
+  const std::string& initial = LoopInitialCondition(node);
+  if (initial.empty()) return true;
+  terms.clear();
+  Conjuncts(index, loop.graph, initial, &terms);
+  for (const auto& [value, at] : terms) {
+    if (BoolConstant(index, loop.graph, value) == true) continue;
+    std::string a, b;
+    if (!LessThan(at, &a, &b) || ConstantNumber(index, at.graph, a) != 0.0 ||
+        !IsTripBound(index, at.graph, b, trip, constants)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::optional<TimeRef> TraceToInput(const ModelIndex& index, const GraphPath& path, const std::string& name,
-                                    int64_t axis) {
-  return Trace(index, path, name, axis, 0);
+                                    int64_t axis, std::vector<ViewOnTime>* views) {
+  return Trace(index, path, name, axis, 0, views);
 }
 
 int64_t StaticLength(const ModelIndex& index, const TimeRef& time) {

@@ -47,17 +47,29 @@ struct Trip {
 Trip ReadTrip(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
 /// True when the condition of the Loop `loop` never ends it before its trip count `trip` does: absent or
-/// always true, or tf2onnx's `t + 1 < bound` in the body (and `start < bound` before the loop) with a
-/// counter t started at 0 stepping by 1 and a bound that is the trip count's length again. A bound that
-/// is a constant (the trip count being that constant) is added to `constants`.
+/// always true, or conjuncts (`And`) each true, the condition input, or `i < bound` in the body where i
+/// counts iterations (the iteration number, or a counter started at 0 stepping by 1, before or after its
+/// step; through casts: tf2onnx compares floats) and the bound is the trip count's length again; before
+/// the loop, conjuncts true or `0 < bound`. Bounds that are constants (the trip count being that
+/// constant) are added to `constants`; the body's comparison nodes to `comparisons` when given.
 bool CondEndsWithTrip(const ModelIndex& index, const LoopAnatomy& loop, const Trip& trip,
-                      std::vector<ValueRef>* constants);
+                      std::vector<ValueRef>* constants, std::vector<int>* comparisons = nullptr);
+
+/// A Reshape the time axis passes through on its way to an input: its node (in the graph `graph`) and the
+/// time axis's position in its output (where a target written with the fixed length holds it).
+struct ViewOnTime {
+  GraphPath graph;
+  int node = -1;
+  int64_t axis = -1;
+};
 
 /// Follows `name` (seen from the graph at `path`) along `axis` back to a main-graph input, through
-/// operators that keep the steps of that axis apart (Identity, Cast, Transpose, elementwise unary ops,
-/// arithmetic with a scalar constant); nullopt when it leads elsewhere.
+/// operators that keep the steps of that axis apart (elementwise unary ops, the views of op_semantics.h
+/// that keep the axis whole, arithmetic with a scalar constant) and through the scan outputs (axis 0) of
+/// Loops that read one input axis at their iteration index (stacked layers); nullopt when it leads
+/// elsewhere. The Reshapes passed are appended to `views` when given.
 std::optional<TimeRef> TraceToInput(const ModelIndex& index, const GraphPath& path, const std::string& name,
-                                    int64_t axis);
+                                    int64_t axis, std::vector<ViewOnTime>* views = nullptr);
 
 /// The declared length of `time` (a fixed dim of the main-graph input), or -1.
 int64_t StaticLength(const ModelIndex& index, const TimeRef& time);

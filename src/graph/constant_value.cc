@@ -18,6 +18,28 @@ std::optional<std::vector<int64_t>> FromRaw(const std::string& raw) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
+template <typename Wide>
+std::optional<std::vector<double>> NumbersFromRaw(const std::string& raw) {
+  if (raw.size() % sizeof(Wide) != 0) return std::nullopt;
+  std::vector<Wide> values(raw.size() / sizeof(Wide));
+  std::memcpy(values.data(), raw.data(), raw.size());  // little endian, as FromRaw
+  return std::vector<double>(values.begin(), values.end());
+}
+
+/// The values of a FLOAT or DOUBLE tensor, or nullopt.
+std::optional<std::vector<double>> FloatingValues(const onnx::TensorProto& tensor) {
+  if (PayloadUnknown(tensor)) return std::nullopt;
+  if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+    if (tensor.has_raw_data()) return NumbersFromRaw<float>(tensor.raw_data());
+    return std::vector<double>(tensor.float_data().begin(), tensor.float_data().end());
+  }
+  if (tensor.data_type() == onnx::TensorProto::DOUBLE) {
+    if (tensor.has_raw_data()) return NumbersFromRaw<double>(tensor.raw_data());
+    return std::vector<double>(tensor.double_data().begin(), tensor.double_data().end());
+  }
+  return std::nullopt;
+}
+
 template <typename Values>
 bool AllZero(const Values& values) {
   return std::all_of(values.begin(), values.end(), [](auto v) { return v == 0; });
@@ -153,6 +175,22 @@ std::optional<std::vector<int64_t>> IntegerValues(const ConstantValue& constant)
   }
 }
 
+std::optional<std::vector<double>> NumberValues(const ConstantValue& constant) {
+  if (std::optional<std::vector<int64_t>> integers = IntegerValues(constant)) {
+    return std::vector<double>(integers->begin(), integers->end());
+  }
+  switch (constant.form) {
+    case ConstantValue::Form::kTensor:
+      return FloatingValues(*constant.tensor);
+    case ConstantValue::Form::kFloat:
+      return std::vector<double>{constant.attribute->f()};
+    case ConstantValue::Form::kFloats:
+      return std::vector<double>(constant.attribute->floats().begin(), constant.attribute->floats().end());
+    default:
+      return std::nullopt;
+  }
+}
+
 std::optional<bool> OneBool(const ConstantValue& constant) {
   if (constant.form != ConstantValue::Form::kTensor) return std::nullopt;
   const std::optional<std::vector<bool>> values = BoolValues(*constant.tensor);
@@ -192,6 +230,13 @@ std::optional<std::vector<int64_t>> ConstantDims(const ModelIndex& index, const 
   if (!constant || (constant->form != Form::kTensor && constant->form != Form::kInt && constant->form != Form::kFloat))
     return std::nullopt;
   return std::move(constant->dims);
+}
+
+std::optional<double> ConstantNumber(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const std::optional<ConstantValue> constant = FindConstant(index, path, name);
+  const std::optional<std::vector<double>> values = constant ? NumberValues(*constant) : std::nullopt;
+  if (!values || values->size() != 1) return std::nullopt;
+  return values->front();
 }
 
 std::optional<int64_t> ConstantScalar(const ModelIndex& index, const GraphPath& path, const std::string& name) {

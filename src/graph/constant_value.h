@@ -68,6 +68,11 @@ std::optional<ConstantValue> FindConstant(const ModelIndex& index, const GraphPa
 /// they are unknown or of another type.
 std::optional<std::vector<int64_t>> IntegerValues(const ConstantValue& constant);
 
+/// The values of a numeric constant as doubles: integers (IntegerValues), FLOAT and DOUBLE tensors,
+/// value_float(s); nullopt when they are unknown or of another type. tf2onnx writes a loop's length as a
+/// float (`Less(Cast(t, FLOAT), 60.0)`).
+std::optional<std::vector<double>> NumberValues(const ConstantValue& constant);
+
 /// The value of a constant of one BOOL element, or nullopt.
 std::optional<bool> OneBool(const ConstantValue& constant);
 
@@ -85,6 +90,10 @@ std::optional<std::vector<int64_t>> ConstantIntegers(const ModelIndex& index, co
 /// for the forms the shape readers do not take (value_ints, value_floats, value_string(s), sparse_value).
 std::optional<std::vector<int64_t>> ConstantDims(const ModelIndex& index, const GraphPath& path,
                                                  const std::string& name);
+
+/// The one number of the constant `name` (a scalar or a one-element tensor, integer or floating point;
+/// see NumberValues), or nullopt.
+std::optional<double> ConstantNumber(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
 /// The one integer of the constant `name` (a scalar or a one-element tensor), or nullopt.
 std::optional<int64_t> ConstantScalar(const ModelIndex& index, const GraphPath& path, const std::string& name);

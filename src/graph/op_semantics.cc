@@ -253,6 +253,13 @@ bool OnlyReshapes(const onnx::NodeProto& node) {
          node.op_type() == "Cast";
 }
 
+bool KeepsOneElement(const onnx::NodeProto& node) {
+  if (OnlyReshapes(node)) return true;
+  if (!IsOnnxDomain(node.domain())) return false;
+  if (IsOnnxOp(node, {"Max", "Min", "Sum", "Mean"})) return node.input_size() == 1;
+  return IsOnnxOp(node, {"ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd"});
+}
+
 int RankOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf(path, name);
   if (type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()) {

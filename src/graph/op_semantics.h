@@ -86,6 +86,11 @@ bool KeepsZero(const onnx::NodeProto& node);
 /// Identity and Cast): the elements and their count are the input's.
 bool OnlyReshapes(const onnx::NodeProto& node);
 
+/// `node` gives the value of its input 0 when that holds one element: the ops OnlyReshapes names, the
+/// variadic Max/Min/Sum/Mean with one operand, and the reductions whose one-element result is the
+/// element (ReduceMax/Min/Sum/Mean/Prod). tf2onnx computes a trip count as `ReduceMax` of a length.
+bool KeepsOneElement(const onnx::NodeProto& node);
+
 // --- operand readers -------------------------------------------------------------------------------
 
 /// The rank of `name` seen from `path`, declared or inferred, or of a constant; -1 when unknown.

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "graph/constant_value.h"
+#include "graph/control_flow.h"
 #include "graph/dim.h"
 #include "graph/proto_access.h"
 
@@ -202,8 +203,28 @@ std::optional<SymShape> ExpandedShape(const std::optional<SymShape>& in, const s
 
 }  // namespace
 
+/// The shape of a Loop's scan output `name` when nothing declares it (onnx 1.12's inference keeps no
+/// shapes of a Loop's outputs): an axis of unknown length, then the body output's declared shape.
+std::optional<SymShape> ScanOutputShape(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const ResolvedName at = index.Resolve(path, name);
+  if (at.node == nullptr || !IsOnnxOp(*at.node, {"Loop"}) || !IsScanOutput(ContainerKind::kLoop, *at.node, at.producer.slot))
+    return std::nullopt;
+  const onnx::GraphProto* body = GraphAttribute(*at.node, "body");
+  const int position = BodyOutputOfNodeOutput(ContainerKind::kLoop, at.producer.slot);
+  if (body == nullptr || position >= body->output_size()) return std::nullopt;
+  GraphPath body_path = at.graph;
+  body_path.push_back(GraphStep{at.producer.index, "body", -1});
+  std::optional<SymShape> step = ShapeOf(index, body_path, body->output(position).name());
+  if (!step) return std::nullopt;
+  step->insert(step->begin(), SymDim{});
+  return step;
+}
+
 std::optional<SymShape> ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf(path, name);
+  if (type == nullptr || (type->has_tensor_type() && !type->tensor_type().has_shape())) {
+    return ScanOutputShape(index, path, name);
+  }
   if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
   SymShape shape;
   for (const auto& d : type->tensor_type().shape().dim()) {
@@ -256,10 +277,39 @@ SymShape MergeShapes(const std::optional<SymShape>& a, const std::optional<SymSh
   return merged;
 }
 
-std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymShape target, bool allow_zero,
+namespace {
+
+/// `in` with its one dim of unknown size (no name) taken from a `target` whose sizes are all fixed: a Reshape that
+/// runs keeps the count of elements (tf2onnx reshapes a Loop's scan output, of a length onnx's inference
+/// does not know, to `[60, 1, H]`). Unchanged when that does not decide it.
+SymShape SizedByTarget(SymShape in, const SymShape& target) {
+  int64_t target_product = 1, in_product = 1;
+  for (const SymDim& d : target) {
+    if (!d.fixed()) return in;
+    target_product *= d.value;
+  }
+  SymDim* open = nullptr;
+  for (SymDim& d : in) {
+    if (d.fixed()) {
+      in_product *= d.value;
+    } else if (open != nullptr || d.known()) {  // a named dim stays what its name says
+      return in;
+    } else {
+      open = &d;
+    }
+  }
+  if (open == nullptr || in_product == 0 || target_product % in_product != 0) return in;
+  *open = SymDim{target_product / in_product, ""};
+  return in;
+}
+
+}  // namespace
+
+std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape target, bool allow_zero,
                                                        SymShape* resolved) {
   // Resolve 0 (copy) and -1 (the rest) in the target.
   int inferred = -1;
+  int inferred_from = -1;  // the input axis a -1 takes its size from, even an unknown size
   std::vector<bool> copied(target.size(), false);  // a copy is that very axis, even of an unknown size
   for (size_t j = 0; j < target.size(); ++j) {
     if (target[j].fixed() && target[j].value == 0 && !allow_zero) {
@@ -286,6 +336,9 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymSh
     if (out_product == 0 || in_product % out_product != 0) return std::nullopt;
     if (symbolic_in.size() == symbolic_out.size() + 1 && in_product == out_product) {
       target[inferred] = symbolic_in.back();  // the one dynamic dim left over
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (!in[i].fixed()) inferred_from = static_cast<int>(i);
+      }
     } else if (symbolic_in.size() == symbolic_out.size()) {
       target[inferred] = SymDim{in_product / out_product, ""};
     } else {
@@ -293,6 +346,7 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymSh
     }
   }
   if (resolved != nullptr) *resolved = target;
+  in = SizedByTarget(std::move(in), target);
   std::vector<ReshapeGroup> groups;
   size_t i = 0, j = 0;
   while (i < in.size() || j < target.size()) {
@@ -306,7 +360,8 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymSh
     }
     if (i >= in.size() || j >= target.size()) return std::nullopt;
     if (!in[i].fixed() || !target[j].fixed()) {
-      if (!(copied[j] && i == j) && (!in[i].known() || !(in[i] == target[j]))) return std::nullopt;
+      const bool same_axis = (copied[j] && i == j) || (static_cast<int>(j) == inferred && static_cast<int>(i) == inferred_from);
+      if (!same_axis && (!in[i].known() || !(in[i] == target[j]))) return std::nullopt;
       groups.push_back({{i++}, {j++}});
       continue;
     }

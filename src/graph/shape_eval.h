@@ -45,8 +45,9 @@ struct ReshapeGroup {
 /// The groups of Reshape(input of shape `in`) to `target` (0 copies the input's dim, -1 is inferred);
 /// nullopt when they cannot be proven (unknown sizes, or axes mixed across groups other than whole
 /// static groups).
-/// `resolved`, when given, receives the target with 0 and -1 resolved.
-std::optional<std::vector<ReshapeGroup>> ReshapeGroups(const SymShape& in, SymShape target, bool allow_zero,
+/// `resolved`, when given, receives the target with 0 and -1 resolved. One input dim of unknown size is
+/// taken to be what the fixed target's element count leaves for it (a Reshape that runs keeps the count).
+std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape target, bool allow_zero,
                                                        SymShape* resolved = nullptr);
 
 /// `a` with its unknown dims filled from `b` (same rank), or whichever is known.

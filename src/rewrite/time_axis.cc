@@ -92,6 +92,25 @@ std::optional<int> TimeAxisOf(const ModelIndex& index, const std::string& name, 
   return std::nullopt;
 }
 
+/// Plans the target `shape` with -1 at its length's position, appended to `edits`; returns why it cannot
+/// be ("" when planned): a target another node reads, or one that already infers an axis.
+std::string ShapeEdit(const ModelIndex& index, const LengthInShape& shape, std::vector<ShapeWithoutLength>* edits) {
+  const onnx::GraphProto& proto = *ResolveGraph(index.model(), shape.value.graph);
+  for (const Consumer& consumer : index.graph(shape.value.graph).ConsumersOf(shape.value.name)) {
+    if (consumer.slot != 1 || !IsOnnxOp(proto.node(consumer.node), {"Reshape"})) {
+      return "the Reshape target '" + shape.value.name + "' holding the length is also used by " +
+             DescribeNode(index.model(), shape.value.graph, consumer.node);
+    }
+  }
+  std::optional<std::vector<int64_t>> values = ConstantIntegers(index, shape.value.graph, shape.value.name);
+  if (!values || std::count(values->begin(), values->end(), -1) != 0) {
+    return "the Reshape target '" + shape.value.name + "' holding the length already infers an axis (-1)";
+  }
+  (*values)[static_cast<size_t>(shape.position)] = -1;
+  edits->push_back(ShapeWithoutLength{shape.value, std::move(*values)});
+  return "";
+}
+
 /// Plans one option; returns why it changes nothing ("" when `edit` is to be made, or when the axis is
 /// already symbolic: `edit->constants` is then empty).
 std::string PlanOne(const ModelIndex& index, const TimeAxisOption& option, const std::vector<FixedLoop>& all,
@@ -131,6 +150,15 @@ std::string PlanOne(const ModelIndex& index, const TimeAxisOption& option, const
       edit->constants.push_back(LengthConstant{value, ConstantType(index, value)});
     }
   }
+  for (const FixedLoop& loop : loops) {
+    for (const LengthInShape& shape : loop.fixed.shapes) {
+      if (std::any_of(edit->shapes.begin(), edit->shapes.end(),
+                      [&](const ShapeWithoutLength& s) { return s.value == shape.value; })) {
+        continue;
+      }
+      if (std::string why = ShapeEdit(index, shape, &edit->shapes); !why.empty()) return why;
+    }
+  }
   for (int k = 0; k < graph.output_size(); ++k) {
     const std::optional<int> axis = TimeAxisOf(index, graph.output(k).name(), main_loops);
     const auto& output_type = graph.output(k).type();
@@ -165,6 +193,30 @@ onnx::NodeProto LengthAs(const TimeAxisEdit& edit, const LengthConstant& constan
   return node;
 }
 
+/// Writes the new values of a Reshape target: the initializer, or the Constant node, replaced in place.
+void SetShape(onnx::ModelProto& model, const ShapeWithoutLength& shape) {
+  onnx::GraphProto* graph = ResolveGraph(model, shape.value.graph);
+  if (graph == nullptr) throw Error(ExitCode::kInternal, "--time-axis plan does not fit the model");
+  if (onnx::TensorProto* tensor = FindInitializer(*graph, shape.value.name)) {
+    onnx::TensorProto values;
+    values.set_name(tensor->name());
+    values.set_data_type(onnx::TensorProto::INT64);
+    *values.mutable_dims() = tensor->dims();
+    for (int64_t v : shape.values) values.add_int64_data(v);
+    *tensor = std::move(values);
+    return;
+  }
+  for (auto& node : *graph->mutable_node()) {
+    if (node.output_size() == 1 && node.output(0) == shape.value.name) {
+      const std::string name = node.name();
+      node = Int64ConstantNode(shape.value.name, shape.values);
+      node.set_name(name);
+      return;
+    }
+  }
+  throw Error(ExitCode::kInternal, "--time-axis plan does not fit the model");
+}
+
 }  // namespace
 
 TimeAxisOption ParseTimeAxis(const std::string& text) {
@@ -185,7 +237,9 @@ std::vector<std::string> TimeAxisPlan::Describe() const {
     for (const auto& loop : edit.loops) loops += (loops.empty() ? "" : ", ") + loop;
     lines.push_back("--time-axis " + edit.time.Text() + ": length " + std::to_string(edit.length) + " -> '" +
                     edit.dim_param + "'; " + std::to_string(edit.constants.size()) +
-                    " constant(s) become the fed length (" + loops + ")");
+                    " constant(s) become the fed length" +
+                    (edit.shapes.empty() ? "" : ", " + std::to_string(edit.shapes.size()) + " Reshape target(s) infer it") +
+                    " (" + loops + ")");
   }
   return lines;
 }
@@ -236,6 +290,9 @@ void ApplyTimeAxes(const TimeAxisPlan& plan, onnx::ModelProto& model) {
       RemoveInitializer(*graph, constant.value.name);
       front[graph].push_back(LengthAs(edit, constant, ""));
     }
+  }
+  for (const TimeAxisEdit& edit : plan.edits) {
+    for (const ShapeWithoutLength& shape : edit.shapes) SetShape(model, shape);
   }
   for (auto& [graph, nodes] : front) SurroundNodes(*graph, std::move(nodes), {});
 }

@@ -8,6 +8,9 @@
 /// fed input's length, so chunks of any length run:
 ///   before: T = Constant(6)                  Loop(T, Less(0, T'), ...)   T' = Constant(6:int32)
 ///   after:  T = Identity(Gather(Shape(x), 1)) Loop(T, ...)               T' = Cast(Gather(Shape(x), 1), int32)
+/// Reshape targets on the way from the input to the loops that hold the length where the time axis is
+/// (tf2onnx writes a batch-1 transpose as `Reshape(x, [60, 1, F])`) get -1 there, and a Loop reading,
+/// at its counter, the scan output of another such Loop (stacked layers) is planned with it.
 /// Graph outputs whose length along that axis comes from the Loop's scan outputs (through Identity,
 /// Transpose, ConcatFromSequence) get the symbolic dim too.
 
@@ -29,12 +32,19 @@ struct LengthConstant {
   int32_t elem_type = onnx::TensorProto::INT64;
 };
 
+/// A constant Reshape target rewritten with -1 where it held the fixed length.
+struct ShapeWithoutLength {
+  ValueRef value;
+  std::vector<int64_t> values;  ///< the new values
+};
+
 /// Everything one `--time-axis` changes.
 struct TimeAxisEdit {
   TimeRef time;
   int64_t length = 0;     ///< the static length before
   std::string dim_param;  ///< the symbolic dim it becomes
   std::vector<LengthConstant> constants;
+  std::vector<ShapeWithoutLength> shapes;
   std::vector<std::pair<std::string, int>> output_dims;  ///< main-graph outputs and their axis made symbolic
   std::vector<std::string> loops;                        ///< the Loops, described, for messages
   std::string shape, axis, length_value;                 ///< names of Shape(x), the axis constant, the length

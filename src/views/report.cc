@@ -210,6 +210,18 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
   out << "; rewrite: " << Action(plan, state.state.key()) << "\n";
 }
 
+/// The one `--time-axis` option that makes every loop that does not stream yet stream (each of them a
+/// fixed-length loop walking that input axis), or "".
+std::string OneTimeAxisOption(const Analysis& analysis) {
+  std::string option;
+  for (const RecurrentNode& n : analysis.nodes) {
+    if (n.streamable) continue;
+    if (n.time_axis_option.empty() || (!option.empty() && option != n.time_axis_option)) return "";
+    option = n.time_axis_option;
+  }
+  return option;
+}
+
 }  // namespace
 
 Json ReportJson(const std::string& file, const onnx::ModelProto& model, const Analysis& analysis, const Plan& plan) {
@@ -297,6 +309,8 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
           << ")\n";
     }
   }
+  if (const std::string option = OneTimeAxisOption(analysis); !option.empty())
+    out << "\nevery loop would stream with --time-axis " << option << "\n";
   if (analysis.packed) out << PackedText(*analysis.packed, analysis.recorded_pairs);
   if (!analysis.notes.empty()) out << "\n";
   for (const StateNote& note : analysis.notes)

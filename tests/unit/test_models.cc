@@ -111,4 +111,52 @@ std::string Verdict(const onnx::ModelProto& model) {
   }
 }
 
+namespace {
+
+/// Layer `k` (1 or 2): a Loop over `x_tm<k>` [6, 1, F] at its int32 counter, h carried from `zeros`, the
+/// condition tf2onnx writes with the float bound `bound`.
+std::string Layer(int k, const std::string& bound) {
+  const std::string n = std::to_string(k);
+  return "  t_n" + n + ", h_n" + n + ", ys" + n + " = Loop (M, cond0, t0, zeros) <body = body" + n + " (int64 i" + n +
+         ", bool cond" + n + ", int32 t" + n + ", float[1, 4] h" + n + ") => (bool cond_out" + n + ", int32 t_next" + n +
+         ", float[1, 4] h_next" + n + ", float[1, 4] y_t" + n + ") {\n" +
+         "    x_t" + n + " = Gather <axis = 0> (x_tm" + n + ", t" + n + ")\n" +
+         "    xw" + n + " = MatMul (x_t" + n + ", W" + n + ")\n" +
+         "    hu" + n + " = MatMul (h" + n + ", U)\n" +
+         "    s" + n + " = Add (xw" + n + ", hu" + n + ")\n" +
+         "    h_next" + n + " = Tanh (s" + n + ")\n" +
+         "    one" + n + " = Constant <value = int32 {1}> ()\n" +
+         "    t_next" + n + " = Add (t" + n + ", one" + n + ")\n" +
+         "    bound" + n + " = Constant <value = float {" + bound + "}> ()\n" +
+         "    i_f" + n + " = Cast <to = 1> (i" + n + ")\n" +
+         "    below_i" + n + " = Less (i_f" + n + ", bound" + n + ")\n" +
+         "    t_f" + n + " = Cast <to = 1> (t_next" + n + ")\n" +
+         "    below_t" + n + " = Less (t_f" + n + ", bound" + n + ")\n" +
+         "    cond_out" + n + " = And (below_i" + n + ", below_t" + n + ")\n" +
+         "    y_t" + n + " = Identity (h_next" + n + ")\n" +
+         "  }>\n";
+}
+
+}  // namespace
+
+std::string Tf2onnxStacked(const std::string& bound2, const std::string& start) {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[1, 6, 3] x) => (float[1, 4] y)
+  <int64 M = {6}, float T = {6.0}, float z = {0.0}, int32 t0 = {0}, float[1, 4] zeros = {0, 0, 0, 0},
+   int64[3] s1 = {6, 1, 3}, int64[3] s2 = {6, 1, 4}, float[3, 4] W1 = {1,2,3,4,5,6,7,8,9,10,11,12},
+   float[4, 4] W2 = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1}, float[4, 4] U = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1}> {
+  c0 = Less (z, T)
+  cond0 = And (c0, c0)
+  x_tm1 = Reshape (x, s1)
+)" + Layer(1, "6.0") +
+         R"(  x_tm2 = Reshape (ys1, s2)
+)" + Layer(2, bound2) +
+         R"(  starts = Constant <value = int64[1] {)" + start + R"(}> ()
+  ends = Constant <value = int64[1] {2147483647}> ()
+  axes = Constant <value = int64[1] {0}> ()
+  last = Slice (ys2, starts, ends, axes)
+  y = Squeeze (last, axes)
+})";
+}
+
 }  // namespace rnnstate::testing

@@ -43,4 +43,11 @@ std::string Bytes(const onnx::ModelProto& model);
 /// fails the test when the exit code is not kBadInput.
 std::string Verdict(const onnx::ModelProto& model);
 
+/// Two stacked Keras layers on x [1, 6, 3] as tf2onnx writes them (issue 22): one Loop each over a cell
+/// at an int32 counter, a shared trip count 6, initial condition `And(Less(0.0, 6.0), ...)` and counter
+/// start; `Reshape(x, [6, 1, 3])` as Keras's transpose and `Reshape(ys1, [6, 1, 4])` between the layers;
+/// each body's condition `And(Less(Cast(iter), b), Less(Cast(t + 1), b))` (layer 2's bound `bound2`); the
+/// readout `Squeeze(Slice(ys2, [start], [INT32_MAX], [0]))`.
+std::string Tf2onnxStacked(const std::string& bound2 = "6.0", const std::string& start = "-1");
+
 }  // namespace rnnstate::testing

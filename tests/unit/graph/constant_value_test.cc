@@ -66,6 +66,28 @@ TEST(ConstantValue, IntegersAreReadFromEveryIntegerForm) {
   EXPECT_EQ(ConstantIntegers(index, {}, "half"), std::nullopt);  // a float is no integer
 }
 
+TEST(ConstantValue, NumbersAreReadFromIntegerAndFloatingPointForms) {
+  // tf2onnx writes a loop's length as a float bound (60.0f) beside the int64 trip count.
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2] x) => (float[2] y) <float bound = {60.0}, double[1] wide = {2.5}, float[2] pair = {1.0, 2.0}> {
+  half = Constant <value_float = 0.5> ()
+  floats = Constant <value_floats = [3.0]> ()
+  one = Constant <value_int = 7> ()
+  word = Constant <value_string = "a"> ()
+  y = Identity (x)
+})");
+  const ModelIndex index(model);
+  EXPECT_EQ(ConstantNumber(index, {}, "bound"), 60.0);
+  EXPECT_EQ(ConstantNumber(index, {}, "wide"), 2.5);
+  EXPECT_EQ(ConstantNumber(index, {}, "half"), 0.5);
+  EXPECT_EQ(ConstantNumber(index, {}, "floats"), 3.0);
+  EXPECT_EQ(ConstantNumber(index, {}, "one"), 7.0);
+  EXPECT_EQ(ConstantNumber(index, {}, "pair"), std::nullopt);  // two values are no scalar
+  EXPECT_EQ(ConstantNumber(index, {}, "word"), std::nullopt);
+  EXPECT_EQ(ConstantNumber(index, {}, "x"), std::nullopt);
+  EXPECT_EQ(ConstantScalar(index, {}, "bound"), std::nullopt);  // integer readers stay integer
+}
+
 TEST(ConstantValue, WhatCanChangeAtRunTimeIsNoConstant) {
   const onnx::ModelProto model = ConstantsModel();
   const ModelIndex index(model);

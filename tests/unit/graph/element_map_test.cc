@@ -204,6 +204,24 @@ TEST(ReshapeGroups, UnitAxesAreAddedAndRemoved) {
   EXPECT_THAT((*groups)[0].out, ElementsAre(0u));
 }
 
+TEST(ReshapeGroups, AnUnknownInputSizeIsWhatAFixedTargetLeavesForIt) {
+  // tf2onnx reshapes a Loop's scan output [?, 1, 128] (inference knows no trip count) to [60, 1, 128]:
+  // the Reshape runs only with ? = 60, so the axes stay apart.
+  auto groups = ReshapeGroups({SymDim{}, Fixed(1), Fixed(128)}, {Fixed(60), Fixed(1), Fixed(128)}, false);
+  ASSERT_TRUE(groups.has_value());
+  ASSERT_EQ(groups->size(), 4u);  // [?] -> [60], the unit axis removed and added, [128] -> [128]
+  EXPECT_THAT((*groups)[0].in, ElementsAre(0u));
+  EXPECT_THAT((*groups)[0].out, ElementsAre(0u));
+  // Rewritten with -1 there, the unknown dim is what -1 takes: the same axis.
+  groups = ReshapeGroups({SymDim{}, Fixed(1), Fixed(128)}, {Fixed(-1), Fixed(1), Fixed(128)}, false);
+  ASSERT_TRUE(groups.has_value());
+  EXPECT_THAT((*groups)[0].in, ElementsAre(0u));
+  EXPECT_THAT((*groups)[0].out, ElementsAre(0u));
+  // A named dim is not resolved (its name says what it is), nor are two unknown ones.
+  EXPECT_EQ(ReshapeGroups({kBatch, Fixed(1), Fixed(128)}, {Fixed(60), Fixed(1), Fixed(128)}, false), std::nullopt);
+  EXPECT_EQ(ReshapeGroups({SymDim{}, SymDim{}, Fixed(128)}, {Fixed(60), Fixed(1), Fixed(128)}, false), std::nullopt);
+}
+
 TEST(ReshapeGroups, MixingTheBatchWithAnotherAxisIsNotProvable) {
   // [6, batch] -> [2, batch, 3] interleaves batch rows: no group holds 6 against 2 across the batch.
   EXPECT_EQ(ReshapeGroups({Fixed(6), kBatch}, {Fixed(2), kBatch, Fixed(3)}, false), std::nullopt);

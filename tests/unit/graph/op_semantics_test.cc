@@ -96,6 +96,23 @@ TEST(OpSemantics, ClassesAreTheOnesTheAnalysesAskFor) {
   EXPECT_FALSE(ClassOf(node("LSTM")));
 }
 
+TEST(OpSemantics, OneElementKeepsItsValueThroughReductionsAndOneOperandMax) {
+  auto node = [](const char* op, int inputs) {
+    onnx::NodeProto n;
+    n.set_op_type(op);
+    for (int k = 0; k < inputs; ++k) n.add_input("v" + std::to_string(k));
+    return n;
+  };
+  // tf2onnx: trip count Cast(ReduceMax(Unsqueeze(length))).
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd", "Cast", "Unsqueeze"})
+    EXPECT_TRUE(KeepsOneElement(node(op, 1))) << op;
+  EXPECT_TRUE(KeepsOneElement(node("Max", 1)));
+  EXPECT_FALSE(KeepsOneElement(node("Max", 2)));        // max(a, b) is not a
+  EXPECT_FALSE(KeepsOneElement(node("ReduceL2", 1)));   // |a|
+  EXPECT_FALSE(KeepsOneElement(node("ReduceSumSquare", 1)));
+  EXPECT_FALSE(KeepsOneElement(node("Neg", 1)));
+}
+
 TEST(OpSemantics, NormalizationRefusesAxesOutOfRangeAndNegativesOfUnknownRank) {
   EXPECT_EQ(NormalizeAxis(-1, 3), 2);
   EXPECT_EQ(NormalizeAxis(2, 3), 2);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "find/analysis.h"
+#include "graph/graph_edit.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
@@ -137,6 +138,29 @@ TEST(TimeAxis, ConstantUsedElsewhereIsNotReplaced) {
   RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/false);
   EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Contains(HasSubstr("--time-axis x:1 did not apply (see its warning)")));
   EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Not(::testing::Contains(HasSubstr("rewrite with --time-axis x:1"))));
+}
+
+TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
+  // Before: "no Loop walks x:1 with the constant trip count 6; nothing changed for it". The shared trip
+  // count, the float bounds (main graph and bodies) and both Reshape targets hold the length.
+  onnx::ModelProto model = ParseModel(testing::Tf2onnxStacked());
+  RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  EXPECT_THAT(outcome.time_axis_changes,
+              ElementsAre(HasSubstr("4 constant(s) become the fed length, 2 Reshape target(s) infer it")));
+  const onnx::GraphProto& g = model.graph();
+  EXPECT_EQ(testing::DeclaredShape(g, "x"), "[1,x_time,3]");
+  for (const char* target : {"s1", "s2"}) {
+    const onnx::TensorProto* shape = FindInitializer(g, target);
+    ASSERT_NE(shape, nullptr) << target;
+    EXPECT_EQ(shape->int64_data(0), -1) << target;
+  }
+  EXPECT_EQ(Producer(g, "T")->op_type(), "Cast");  // the float bound of the initial condition
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_TRUE(pairs[0].streamable);
+  EXPECT_TRUE(pairs[1].streamable);
+  ModelIndex index(model);
+  EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
 }
 
 }  // namespace
