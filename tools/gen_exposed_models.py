@@ -1389,7 +1389,10 @@ def silero_rank_chain(p, h_in, c_in, w, h):
     c = Not(Equal(Size(Shape(x)), 3)); If(Cast(c)) then Unsqueeze(x, [1]), Unsqueeze(h_in, [0]), Unsqueeze(c_in, [0])
     else Identity of each; initial = Unsqueeze(., [0]); LSTM; the finals Squeeze(Y_*, [0]) go back through
     If(Cast(c)) then (If(Equal(Shape(v)[0], 1)) Squeeze(v, [0]) else Identity(v)) else Identity(v).
+    h_in None: LSTMCell's default state instead, as Silero v5's zero branch has it: the If carries x only, and
+    one ConstantOfShape(Concat(Shape(X)[1], [H])) zeros is Unsqueeze'd into initial_h and initial_c.
     Returns (nodes, y, h_final, c_final), the finals [batch, hidden]."""
+    zeros = h_in is None
     n = [c_node(f"{p}/rank", 3), c_node(f"{p}/ax0", [0]), c_node(f"{p}/ax1", [1]),
          helper.make_node("Shape", ["x"], [f"{p}/xshape"], name=f"{p}/Shape"),
          helper.make_node("Size", [f"{p}/xshape"], [f"{p}/xrank"], name=f"{p}/Size"),
@@ -1397,20 +1400,28 @@ def silero_rank_chain(p, h_in, c_in, w, h):
          helper.make_node("Not", [f"{p}/is3"], [f"{p}/unbatched"], name=f"{p}/Not"),
          helper.make_node("Cast", [f"{p}/unbatched"], [f"{p}/cond_in"], to=TensorProto.BOOL, name=f"{p}/Cast"),
          helper.make_node("Cast", [f"{p}/unbatched"], [f"{p}/cond_out"], to=TensorProto.BOOL, name=f"{p}/Cast_1")]
-    then_in = branch(f"{p}/If_2_then", [
-        helper.make_node("Unsqueeze", ["x", f"{p}/ax1"], [f"{p}/xu"], name=f"{p}/If_2/Unsqueeze"),
-        helper.make_node("Unsqueeze", [h_in, f"{p}/ax0"], [f"{p}/hu"], name=f"{p}/If_2/Unsqueeze_1"),
-        helper.make_node("Unsqueeze", [c_in, f"{p}/ax0"], [f"{p}/cu"], name=f"{p}/If_2/Unsqueeze_2")],
-        [f"{p}/xu", f"{p}/hu", f"{p}/cu"])
-    else_in = branch(f"{p}/If_2_else", [
-        helper.make_node("Identity", ["x"], [f"{p}/xi"], name=f"{p}/If_2/Identity"),
-        helper.make_node("Identity", [h_in], [f"{p}/hi"], name=f"{p}/If_2/Identity_1"),
-        helper.make_node("Identity", [c_in], [f"{p}/ci"], name=f"{p}/If_2/Identity_2")],
-        [f"{p}/xi", f"{p}/hi", f"{p}/ci"])
-    n += [helper.make_node("If", [f"{p}/cond_in"], [f"{p}/X", f"{p}/hb", f"{p}/cb"], name=f"{p}/If_2",
-                           then_branch=then_in, else_branch=else_in),
-          helper.make_node("Unsqueeze", [f"{p}/hb", f"{p}/ax0"], [f"{p}/h0"], name=f"{p}/Unsqueeze_3"),
-          helper.make_node("Unsqueeze", [f"{p}/cb", f"{p}/ax0"], [f"{p}/c0"], name=f"{p}/Unsqueeze_4"),
+    then_in = [helper.make_node("Unsqueeze", ["x", f"{p}/ax1"], [f"{p}/xu"], name=f"{p}/If_2/Unsqueeze")]
+    else_in = [helper.make_node("Identity", ["x"], [f"{p}/xi"], name=f"{p}/If_2/Identity")]
+    if not zeros:
+        then_in += [helper.make_node("Unsqueeze", [h_in, f"{p}/ax0"], [f"{p}/hu"], name=f"{p}/If_2/Unsqueeze_1"),
+                    helper.make_node("Unsqueeze", [c_in, f"{p}/ax0"], [f"{p}/cu"], name=f"{p}/If_2/Unsqueeze_2")]
+        else_in += [helper.make_node("Identity", [h_in], [f"{p}/hi"], name=f"{p}/If_2/Identity_1"),
+                    helper.make_node("Identity", [c_in], [f"{p}/ci"], name=f"{p}/If_2/Identity_2")]
+    outs = [f"{p}/X"] if zeros else [f"{p}/X", f"{p}/hb", f"{p}/cb"]
+    n.append(helper.make_node("If", [f"{p}/cond_in"], outs, name=f"{p}/If_2",
+                              then_branch=branch(f"{p}/If_2_then", then_in, [f"{p}/xu"] + ([] if zeros else [f"{p}/hu", f"{p}/cu"])),
+                              else_branch=branch(f"{p}/If_2_else", else_in,
+                                                 [f"{p}/xi"] + ([] if zeros else [f"{p}/hi", f"{p}/ci"]))))
+    if zeros:
+        n += [helper.make_node("Shape", [f"{p}/X"], [f"{p}/Xshape"], name=f"{p}/Shape_1"),
+              helper.make_node("Gather", [f"{p}/Xshape", f"{p}/ax1"], [f"{p}/zb"], axis=0, name=f"{p}/Gather_z"),
+              c_node(f"{p}/zh", [h]),
+              helper.make_node("Concat", [f"{p}/zb", f"{p}/zh"], [f"{p}/zdims"], axis=0, name=f"{p}/Concat_z"),
+              helper.make_node("ConstantOfShape", [f"{p}/zdims"], [f"{p}/zeros"], name=f"{p}/ConstantOfShape",
+                               value=numpy_helper.from_array(np.zeros(1, np.float32), "zero"))]
+    hb, cb = (f"{p}/zeros", f"{p}/zeros") if zeros else (f"{p}/hb", f"{p}/cb")
+    n += [helper.make_node("Unsqueeze", [hb, f"{p}/ax0"], [f"{p}/h0"], name=f"{p}/Unsqueeze_3"),
+          helper.make_node("Unsqueeze", [cb, f"{p}/ax0"], [f"{p}/c0"], name=f"{p}/Unsqueeze_4"),
           helper.make_node("LSTM", [f"{p}/X", f"{w}_W", f"{w}_R", f"{w}_B", "", f"{p}/h0", f"{p}/c0"],
                            [f"{p}/Y", f"{p}/Y_h", f"{p}/Y_c"], name=f"{p}/LSTM", hidden_size=h),
           helper.make_node("Squeeze", [f"{p}/Y", f"{p}/ax1"], [f"{p}/y"], name=f"{p}/Squeeze_y"),
@@ -1451,16 +1462,6 @@ def silero_rows(p):
             helper.make_node("Gather", ["state", f"{p}/row1"], [f"{p}/c_in"], axis=0, name=f"{p}/Gather_1")]
 
 
-def silero_zeros(p, h):
-    """LSTMCell's default state: one ConstantOfShape([batch, H]) zeros shared by h and c."""
-    return [helper.make_node("Shape", ["x"], [f"{p}/zshape"], name=f"{p}/Shape_z"), c_node(f"{p}/bax", [1]),
-            helper.make_node("Gather", [f"{p}/zshape", f"{p}/bax"], [f"{p}/zb"], axis=0, name=f"{p}/Gather_z"),
-            c_node(f"{p}/zh", [h]),
-            helper.make_node("Concat", [f"{p}/zb", f"{p}/zh"], [f"{p}/zdims"], axis=0, name=f"{p}/Concat_z"),
-            helper.make_node("ConstantOfShape", [f"{p}/zdims"], [f"{p}/zeros"], name=f"{p}/ConstantOfShape",
-                             value=numpy_helper.from_array(np.zeros(1, np.float32), "zero"))]
-
-
 def silero_v5_model(name, with_default):
     """Silero v5's decoder at small size: If(sr == 16000) per rate, the LSTM chain of silero_rank_chain, and
     (with_default) an If on len(state) = Cast(Squeeze(Gather(Shape(state), [0])), BOOL) choosing the fed
@@ -1475,10 +1476,10 @@ def silero_v5_model(name, with_default):
         nodes = []
         if with_default:
             fed, y1, h1, c1 = silero_rank_chain(f"{p}/fed", f"{p}/h_in", f"{p}/c_in", w, h)
-            zero, y0, h0, c0 = silero_rank_chain(f"{p}/zero", f"{p}/zeros", f"{p}/zeros", w, h)
+            zero, y0, h0, c0 = silero_rank_chain(f"{p}/zero", None, None, w, h)
             fed = silero_rows(p) + fed + [helper.make_node("Identity", [v], [f"{v}_out"], name=f"{v}_Identity")
                                           for v in (y1, h1, c1)]
-            zero = silero_zeros(p, h) + zero + [helper.make_node("Identity", [v], [f"{v}_out"], name=f"{v}_Identity")
+            zero = zero + [helper.make_node("Identity", [v], [f"{v}_out"], name=f"{v}_Identity")
                                                 for v in (y0, h0, c0)]
             nodes += [helper.make_node("Shape", ["state"], [f"{p}/sshape"], name=f"{p}/Shape_state"),
                       c_node(f"{p}/lenax", [0]),
@@ -1562,8 +1563,8 @@ def f2_hb_silero_len_default():
     s = Spec(name, "1+2", "onnx.helper following Silero VAD v5 (spox-inlined TorchScript export), opset 16, IR 8",
              "f1_hb_silero_rank_ifs with Silero v5's default path: in each rate branch an If on len(state) = "
              "Cast(Squeeze(Gather(Shape(state), [0])), BOOL) (axis 0, declared 2): then the fed chain, else the same "
-             "LSTM (shared weights) from one ConstantOfShape([batch, 4]) zeros used as h and c, through the same rank "
-             "test Ifs; stateN = Concat(Unsqueeze(h, [0]), Unsqueeze(c, [0])) after that If", states, SILERO_PROTOCOL,
+             "LSTM (shared weights) from LSTMCell's default: one ConstantOfShape(Concat(Shape(X)[1], [4])) zeros, "
+             "Unsqueeze'd into h and c (the rank-test Ifs carry x only); stateN = Concat(Unsqueeze(h, [0]), Unsqueeze(c, [0])) after that If", states, SILERO_PROTOCOL,
              ints={"sr": [16000]}, extra_ints=[{"sr": [8000]}])
     s.model, s.reference = silero_v5_model(name, True)
     s.model.doc_string = s.note
