@@ -1366,6 +1366,454 @@ def f2_ts_main_if_init():
                         [("y", ["seq", "batch", 4]), ("stateN", [2, "batch", 4])], 14, script=True)
 
 
+# --- the published models' own patterns (silero v5 / v3.1 / OpenVINO, GTCRN), at small sizes -------------
+
+
+def c_node(name, value, dtype=np.int64):
+    """A Constant node named and output `name` (PyTorch and spox write Slice/Gather parameters this way)."""
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=numpy_helper.from_array(np.asarray(value, dtype), name + "_value"))
+
+
+def typed(name, shape=None):
+    """A subgraph output's ValueInfo: FLOAT, the shape unknown unless given."""
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def branch(name, nodes, outputs):
+    return helper.make_graph(nodes, name, [], [typed(o) for o in outputs])
+
+
+def silero_rank_chain(p, h_in, c_in, w, h):
+    """Silero v5's LSTM chain inside one branch (prefix `p`): PyTorch's unbatched-input rank test
+    c = Not(Equal(Size(Shape(x)), 3)); If(Cast(c)) then Unsqueeze(x, [1]), Unsqueeze(h_in, [0]), Unsqueeze(c_in, [0])
+    else Identity of each; initial = Unsqueeze(., [0]); LSTM; the finals Squeeze(Y_*, [0]) go back through
+    If(Cast(c)) then (If(Equal(Shape(v)[0], 1)) Squeeze(v, [0]) else Identity(v)) else Identity(v).
+    h_in None: LSTMCell's default state instead, as Silero v5's zero branch has it: the If carries x only, and
+    one ConstantOfShape(Concat(Shape(X)[1], [H])) zeros is Unsqueeze'd into initial_h and initial_c.
+    Returns (nodes, y, h_final, c_final), the finals [batch, hidden]."""
+    zeros = h_in is None
+    n = [c_node(f"{p}/rank", 3), c_node(f"{p}/ax0", [0]), c_node(f"{p}/ax1", [1]),
+         helper.make_node("Shape", ["x"], [f"{p}/xshape"], name=f"{p}/Shape"),
+         helper.make_node("Size", [f"{p}/xshape"], [f"{p}/xrank"], name=f"{p}/Size"),
+         helper.make_node("Equal", [f"{p}/xrank", f"{p}/rank"], [f"{p}/is3"], name=f"{p}/Equal"),
+         helper.make_node("Not", [f"{p}/is3"], [f"{p}/unbatched"], name=f"{p}/Not"),
+         helper.make_node("Cast", [f"{p}/unbatched"], [f"{p}/cond_in"], to=TensorProto.BOOL, name=f"{p}/Cast"),
+         helper.make_node("Cast", [f"{p}/unbatched"], [f"{p}/cond_out"], to=TensorProto.BOOL, name=f"{p}/Cast_1")]
+    then_in = [helper.make_node("Unsqueeze", ["x", f"{p}/ax1"], [f"{p}/xu"], name=f"{p}/If_2/Unsqueeze")]
+    else_in = [helper.make_node("Identity", ["x"], [f"{p}/xi"], name=f"{p}/If_2/Identity")]
+    if not zeros:
+        then_in += [helper.make_node("Unsqueeze", [h_in, f"{p}/ax0"], [f"{p}/hu"], name=f"{p}/If_2/Unsqueeze_1"),
+                    helper.make_node("Unsqueeze", [c_in, f"{p}/ax0"], [f"{p}/cu"], name=f"{p}/If_2/Unsqueeze_2")]
+        else_in += [helper.make_node("Identity", [h_in], [f"{p}/hi"], name=f"{p}/If_2/Identity_1"),
+                    helper.make_node("Identity", [c_in], [f"{p}/ci"], name=f"{p}/If_2/Identity_2")]
+    outs = [f"{p}/X"] if zeros else [f"{p}/X", f"{p}/hb", f"{p}/cb"]
+    n.append(helper.make_node("If", [f"{p}/cond_in"], outs, name=f"{p}/If_2",
+                              then_branch=branch(f"{p}/If_2_then", then_in, [f"{p}/xu"] + ([] if zeros else [f"{p}/hu", f"{p}/cu"])),
+                              else_branch=branch(f"{p}/If_2_else", else_in,
+                                                 [f"{p}/xi"] + ([] if zeros else [f"{p}/hi", f"{p}/ci"]))))
+    if zeros:
+        n += [helper.make_node("Shape", [f"{p}/X"], [f"{p}/Xshape"], name=f"{p}/Shape_1"),
+              helper.make_node("Gather", [f"{p}/Xshape", f"{p}/ax1"], [f"{p}/zb"], axis=0, name=f"{p}/Gather_z"),
+              c_node(f"{p}/zh", [h]),
+              helper.make_node("Concat", [f"{p}/zb", f"{p}/zh"], [f"{p}/zdims"], axis=0, name=f"{p}/Concat_z"),
+              helper.make_node("ConstantOfShape", [f"{p}/zdims"], [f"{p}/zeros"], name=f"{p}/ConstantOfShape",
+                               value=numpy_helper.from_array(np.zeros(1, np.float32), "zero"))]
+    hb, cb = (f"{p}/zeros", f"{p}/zeros") if zeros else (f"{p}/hb", f"{p}/cb")
+    n += [helper.make_node("Unsqueeze", [hb, f"{p}/ax0"], [f"{p}/h0"], name=f"{p}/Unsqueeze_3"),
+          helper.make_node("Unsqueeze", [cb, f"{p}/ax0"], [f"{p}/c0"], name=f"{p}/Unsqueeze_4"),
+          helper.make_node("LSTM", [f"{p}/X", f"{w}_W", f"{w}_R", f"{w}_B", "", f"{p}/h0", f"{p}/c0"],
+                           [f"{p}/Y", f"{p}/Y_h", f"{p}/Y_c"], name=f"{p}/LSTM", hidden_size=h),
+          helper.make_node("Squeeze", [f"{p}/Y", f"{p}/ax1"], [f"{p}/y"], name=f"{p}/Squeeze_y"),
+          helper.make_node("Squeeze", [f"{p}/Y_h", f"{p}/ax0"], [f"{p}/hs"], name=f"{p}/Squeeze_h"),
+          helper.make_node("Squeeze", [f"{p}/Y_c", f"{p}/ax0"], [f"{p}/cs"], name=f"{p}/Squeeze_c")]
+    then_out, else_out = [], []
+    for k in ("h", "c"):
+        v = f"{p}/{k}s"
+        q = f"{p}/If_5/{k}"
+        squeeze_if = helper.make_node(
+            "If", [f"{q}/one"], [f"{q}/sq"], name=f"{q}/If",
+            then_branch=branch(f"{q}/then", [helper.make_node("Squeeze", [v, f"{p}/ax0"], [f"{q}/sq_t"],
+                                                              name=f"{q}/Squeeze")], [f"{q}/sq_t"]),
+            else_branch=branch(f"{q}/else", [helper.make_node("Identity", [v], [f"{q}/sq_e"], name=f"{q}/Identity")],
+                               [f"{q}/sq_e"]))
+        then_out += [helper.make_node("Shape", [v], [f"{q}/shape"], name=f"{q}/Shape"),
+                     c_node(f"{q}/zero", 0), c_node(f"{q}/one_v", 1),
+                     helper.make_node("Gather", [f"{q}/shape", f"{q}/zero"], [f"{q}/d0"], axis=0, name=f"{q}/Gather"),
+                     helper.make_node("Equal", [f"{q}/d0", f"{q}/one_v"], [f"{q}/one"], name=f"{q}/Equal"), squeeze_if]
+        else_out.append(helper.make_node("Identity", [v], [f"{q}/id"], name=f"{q}/Identity_else"))
+    n.append(helper.make_node("If", [f"{p}/cond_out"], [f"{p}/hf", f"{p}/cf"], name=f"{p}/If_5",
+                              then_branch=branch(f"{p}/If_5_then", then_out, [f"{p}/If_5/h/sq", f"{p}/If_5/c/sq"]),
+                              else_branch=branch(f"{p}/If_5_else", else_out, [f"{p}/If_5/h/id", f"{p}/If_5/c/id"])))
+    return n, f"{p}/y", f"{p}/hf", f"{p}/cf"
+
+
+def stack_hc(p, hf, cf, out):
+    """stateN = Concat(Unsqueeze(h, [0]), Unsqueeze(c, [0]), axis 0) (Silero v5, after its len(state) If)."""
+    return [c_node(f"{p}/st_ax0", [0]),
+            helper.make_node("Unsqueeze", [hf, f"{p}/st_ax0"], [f"{p}/hn"], name=f"{p}/Unsqueeze_hn"),
+            helper.make_node("Unsqueeze", [cf, f"{p}/st_ax0"], [f"{p}/cn"], name=f"{p}/Unsqueeze_cn"),
+            helper.make_node("Concat", [f"{p}/hn", f"{p}/cn"], [out], axis=0, name=f"{p}/Concat_stateN")]
+
+
+def silero_rows(p):
+    return [c_node(f"{p}/row0", 0), c_node(f"{p}/row1", 1),
+            helper.make_node("Gather", ["state", f"{p}/row0"], [f"{p}/h_in"], axis=0, name=f"{p}/Gather"),
+            helper.make_node("Gather", ["state", f"{p}/row1"], [f"{p}/c_in"], axis=0, name=f"{p}/Gather_1")]
+
+
+def silero_v5_model(name, with_default):
+    """Silero v5's decoder at small size: If(sr == 16000) per rate, the LSTM chain of silero_rank_chain, and
+    (with_default) an If on len(state) = Cast(Squeeze(Gather(Shape(state), [0])), BOOL) choosing the fed
+    chain or the same LSTM from ConstantOfShape zeros."""
+    rng = np.random.RandomState(common.name_seed(name))
+    i, h = 3, 4
+    weights = {"r16": common.Weights("LSTM", i, h, rng), "r8": common.Weights("LSTM", i, h, rng)}
+    inits = weights["r16"].initializers("w16") + weights["r8"].initializers("w8") + [i64("rate", [16000])]
+    branches = {}
+    for rate, w in (("r16", "w16"), ("r8", "w8")):
+        p = f"{rate}"
+        nodes = []
+        if with_default:
+            fed, y1, h1, c1 = silero_rank_chain(f"{p}/fed", f"{p}/h_in", f"{p}/c_in", w, h)
+            zero, y0, h0, c0 = silero_rank_chain(f"{p}/zero", None, None, w, h)
+            fed = silero_rows(p) + fed + [helper.make_node("Identity", [v], [f"{v}_out"], name=f"{v}_Identity")
+                                          for v in (y1, h1, c1)]
+            zero = zero + [helper.make_node("Identity", [v], [f"{v}_out"], name=f"{v}_Identity")
+                                                for v in (y0, h0, c0)]
+            nodes += [helper.make_node("Shape", ["state"], [f"{p}/sshape"], name=f"{p}/Shape_state"),
+                      c_node(f"{p}/lenax", [0]),
+                      helper.make_node("Gather", [f"{p}/sshape", f"{p}/lenax"], [f"{p}/len1"], axis=0,
+                                       name=f"{p}/Gather_len"),
+                      helper.make_node("Squeeze", [f"{p}/len1"], [f"{p}/len"], name=f"{p}/Squeeze_len"),
+                      helper.make_node("Cast", [f"{p}/len"], [f"{p}/has_state"], to=TensorProto.BOOL,
+                                       name=f"{p}/Cast_len"),
+                      helper.make_node("If", [f"{p}/has_state"], [f"{p}/y", f"{p}/hf", f"{p}/cf"], name=f"{p}/If_10",
+                                       then_branch=branch(f"{p}/If_10_then", fed, [f"{v}_out" for v in (y1, h1, c1)]),
+                                       else_branch=branch(f"{p}/If_10_else", zero, [f"{v}_out" for v in (y0, h0, c0)]))]
+            y, hf, cf = f"{p}/y", f"{p}/hf", f"{p}/cf"
+        else:
+            chain, y, hf, cf = silero_rank_chain(p, f"{p}/h_in", f"{p}/c_in", w, h)
+            nodes += silero_rows(p) + chain
+        nodes += stack_hc(p, hf, cf, f"{p}/stateN")
+        nodes.append(helper.make_node("Identity", [y], [f"{p}/y_out"], name=f"{p}/Identity_y"))
+        branches[rate] = branch(f"{p}_branch", nodes, [f"{p}/y_out", f"{p}/stateN"])
+    nodes = [helper.make_node("Equal", ["sr", "rate"], ["is16"], name="Equal"),
+             helper.make_node("If", ["is16"], ["If_0_y", "If_0_stateN"], name="If_0", then_branch=branches["r16"],
+                              else_branch=branches["r8"]),
+             helper.make_node("Identity", ["If_0_y"], ["y"], name="Identity"),
+             helper.make_node("Identity", ["If_0_stateN"], ["stateN"], name="Identity_1")]
+    model = make_hb(nodes, [common.value_info("x", ["seq", "batch", i]), common.value_info("sr", [1], TensorProto.INT64),
+                            common.value_info("state", [2, "batch", h])],
+                    [common.value_info("y", ["seq", "batch", h]), common.value_info("stateN", [2, "batch", h])],
+                    inits, name, "", 16, 8)
+
+    def reference(f):
+        wt = weights["r16" if int(f["sr"][0]) == 16000 else "r8"]
+        st = f["state"]
+        y, yh, yc = common.ref_recurrent("LSTM", f["x"], wt.w, wt.r, wt.b, st[0:1], st[1:2])
+        return {"y": y[:, 0], "stateN": np.concatenate([yh, yc])}
+
+    return model, reference
+
+
+SILERO_PROTOCOL = {"first_call": [{"state": "random"}, {"state": "zeros"}],
+                   "feedback": [{"output": "stateN", "input": "state"}]}
+
+
+def f1_hb_silero_rank_ifs():
+    name = "f1_hb_silero_rank_ifs"
+    ax = ("batch", "hidden")
+    states = []
+    for rate, outer in (("r16", "then_branch"), ("r8", "else_branch")):
+        for kind, row in (("h", 0), ("c", 1)):
+            reg = [row, None, None]
+            states.append(state(f"{rate}/LSTM", kind, place("state", reg, ax), place("stateN", reg, ax), True,
+                                graph=f"main/If_0:{outer}"))
+    s = Spec(name, 1, "onnx.helper following Silero VAD v5 (spox-inlined TorchScript export), opset 16, IR 8",
+             "Silero v5's chain in an If on the sample rate (sr == 16000; one LSTM (I 3, H 4) per rate): h = "
+             "Gather(state, 0), c = Gather(state, 1) of state [2,batch,4] read from outer scope; PyTorch's "
+             "unbatched-input rank test If(Cast(Not(Equal(Size(Shape(x)), 3)))) then Unsqueeze (x on axis 1, h and c "
+             "on axis 0) else Identity; initial = Unsqueeze(., [0]); the finals Squeeze(Y_*, [0]) go back through an "
+             "If on the same test (then: If(Equal(Shape(v)[0], 1)) Squeeze / Identity; else Identity); stateN = "
+             "Concat(Unsqueeze(h, [0]), Unsqueeze(c, [0]))", states, SILERO_PROTOCOL,
+             ints={"sr": [16000]}, extra_ints=[{"sr": [8000]}])
+    s.model, s.reference = silero_v5_model(name, False)
+    s.model.doc_string = s.note
+    return s
+
+
+def f2_hb_silero_len_default():
+    name = "f2_hb_silero_len_default"
+    ax = ("batch", "hidden")
+    states = []
+    for rate, outer in (("r16", "then_branch"), ("r8", "else_branch")):
+        for kind, row in (("h", 0), ("c", 1)):
+            reg = [row, None, None]
+            inner = f"main/If_0:{outer}/{rate}/If_10"
+            states.append(state(f"{rate}/fed/LSTM", kind, place("state", reg, ax), place("stateN", reg, ax), True,
+                                graph=f"{inner}:then_branch"))
+            states.append(state(f"{rate}/zero/LSTM", kind, None, place("stateN", reg, ax), False,
+                                graph=f"{inner}:else_branch",
+                                reason="default path: runs only when the fed state is empty along axis 0 (the "
+                                "authors' len(state) test; that axis is declared 2, so the first call is fed zeros "
+                                "instead, which is equivalent); starts from ConstantOfShape zeros shared by h and c; "
+                                "its final lands in the same row of stateN",
+                                relation=f"the default of the pair state[{row}] -> stateN[{row}]"))
+    s = Spec(name, "1+2", "onnx.helper following Silero VAD v5 (spox-inlined TorchScript export), opset 16, IR 8",
+             "f1_hb_silero_rank_ifs with Silero v5's default path: in each rate branch an If on len(state) = "
+             "Cast(Squeeze(Gather(Shape(state), [0])), BOOL) (axis 0, declared 2): then the fed chain, else the same "
+             "LSTM (shared weights) from LSTMCell's default: one ConstantOfShape(Concat(Shape(X)[1], [4])) zeros, "
+             "Unsqueeze'd into h and c (the rank-test Ifs carry x only); stateN = Concat(Unsqueeze(h, [0]), Unsqueeze(c, [0])) after that If", states, SILERO_PROTOCOL,
+             ints={"sr": [16000]}, extra_ints=[{"sr": [8000]}])
+    s.model, s.reference = silero_v5_model(name, True)
+    s.model.doc_string = s.note
+    return s
+
+
+def f1_hb_silero_v31_rows():
+    """Silero VAD v3.1: h0, c0 [2,1,H] (batch fixed 1), rows by Slice with Constant-node parameters, two
+    stacked LSTMs whose X comes through an If (inference loses its shape: the batch is unknown)."""
+    name = "f1_hb_silero_v31_rows"
+    rng = np.random.RandomState(common.name_seed(name))
+    i, h = 3, 4
+    w1, w2 = common.Weights("LSTM", i, h, rng), common.Weights("LSTM", h, h, rng)
+    inits = w1.initializers("lstm1") + w2.initializers("lstm2")
+    nodes = [helper.make_node("Shape", ["input"], ["in_shape"], name="Shape_30"), c_node("Constant_31", 0),
+             helper.make_node("Gather", ["in_shape", "Constant_31"], ["in_d0"], axis=0, name="Gather_31"),
+             c_node("Constant_32", 1),
+             helper.make_node("Equal", ["in_d0", "Constant_32"], ["squeezable"], name="Equal_32"),
+             c_node("Constant_ax0", [0]),
+             helper.make_node("If", ["squeezable"], ["x_sq"], name="If_33",
+                              then_branch=branch("If_33_then", [helper.make_node("Squeeze", ["input", "Constant_ax0"],
+                                                                                 ["x_sq_t"], name="Squeeze_34")],
+                                                 ["x_sq_t"]),
+                              else_branch=branch("If_33_else", [helper.make_node("Identity", ["input"], ["x_sq_e"],
+                                                                                 name="Identity_35")], ["x_sq_e"])),
+             c_node("Constant_ax1", [1]),
+             helper.make_node("Unsqueeze", ["x_sq", "Constant_ax1"], ["725"], name="Unsqueeze_36")]
+    x_in = "725"
+    for l, (lstm, wname) in enumerate((("LSTM_589", "lstm1"), ("LSTM_600", "lstm2"))):
+        for kind, src in (("h", "h0"), ("c", "c0")):
+            t = f"{lstm}_{kind}"
+            nodes += [c_node(f"{t}_axes", [0]), c_node(f"{t}_starts", [l]), c_node(f"{t}_ends", [l + 1]),
+                      helper.make_node("Slice", [src, f"{t}_starts", f"{t}_ends", f"{t}_axes"], [f"{t}_init"],
+                                       name=f"Slice_{t}")]
+        nodes += [helper.make_node("LSTM", [x_in, f"{wname}_W", f"{wname}_R", f"{wname}_B", "", f"{lstm}_h_init",
+                                            f"{lstm}_c_init"], [f"{lstm}_Y", f"{lstm}_Y_h", f"{lstm}_Y_c"],
+                                   name=lstm, hidden_size=h),
+                  c_node(f"{lstm}_sq_axes", [1]),
+                  helper.make_node("Squeeze", [f"{lstm}_Y", f"{lstm}_sq_axes"], [f"{lstm}_y"], name=f"Squeeze_{lstm}")]
+        x_in = f"{lstm}_y"
+    nodes += [helper.make_node("Concat", ["LSTM_589_Y_h", "LSTM_600_Y_h"], ["hn"], axis=0, name="Concat_603"),
+              helper.make_node("Concat", ["LSTM_589_Y_c", "LSTM_600_Y_c"], ["cn"], axis=0, name="Concat_604"),
+              helper.make_node("Identity", [x_in], ["output"], name="Identity_output")]
+    states = [state(lstm, kind, place(inp, [[l, l + 1], None, None]), place(out, [[l, l + 1], None, None]), True)
+              for l, lstm in enumerate(("LSTM_589", "LSTM_600")) for kind, inp, out in (("h", "h0", "hn"), ("c", "c0", "cn"))]
+    protocol = {"first_call": [{"h0": "random", "c0": "random"}, {"h0": "zeros", "c0": "zeros"}],
+                "feedback": [{"output": "hn", "input": "h0"}, {"output": "cn", "input": "c0"}]}
+    s = Spec(name, 1, "onnx.helper following Silero VAD v3.1 (PyTorch 1.9 export), opset 13, IR 6",
+             "two stacked LSTMs (I 3 -> H 4 -> H 4), batch fixed 1: input [1,seq,3] goes through If(Shape(input)[0] == 1) "
+             "Squeeze / Identity (branches of different ranks: inference loses the shape, the LSTMs' batch is unknown "
+             "or unk__N) and Unsqueeze(., [1]); layer l reads Slice(h0, Constant [l], Constant [l+1], axes Constant [0]) "
+             "of h0, c0 [2,1,4]; hn = Concat(Y_h 1, Y_h 2), cn likewise", states, protocol,
+             seq_axes={"input": 1}, output_seq_axes={"output": 0}, dims={"seq": 8})
+    s.model = make_hb(nodes, [common.value_info("input", [1, "seq", i]), common.value_info("h0", [2, 1, h]),
+                              common.value_info("c0", [2, 1, h])],
+                      [common.value_info("output", ["seq", 1, h]), common.value_info("hn", [2, 1, h]),
+                       common.value_info("cn", [2, 1, h])], inits, name, s.note, 13, 6)
+
+    def reference(f):
+        x = f["input"][0][:, None]
+        y1, h1, c1 = common.ref_recurrent("LSTM", x, w1.w, w1.r, w1.b, f["h0"][0:1], f["c0"][0:1])
+        y2, h2, c2 = common.ref_recurrent("LSTM", y1[:, 0], w2.w, w2.r, w2.b, f["h0"][1:2], f["c0"][1:2])
+        return {"output": y2[:, 0], "hn": np.concatenate([h1, h2]), "cn": np.concatenate([c1, c2])}
+
+    s.reference = reference
+    return s
+
+
+def f1_hb_openvino_unk_dims():
+    """The OpenVINO silero (spox, the 16 kHz branch inlined, no If): Unsqueeze(Gather(state, i), [0]) with
+    Constant-node indices, and value_info in the file whose batch dims are onnx's invented unk__N names."""
+    name = "f1_hb_openvino_unk_dims"
+    rng = np.random.RandomState(common.name_seed(name))
+    i, h = 3, 4
+    wt = common.Weights("LSTM", i, h, rng)
+    inits = wt.initializers("lstm")
+    p = "F2::If_0_then_branch__Inline_0__/decoder/rnn"
+    nodes = [c_node("F0::stft/Constant", 0), c_node("F0::Constant", 1), c_node(f"{p}/Constant_5", [0]),
+             c_node(f"{p}/Constant_1", [1]),
+             helper.make_node("Relu", ["input"], [f"{p}/Relu"], name=f"{p}/Relu"),
+             helper.make_node("Shape", [f"{p}/Relu"], [f"{p}/Shape"], name=f"{p}/Shape"),
+             c_node(f"{p}/Constant_2", [0]), c_node(f"{p}/Constant_3", [-1, i]),
+             helper.make_node("Gather", [f"{p}/Shape", f"{p}/Constant_2"], [f"{p}/Gather"], axis=0, name=f"{p}/Gather"),
+             helper.make_node("Concat", [f"{p}/Gather", f"{p}/Constant_3"], [f"{p}/Concat_shape"], axis=0,
+                              name=f"{p}/Concat_shape"),
+             helper.make_node("Reshape", [f"{p}/Relu", f"{p}/Concat_shape"], [f"{p}/X"], name=f"{p}/Reshape"),
+             helper.make_node("Gather", ["state", "F0::stft/Constant"], [f"{p}/Gather_2"], axis=0, name=f"{p}/Gather_2"),
+             helper.make_node("Gather", ["state", "F0::Constant"], [f"{p}/Gather_3"], axis=0, name=f"{p}/Gather_3"),
+             helper.make_node("Unsqueeze", [f"{p}/Gather_2", f"{p}/Constant_5"], [f"{p}/h0"], name=f"{p}/Unsqueeze_4"),
+             helper.make_node("Unsqueeze", [f"{p}/Gather_3", f"{p}/Constant_5"], [f"{p}/c0"], name=f"{p}/Unsqueeze_5"),
+             helper.make_node("LSTM", [f"{p}/X", "lstm_W", "lstm_R", "lstm_B", "", f"{p}/h0", f"{p}/c0"],
+                              [f"{p}/Y", f"{p}/Y_h", f"{p}/Y_c"], name=f"{p}/LSTM", hidden_size=h),
+             helper.make_node("Squeeze", [f"{p}/Y", f"{p}/Constant_1"], ["output"], name=f"{p}/Squeeze_y")]
+    for k in ("h", "c"):
+        nodes += [helper.make_node("Squeeze", [f"{p}/Y_{k}", f"{p}/Constant_5"], [f"{p}/{k}s"], name=f"{p}/Squeeze_{k}"),
+                  helper.make_node("Unsqueeze", [f"{p}/{k}s", f"{p}/Constant_5"], [f"{p}/{k}u"], name=f"{p}/Unsqueeze_{k}")]
+    nodes.append(helper.make_node("Concat", [f"{p}/hu", f"{p}/cu"], ["stateN"], axis=0, name=f"{p}/Concat"))
+    ax = ("batch", "hidden")
+    states = [state(f"{p}/LSTM", k, place("state", [r, None, None], ax), place("stateN", [r, None, None], ax), True)
+              for k, r in (("h", 0), ("c", 1))]
+    s = Spec(name, 1, "onnx.helper following the OpenVINO silero (spox, opset 16, IR 8)",
+             "LSTM (I 3, H 4), batch fixed 1: state [2,1,4]; X = Reshape(Relu(input), Concat(Shape(.)[0], [-1, 3])) (a "
+             "computed shape: inference cannot tell its batch); initial = Unsqueeze(Gather(state, Constant 0 / 1), "
+             "Constant [0]); stateN = Concat(Unsqueeze(Squeeze(Y_h, [0]), [0]), ...). The file's own value_info (as spox "
+             "writes it) names the batch of X, Y, Y_h, Y_c onnx's invented unk__3 although the state says 1",
+             states, SILERO_PROTOCOL, seq_axes={"input": 0}, output_seq_axes={"output": 0}, dims={"seq": 8})
+    s.model = make_hb(nodes, [common.value_info("input", ["seq", 1, i]), common.value_info("state", [2, 1, h])],
+                      [common.value_info("output", ["seq", 1, h]), common.value_info("stateN", [2, 1, h])],
+                      inits, name, s.note, 16, 8)
+    s.model.graph.value_info.extend([
+        typed(f"{p}/Relu", ["seq", 1, i]),
+        typed(f"{p}/X", ["seq", "unk__3", i]), typed(f"{p}/Y", ["seq", 1, "unk__3", h]),
+        typed(f"{p}/Y_h", [1, "unk__3", h]), typed(f"{p}/Y_c", [1, "unk__3", h]),
+        typed(f"{p}/hs", ["unk__3", h]), typed(f"{p}/cs", ["unk__3", h])])
+
+    def reference(f):
+        st = f["state"]
+        y, yh, yc = common.ref_recurrent("LSTM", np.maximum(f["input"], 0), wt.w, wt.r, wt.b, st[0:1], st[1:2])
+        return {"output": y[:, 0], "stateN": np.concatenate([yh, yc])}
+
+    s.reference = reference
+    return s
+
+
+def torch_chunk_bounds(p, v):
+    """torch.chunk(v, 2, -1) as PyTorch 1.11 exports it (GTCRN): half = (Shape(v)[-1] + 1) / 2; the two
+    parts are Slice(v, 0, half * 1, axes [-1]) and Slice(v, half * 1, half * 2, axes [-1])."""
+    return [helper.make_node("Shape", [v], [f"{p}/shape"], name=f"{p}/Shape"), c_node(f"{p}/last", [-1]),
+            helper.make_node("Gather", [f"{p}/shape", f"{p}/last"], [f"{p}/d"], axis=0, name=f"{p}/Gather"),
+            c_node(f"{p}/one", [1]), c_node(f"{p}/two", [2]), c_node(f"{p}/zero", [0]),
+            helper.make_node("Add", [f"{p}/d", f"{p}/one"], [f"{p}/d1"], name=f"{p}/Add"),
+            helper.make_node("Div", [f"{p}/d1", f"{p}/two"], [f"{p}/half"], name=f"{p}/Div"),
+            helper.make_node("Mul", [f"{p}/half", f"{p}/one"], [f"{p}/e0"], name=f"{p}/Mul"),
+            helper.make_node("Mul", [f"{p}/half", f"{p}/two"], [f"{p}/e1"], name=f"{p}/Mul_1"),
+            helper.make_node("Slice", [v, f"{p}/zero", f"{p}/e0", f"{p}/last"], [f"{p}/a"], name=f"{p}/Slice"),
+            helper.make_node("Slice", [v, f"{p}/e0", f"{p}/e1", f"{p}/last"], [f"{p}/b"], name=f"{p}/Slice_1")]
+
+
+def f4_hb_gtcrn_inter_chunk():
+    """GTCRN's DPGRNN (stream/gtcrn_stream.py, PyTorch 1.11, opset 11, not simplified): an intra-frame
+    bidirectional GRU over frequency from ConstantOfShape zeros, then per block two inter-frame GRUs whose
+    h0 are torch.chunk halves of Gather(cache, l), written back with Concat(-1) -> Expand -> Reshape ->
+    ScatterND(cache, [[l]], .)."""
+    name = "f4_hb_gtcrn_inter_chunk"
+    rng = np.random.RandomState(common.name_seed(name))
+    f, c, hi, h = 3, 4, 2, 2                     # frequency bins (inter batch), channels, intra / inter hidden
+    intra = [common.Weights("GRU", c, hi, rng) for _ in range(2)]
+    inter = [common.Weights("GRU", c // 2, h, rng) for _ in range(4)]
+    inits = [numpy_helper.from_array(np.concatenate([w.w for w in intra]), "intra_W"),
+             numpy_helper.from_array(np.concatenate([w.r for w in intra]), "intra_R"),
+             numpy_helper.from_array(np.concatenate([w.b for w in intra]), "intra_B"),
+             i64("idx0", [[0]]), i64("idx1", [[1]])]
+    for n, wt in enumerate(inter):
+        inits += wt.initializers(f"inter{n}")
+    # intra: X = [F, frames, C] (frequency is the sequence, the frames the batch), h0 zeros [2, frames, hi]
+    nodes = [helper.make_node("Transpose", ["x"], ["intra_X"], perm=[1, 0, 2], name="Transpose_690"),
+             helper.make_node("Shape", ["intra_X"], ["intra_shape"], name="Shape_691"), c_node("Constant_692", [1]),
+             helper.make_node("Gather", ["intra_shape", "Constant_692"], ["intra_b"], axis=0, name="Gather_693"),
+             c_node("Constant_694", [2]), c_node("Constant_695", [hi]),
+             helper.make_node("Concat", ["Constant_694", "intra_b", "Constant_695"], ["intra_h0_shape"], axis=0,
+                              name="Concat_696"),
+             helper.make_node("ConstantOfShape", ["intra_h0_shape"], ["intra_h0"], name="ConstantOfShape_697",
+                              value=numpy_helper.from_array(np.zeros(1, np.float32), "zero")),
+             helper.make_node("GRU", ["intra_X", "intra_W", "intra_R", "intra_B", "", "intra_h0"], ["intra_Y", "intra_Y_h"],
+                              name="GRU_700", hidden_size=hi, direction="bidirectional", linear_before_reset=1),
+             helper.make_node("Transpose", ["intra_Y"], ["intra_yt"], perm=[2, 0, 1, 3], name="Transpose_701"),
+             c_node("Constant_702", [0, 0, 2 * hi]),
+             helper.make_node("Reshape", ["intra_yt", "Constant_702"], ["intra_y"], name="Reshape_703"),
+             helper.make_node("Add", ["x", "intra_y"], ["v0"], name="Add_704")]
+    cache, v = "inter_cache", "v0"
+    states = [state("GRU_700", "h", None, None, False,
+                    reason="runs within one call: a bidirectional GRU over the frequency axis (its batch is the "
+                    "frames) that starts from ConstantOfShape zeros every call; it carries no state between calls, "
+                    "so it is neither paired nor promoted")]
+    ax = ("dir", "batch", "hidden")
+    for l in range(2):
+        p = f"block{l}"
+        nodes += [c_node(f"{p}/Constant_idx", l),
+                  helper.make_node("Gather", [cache, f"{p}/Constant_idx"], [f"{p}/G"], axis=0, name=f"{p}/Gather")]
+        nodes += torch_chunk_bounds(f"{p}/h0", f"{p}/G") + torch_chunk_bounds(f"{p}/x", v)
+        ys = []
+        for half, part in enumerate(("a", "b")):
+            n = 2 * l + half
+            gru = f"GRU_{780 + 177 * l + 4 * half}"
+            nodes += [helper.make_node("GRU", [f"{p}/x/{part}", f"inter{n}_W", f"inter{n}_R", f"inter{n}_B", "",
+                                               f"{p}/h0/{part}"], [f"{gru}_Y", f"{gru}_Y_h"], name=gru, hidden_size=h,
+                                       linear_before_reset=1),
+                      helper.make_node("Squeeze", [f"{gru}_Y"], [f"{gru}_y"], axes=[1], name=f"{gru}_Squeeze")]
+            ys.append(f"{gru}_y")
+            reg = [l, None, None, [half * h, (half + 1) * h]]
+            states.append(state(gru, "h", place("inter_cache", reg, ax), place("inter_cache_out", reg, ax), True))
+        g0, g1 = (f"GRU_{780 + 177 * l}", f"GRU_{784 + 177 * l}")
+        out = "inter_cache_out" if l == 1 else f"{p}/S"
+        nodes += [helper.make_node("Concat", ys, [f"{p}/y"], axis=-1, name=f"{p}/Concat_y"),
+                  helper.make_node("Add", [v, f"{p}/y"], [f"{p}/v"], name=f"{p}/Add"),
+                  helper.make_node("Concat", [f"{g0}_Y_h", f"{g1}_Y_h"], [f"{p}/hcat"], axis=-1, name=f"{p}/Concat_h"),
+                  c_node(f"{p}/Constant_810", l),
+                  helper.make_node("Gather", [cache, f"{p}/Constant_810"], [f"{p}/G2"], axis=0, name=f"{p}/Gather_2"),
+                  helper.make_node("Shape", [f"{p}/G2"], [f"{p}/G2shape"], name=f"{p}/Shape_2"),
+                  helper.make_node("Expand", [f"{p}/hcat", f"{p}/G2shape"], [f"{p}/E"], name=f"{p}/Expand"),
+                  helper.make_node("Shape", [cache], [f"{p}/Cshape"], name=f"{p}/Shape_3"),
+                  c_node(f"{p}/s1", [1]), c_node(f"{p}/smax", [INT64_MAX]), c_node(f"{p}/sax", [0]),
+                  helper.make_node("Slice", [f"{p}/Cshape", f"{p}/s1", f"{p}/smax", f"{p}/sax"], [f"{p}/Ctail"],
+                                   name=f"{p}/Slice_shape"),
+                  c_node(f"{p}/one_dim", [1]),
+                  helper.make_node("Concat", [f"{p}/one_dim", f"{p}/Ctail"], [f"{p}/Rshape"], axis=0,
+                                   name=f"{p}/Concat_shape"),
+                  helper.make_node("Reshape", [f"{p}/E", f"{p}/Rshape"], [f"{p}/R"], name=f"{p}/Reshape"),
+                  helper.make_node("ScatterND", [cache, f"idx{l}", f"{p}/R"], [out], name=f"{p}/ScatterND")]
+        cache, v = out, f"{p}/v"
+    nodes.append(helper.make_node("Identity", [v], ["y"], name="Identity_y"))
+    protocol = {"first_call": [{"inter_cache": "random"}, {"inter_cache": "zeros"}],
+                "feedback": [{"output": "inter_cache_out", "input": "inter_cache"}]}
+    s = Spec(name, 4, "onnx.helper following GTCRN's stream export (PyTorch 1.11, opset 11, not simplified), opset 11, IR 6",
+             f"x [seq,{f},{c}] = [frames, frequency, channels] (batch 1 folded). Intra-frame: GRU_700, bidirectional "
+             f"(H {hi}, linear_before_reset 1) over Transpose(x) [{f},seq,{c}] (frequency is its sequence, the frames "
+             "its batch) from ConstantOfShape(Concat([2], Shape[1], [2])) zeros, added back to x. Inter-frame, 2 "
+             f"blocks x 2 GRUs (I 2, H {h}, batch {f}) on inter_cache [2,1,{f},{2 * h}]: h0 = the torch.chunk halves "
+             "Slice(G, 0 / half, half*1 / half*2, axes [-1]) of G = Gather(C_l, l), half = Div(Add(Gather(Shape(G), "
+             "[-1]), 1), 2); C_{l+1} = ScatterND(C_l, [[l]], Reshape(Expand(Concat(Y_h a, Y_h b, -1), "
+             "Shape(Gather(C_l, l))), Concat([1], Slice(Shape(C_l), [1:])))); block 1 reads the cache updated at 0",
+             states, protocol, seq_axes={"x": 0}, output_seq_axes={"y": 0}, dims={"seq": 8})
+    s.model = make_hb(nodes, [common.value_info("x", ["seq", f, c]), common.value_info("inter_cache", [2, 1, f, 2 * h])],
+                      [common.value_info("y", ["seq", f, c]), common.value_info("inter_cache_out", [2, 1, f, 2 * h])],
+                      inits, name, s.note, 11, 6)
+
+    def reference(fd):
+        x = np.asarray(fd["x"], np.float64)
+        xi = x.transpose(1, 0, 2)                                     # [F, frames, C]
+        yf, _ = ref_gru(xi, intra[0].w, intra[0].r, intra[0].b, np.zeros((1, x.shape[0], hi)), 1)
+        yr, _ = ref_gru(xi[::-1], intra[1].w, intra[1].r, intra[1].b, np.zeros((1, x.shape[0], hi)), 1)
+        y_intra = np.concatenate([yf, yr[::-1]], 1)                   # [F, 2, frames, hi]
+        v = x + y_intra.transpose(2, 0, 1, 3).reshape(x.shape[0], f, 2 * hi)
+        cache = np.array(fd["inter_cache"], np.float64)
+        for l in range(2):
+            ys = []
+            for half in range(2):
+                wt = inter[2 * l + half]
+                y, hn = ref_gru(v[..., half * 2:(half + 1) * 2], wt.w, wt.r, wt.b,
+                                cache[l][..., half * h:(half + 1) * h], 1)
+                cache[l][..., half * h:(half + 1) * h] = hn
+                ys.append(y[:, 0])
+            v = v + np.concatenate(ys, -1)
+        return {"y": v, "inter_cache_out": cache}
+
+    s.reference = reference
+    return s
+
+
 # ---------------------------------------------------------------------------------------------
 # Verification in onnxruntime-node
 # ---------------------------------------------------------------------------------------------
@@ -1633,7 +2081,9 @@ BUILDERS = [f1_torch_gather, f1_torch_slice_op11, f1_torch_layers_op17, f1_hb_lo
             f5_torch_direct_in_packed_out, f5_torch_packed_in_direct_out,
             neg_hc_swapped, neg_wrong_rows, neg_not_updated, neg_overlap, neg_cache_wrong_index, neg_lossy_cast,
             neg_scatter_add, neg_scatter_duplicate, neg_slice_negative_end, neg_state_double_out, neg_default_swapped,
-            dropout_training_mode, f1_hb_gather_negative, f2_ts_main_if_init]
+            dropout_training_mode, f1_hb_gather_negative, f2_ts_main_if_init,
+            f1_hb_silero_rank_ifs, f2_hb_silero_len_default, f1_hb_silero_v31_rows, f4_hb_gtcrn_inter_chunk,
+            f1_hb_openvino_unk_dims]
 
 
 def main():
