@@ -205,7 +205,7 @@ TEST(LoopStreaming, AConstantTripCountOfAnotherLengthIsNotFixedLength) {
   // 6 steps, but a condition that may end the loop after 5.
   const LoopVerdict early = Judge(Tf2onnx(6, 0, "", /*bound=*/5));
   EXPECT_FALSE(early.streamable);
-  EXPECT_EQ(early.reason, "the trip count is the constant 6: every call runs 6 iterations");
+  EXPECT_EQ(early.reason, "the loop's condition is neither always true nor the end of its trip count");
   EXPECT_FALSE(early.fixed.has_value());
 }
 

@@ -185,9 +185,10 @@ TEST(TimeSource, Tf2onnxsCounterBoundEndsWithAConstantTripCount) {
   EXPECT_FALSE(Cond(CondLoop("M", "cond0 = Less (t0, other_bound)", "c_out = Less (t_next, bound)"), "M").ends);
   // Greater(bound, t + 1) is the same comparison.
   EXPECT_TRUE(Cond(CondLoop("M", kStartBelow, "c_out = Greater (bound, t_next)"), "M").ends);
-  // Another comparison, or the counter before its step, is not.
+  // The counter before its step too (tf2onnx's Keras loops compare it): t < M holds on every iteration
+  // the trip count allows. Another comparison is not followed.
+  EXPECT_TRUE(Cond(CondLoop("M", kStartBelow, "c_out = Less (t, bound)"), "M").ends);
   EXPECT_FALSE(Cond(CondLoop("M", kStartBelow, "c_out = LessOrEqual (t_next, bound)"), "M").ends);
-  EXPECT_FALSE(Cond(CondLoop("M", kStartBelow, "c_out = Less (t, bound)"), "M").ends);
 }
 
 TEST(TimeSource, ACounterBoundOfTheInputsLengthEndsWithALengthTripCount) {
