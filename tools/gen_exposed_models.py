@@ -70,9 +70,11 @@ def region_index(region):
     return tuple(slice(None) if r is None else (slice(r[0], r[1]) if isinstance(r, list) else r) for r in region)
 
 
-def region_to_state(tensor, region, axes):
-    """The region of `tensor`, arranged as a [dir, batch, hidden] state."""
-    part = np.asarray(tensor)[region_index(region)]
+def region_to_state(tensor, region, axes, view=None):
+    """The region of `tensor` (of its elements seen row-major as `view`, when given), arranged as a
+    [dir, batch, hidden] state."""
+    tensor = np.asarray(tensor)
+    part = (tensor if view is None else tensor.reshape(view))[region_index(region)]
     assert part.ndim == len(axes), f"region {region} keeps {part.ndim} axes, axes names {axes}"
     order = [axes.index(a) for a in STATE_AXES if a in axes]
     part = part.transpose(order)
@@ -82,9 +84,13 @@ def region_to_state(tensor, region, axes):
     return part
 
 
-def place(name, region=None, axes=("dir", "batch", "hidden")):
-    """Where a state value lives: a graph input or output `name`, the elements `region` (None: all)."""
-    return {"tensor": name, "region": region, "axes": list(axes)}
+def place(name, region=None, axes=("dir", "batch", "hidden"), view=None):
+    """Where a state value lives: a graph input or output `name`, the elements `region` (None: all) of the
+    tensor, or of its elements seen row-major with shape `view` (a strided state in a flat cache)."""
+    p = {"tensor": name, "region": region, "axes": list(axes)}
+    if view is not None:
+        p["view"] = list(view)
+    return p
 
 
 def state(node, kind, reads, writes, exposed, reason=None, graph="main", relation=None):
@@ -111,6 +117,8 @@ def expected_json(states):
             r, w = s["reads"], s["writes"]
             e["pair"] = {"input": r["tensor"], "input_region": r["region"], "output": w["tensor"],
                          "output_region": w["region"], "axes": r["axes"]}
+            if "view" in r:
+                e["pair"]["view"] = r["view"]
         else:
             e["pair"] = None
             e["reason"] = s["reason"]
@@ -1000,6 +1008,79 @@ def f4_hb_hidden_split():
     return s
 
 
+def f4_hb_flat_cache_op11():
+    """UL-UNAS's inter_cache: a flat cache [1, N] holding, block by block, the states of grouped GRUs whose
+    batch is not the model's (frequency groups): each GRU's h[0, b, k] = cache[0, block + 2H*b + half*H + k],
+    strided on the batch; a box of the view [1, 2*G, 2H] of the cache."""
+    name = "f4_hb_flat_cache_op11"
+    rng = np.random.RandomState(common.name_seed(name))
+    g, h = 4, 3                                  # GRU batch (frequency groups), hidden per GRU
+    block = g * 2 * h                            # one block: 2 GRUs x [1, g, h]
+    grus = [common.Weights("GRU", 1 if n < 2 else h, h, rng) for n in range(4)]
+    inits = []
+    for n, wt in enumerate(grus):
+        inits += wt.initializers(f"gru{n}")
+    inits += [i64("ax1", [1]), i64("ax_last", [-1]), i64("one", [1]), i64("block_shape", [1, g, 2 * h]),
+              i64("flat", [1, -1]), i64("c0", [0]), i64("c1", [block]), i64("c2", [2 * block]),
+              i64("lo0", [0]), i64("hi0", [h]), i64("lo1", [h]), i64("hi1", [2 * h]),
+              i64("x0", [0]), i64("x1", [1]), i64("x2", [2])]
+    nodes, states, x_in, flats = [], [], "x", []
+    ax, view = ("batch", "hidden"), [1, 2 * g, 2 * h]
+    for b in range(2):
+        nodes += [helper.make_node("Slice", ["cache", f"c{b}", f"c{b + 1}", "ax1", "one"], [f"blk{b}"],
+                                   name=f"Slice_block{b}"),
+                  helper.make_node("Reshape", [f"blk{b}", "block_shape"], [f"V{b}"], name=f"Reshape_block{b}")]
+        ys, hs = [], []
+        for half in range(2):
+            n = 2 * b + half
+            xlo, xhi = (("x0", "x1"), ("x1", "x2"))[half] if b == 0 else (("lo0", "hi0"), ("lo1", "hi1"))[half]
+            nodes += [helper.make_node("Slice", [f"V{b}", f"lo{half}", f"hi{half}", "ax_last", "one"], [f"h0_{n}"],
+                                       name=f"Slice_h{n}"),
+                      helper.make_node("Slice", [x_in, xlo, xhi, "ax_last", "one"], [f"x_{n}"], name=f"Slice_x{n}"),
+                      helper.make_node("GRU", [f"x_{n}", f"gru{n}_W", f"gru{n}_R", f"gru{n}_B", "", f"h0_{n}"],
+                                       [f"Y_{n}", f"Y_h_{n}"], name=f"GRU_{n}", hidden_size=h, linear_before_reset=1),
+                      helper.make_node("Squeeze", [f"Y_{n}"], [f"y_{n}"], axes=[1], name=f"Squeeze_{n}")]
+            ys.append(f"y_{n}")
+            hs.append(f"Y_h_{n}")
+            reg = [0, [b * g, (b + 1) * g], [half * h, (half + 1) * h]]
+            states.append(state(f"GRU_{n}", "h", place("cache", reg, ax, view), place("cache_out", reg, ax, view), True))
+        nodes += [helper.make_node("Concat", ys, [f"ycat{b}"], axis=-1, name=f"Concat_y{b}"),
+                  helper.make_node("Concat", hs, [f"hcat{b}"], axis=-1, name=f"Concat_h{b}"),
+                  helper.make_node("Reshape", [f"hcat{b}", "flat"], [f"flat{b}"], name=f"Reshape_flat{b}")]
+        flats.append(f"flat{b}")
+        x_in = f"ycat{b}"
+    nodes += [helper.make_node("Concat", flats, ["cache_out"], axis=1, name="Concat_cache"),
+              helper.make_node("Identity", [x_in], ["y"], name="Identity_y")]
+    s = Spec(name, 4, "onnx.helper following UL-UNAS's inter_cache (flat, grouped GRUs), opset 11",
+             "2 blocks x 2 GRUs (hidden 3, linear_before_reset; GRU batch 4 = frequency groups, not the model's); "
+             "cache [1,48] flat: block l is V = Reshape(Slice(cache, [24l:24l+24], axis 1), [1,4,6]), GRU (l, half) "
+             "reads Slice(V, [3 half : 3 half + 3], axis -1); cache_out = Concat(Reshape(Concat(Y_h a, Y_h b, axis "
+             "-1), [1,-1]) per block, axis 1). h[0,b,k] = cache[0, 24l + 6b + 3half + k]: strided on the batch, a "
+             "box of the view [1,8,6]", states, FEED_CACHE, dims={"seq": 8})
+    s.model = make_hb(nodes, [common.value_info("x", ["seq", g, 2]), common.value_info("cache", [1, 2 * block])],
+                      [common.value_info("y", ["seq", g, 2 * h]), common.value_info("cache_out", [1, 2 * block])],
+                      inits, name, s.note, 11, 6)
+
+    def reference(f):
+        c = np.asarray(f["cache"]).reshape(view)
+        out = np.array(c, np.float64)
+        xin = f["x"]
+        for b in range(2):
+            ys = []
+            for half in range(2):
+                wt = grus[2 * b + half]
+                w = xin.shape[-1] // 2
+                rows, cols = slice(b * g, (b + 1) * g), slice(half * h, (half + 1) * h)
+                y, hn = ref_gru(xin[..., half * w:(half + 1) * w], wt.w, wt.r, wt.b, c[:, rows, cols], 1)
+                out[:, rows, cols] = hn
+                ys.append(y[:, 0])
+            xin = np.concatenate(ys, -1)
+        return {"y": xin, "cache_out": out.reshape(1, 2 * block)}
+
+    s.reference = reference
+    return s
+
+
 def cast_model(name, out_type, negative):
     """LSTM on state [2,batch,4] read through Cast(Cast(Gather(state, i), DOUBLE), FLOAT) (lossless), written
     through Cast(Cast(Concat, out_type), FLOAT): DOUBLE (lossless) or BFLOAT16 (lossy)."""
@@ -1866,7 +1947,8 @@ def check_expectations(spec):
         assert s["node"], f"{spec.name}: unnamed node"
         if s["exposed"]:
             r, w = s["reads"], s["writes"]
-            assert r and w and r["region"] is not None and (r["region"], r["axes"]) == (w["region"], w["axes"])
+            assert r and w and r["region"] is not None and (r["region"], r["axes"], r.get("view")) == \
+                (w["region"], w["axes"], w.get("view"))
     return found
 
 
@@ -1973,12 +2055,16 @@ def verify(specs, ort_node):
                 final_v = got[final_name]
                 if st["reads"]:
                     src = feeds[st["reads"]["tensor"]]
-                    want = region_to_state(src, full(st["reads"]["region"], src.ndim), st["reads"]["axes"])
+                    view = st["reads"].get("view")
+                    want = region_to_state(src, full(st["reads"]["region"], len(view) if view else src.ndim),
+                                           st["reads"]["axes"], view)
                     assert max_diff(init_v, want) == 0.0, f"{s.name} {st['node']} {st['kind']}: initial is not the region"
                     results[s.name]["regions"] += 1
                 if st["writes"]:
                     dst = got[st["writes"]["tensor"]]
-                    want = region_to_state(dst, full(st["writes"]["region"], dst.ndim), st["writes"]["axes"])
+                    view = st["writes"].get("view")
+                    want = region_to_state(dst, full(st["writes"]["region"], len(view) if view else dst.ndim),
+                                           st["writes"]["axes"], view)
                     diff = max_diff(final_v, want)
                     if s.name == "neg_lossy_cast":
                         assert diff > 0, f"{s.name}: bfloat16 rounding left the final unchanged"
@@ -2077,7 +2163,7 @@ BUILDERS = [f1_torch_gather, f1_torch_slice_op11, f1_torch_layers_op17, f1_hb_lo
             f2_ts_rates_hc, f2_ts_rates_state,
             f3_hb_keras_stack_op11, f3_torch_4d_gather, f3_torch_reshape_transpose,
             lambda: f4_torch_inplace(14), lambda: f4_torch_inplace(11), f4_torch_slice_assign_op17,
-            f4_hb_gtcrn_nested_op11, f4_hb_hidden_split,
+            f4_hb_gtcrn_nested_op11, f4_hb_hidden_split, f4_hb_flat_cache_op11,
             f5_torch_direct_in_packed_out, f5_torch_packed_in_direct_out,
             neg_hc_swapped, neg_wrong_rows, neg_not_updated, neg_overlap, neg_cache_wrong_index, neg_lossy_cast,
             neg_scatter_add, neg_scatter_duplicate, neg_slice_negative_end, neg_state_double_out, neg_default_swapped,

@@ -38,21 +38,44 @@ struct RegionAxis {
   bool operator==(const RegionAxis& o) const { return kind == o.kind && begin == o.begin && end == o.end; }
 };
 
-/// "[0, :, 4:8]".
-std::string RegionText(const std::vector<RegionAxis>& region);
-/// The region as JSON: one item per axis, an index, [begin, end], or null.
-Json RegionJson(const std::vector<RegionAxis>& region);
-/// True when two regions of one tensor share an element.
-bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAxis>& b);
-/// Where in its tensor a pair's state is: "[0:1]" for rows, "[:, 0, :, 1]" for a region, "" for all of it.
-std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<RegionAxis>& region);
-
 /// One dimension of a state's shape: a number, or the symbolic name of a data input's dimension.
 struct MetaDim {
   int64_t value = -1;  ///< >= 0 when fixed
   std::string symbol;  ///< the name when not fixed ("" only when nothing is known)
   bool operator==(const MetaDim& o) const { return value == o.value && symbol == o.symbol; }
 };
+
+/// "[0, :, 4:8]".
+std::string RegionText(const std::vector<RegionAxis>& region);
+/// The region as JSON: one item per axis, an index, [begin, end], or null.
+Json RegionJson(const std::vector<RegionAxis>& region);
+/// True when two regions of one tensor (on the same view of it) share an element.
+bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAxis>& b);
+
+/// "[1,66,16]": a shape (or a view) as numbers and names.
+std::string MetaShapeText(const std::vector<MetaDim>& shape);
+/// The view's shape as JSON: numbers and names.
+Json MetaShapeJson(const std::vector<MetaDim>& shape);
+
+/// A view of a tensor: its elements in row-major order seen with shape `view`, each of whose axes is an
+/// axis of the tensor or one of the parts a fixed axis is split into (a strided state, `cache[0, 16*b + h]`,
+/// is the box [0, b, h] of the view [1,66,16] of `cache` [1,1056]). Returns, for each axis of `shape`, the
+/// first axis of `view` that makes it (and view.size() last), or nullopt when `view` is not such a split
+/// of `shape` (other element count, a symbolic axis split or renumbered). A symbolic axis matches a
+/// symbolic axis whatever the names (a view records the tensor's own, `shape` may name the data's).
+std::optional<std::vector<size_t>> ViewSplit(const std::vector<MetaDim>& view, const std::vector<MetaDim>& shape);
+
+/// True when two regions of one tensor of shape `shape` share an element, each region on its own view
+/// (empty: the tensor itself; see ViewSplit). Exact where the views split `shape`; true (overlapping)
+/// when one does not.
+bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<MetaDim>& a_view,
+                    const std::vector<RegionAxis>& b, const std::vector<MetaDim>& b_view,
+                    const std::vector<MetaDim>& shape);
+
+/// Where in its tensor a pair's state is: "[0:1]" for rows, "[:, 0, :, 1]" for a region,
+/// "[0, 0:33, 0:8] of view [1,66,16]" for a region of a view, "" for all of it.
+std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<RegionAxis>& region,
+                        const std::vector<MetaDim>& view = {});
 
 /// One step down from a graph to a subgraph: the node holding it (by name) and its attribute, with the
 /// position in a list of graphs (GRAPHS attributes; -1 otherwise).
@@ -99,12 +122,15 @@ struct StatePair {
   std::string layout = "";
   /// Kind "state": the carried variable of the loop `node` (its body input name); "" otherwise.
   std::string variable = "";
+  /// Set when `region` is not a box of `input` but of a view of it (see ViewSplit: a strided state, one
+  /// axis of `input` holding two of the state's axes): the view's shape, one item per axis of `region`.
+  std::vector<MetaDim> view = {};
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
            optional == o.optional && streamable == o.streamable && rows == o.rows && dtype == o.dtype &&
            shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path && region == o.region &&
-           axes == o.axes && layout == o.layout && variable == o.variable;
+           axes == o.axes && view == o.view && layout == o.layout && variable == o.variable;
   }
 };
 

@@ -1,6 +1,7 @@
 #include "rnnstate/metadata.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace rnnstate {
@@ -77,6 +78,31 @@ void ReadRegion(const Json& entry, StatePair& pair) {
   }
 }
 
+/// The view a region is on (optional): sizes and names, one per axis of the region, splitting the axes
+/// of `shape` (when given) into the same elements.
+void ReadView(const Json& entry, StatePair& pair) {
+  auto view = entry.find("view");
+  if (view == entry.end() || view->is_null()) return;
+  if (!view->is_array()) throw std::runtime_error("'view' is not an array");
+  for (const auto& dim : *view) {
+    if (dim.is_number_integer() && dim.get<int64_t>() > 0) {
+      pair.view.push_back(MetaDim{dim.get<int64_t>(), ""});
+    } else if (dim.is_string()) {
+      pair.view.push_back(MetaDim{-1, dim.get<std::string>()});
+    } else {
+      throw std::runtime_error("'view' holds something other than sizes and names");
+    }
+  }
+  if (pair.region.size() != pair.view.size()) {
+    throw std::runtime_error("'view' " + MetaShapeText(pair.view) + " has " + std::to_string(pair.view.size()) +
+                             " axes, its 'region' " + std::to_string(pair.region.size()));
+  }
+  if (!pair.shape.empty() && !ViewSplit(pair.view, pair.shape)) {
+    throw std::runtime_error("'view' " + MetaShapeText(pair.view) + " is not the elements of 'shape' " +
+                             MetaShapeText(pair.shape) + " (its axes must split the shape's, row-major)");
+  }
+}
+
 StatePair PairFromJson(const Json& entry) {
   if (!entry.is_object()) throw std::runtime_error("a state entry is not an object");
   auto text = [&](const char* key) {
@@ -114,6 +140,7 @@ StatePair PairFromJson(const Json& entry) {
   }
   ReadContractFields(entry, pair);
   ReadRegion(entry, pair);
+  ReadView(entry, pair);
   return pair;
 }
 
@@ -121,9 +148,7 @@ StatePair PairFromJson(const Json& entry) {
 void WriteContractFields(const StatePair& pair, Json& entry) {
   if (pair.dtype.empty() && pair.init.empty()) return;
   entry["dtype"] = pair.dtype;
-  Json shape = Json::array();
-  for (const MetaDim& dim : pair.shape) shape.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
-  entry["shape"] = std::move(shape);
+  entry["shape"] = MetaShapeJson(pair.shape);
   entry["batch_axis"] = pair.batch_axis;
   entry["init"] = pair.init;
   Json path = Json::array();
@@ -199,9 +224,49 @@ std::string RegionText(const std::vector<RegionAxis>& region) {
   return text + "]";
 }
 
-std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<RegionAxis>& region) {
+std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<RegionAxis>& region,
+                        const std::vector<MetaDim>& view) {
   if (rows) return RowRangeText(rows);
-  return region.empty() ? "" : RegionText(region);
+  if (region.empty()) return "";
+  return RegionText(region) + (view.empty() ? "" : " of view " + MetaShapeText(view));
+}
+
+std::string MetaShapeText(const std::vector<MetaDim>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    text += (i ? "," : "") + (shape[i].value >= 0 ? std::to_string(shape[i].value) : shape[i].symbol);
+  }
+  return text + "]";
+}
+
+Json MetaShapeJson(const std::vector<MetaDim>& shape) {
+  Json json = Json::array();
+  for (const MetaDim& dim : shape) json.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
+  return json;
+}
+
+std::optional<std::vector<size_t>> ViewSplit(const std::vector<MetaDim>& view, const std::vector<MetaDim>& shape) {
+  std::vector<size_t> first;
+  size_t v = 0;
+  for (const MetaDim& dim : shape) {
+    first.push_back(v);
+    if (v == view.size()) return std::nullopt;
+    if (dim.value < 0) {
+      // A symbolic axis is never split: it is one symbolic axis of the view.
+      if (view[v++].value >= 0) return std::nullopt;
+      continue;
+    }
+    // A fixed axis is the product of one or more fixed axes of the view (one, when it has size 1).
+    int64_t product = 1;
+    do {
+      if (view[v].value < 0 || __builtin_mul_overflow(product, view[v].value, &product)) return std::nullopt;
+      ++v;
+    } while (product < dim.value && v < view.size());
+    if (product != dim.value) return std::nullopt;
+  }
+  if (v != view.size()) return std::nullopt;
+  first.push_back(v);
+  return first;
 }
 
 Json RegionJson(const std::vector<RegionAxis>& region) {
@@ -229,6 +294,68 @@ bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAx
     const int64_t a_end = a[i].kind == RegionAxis::Kind::kIndex ? a[i].begin + 1 : a[i].end;
     const int64_t b_end = b[i].kind == RegionAxis::Kind::kIndex ? b[i].begin + 1 : b[i].end;
     if (std::max(a[i].begin, b[i].begin) >= std::min(a_end, b_end)) return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// The indices an axis of a region takes (one index, a range, or all `size`).
+std::pair<int64_t, int64_t> AxisSpan(const RegionAxis& axis, int64_t size) {
+  switch (axis.kind) {
+    case RegionAxis::Kind::kIndex:
+      return {axis.begin, axis.begin + 1};
+    case RegionAxis::Kind::kRange:
+      return {axis.begin, axis.end};
+    case RegionAxis::Kind::kWhole:
+      break;
+  }
+  return {0, size};
+}
+
+/// The indices of one fixed tensor axis that a region takes on the view axes [first, last) splitting it
+/// (row-major), sorted; nullopt when the axis has more elements than is sensible to list.
+std::optional<std::vector<int64_t>> SplitAxisIndices(const std::vector<RegionAxis>& region,
+                                                     const std::vector<MetaDim>& view, size_t first, size_t last) {
+  constexpr int64_t kMaxListed = int64_t{1} << 22;
+  std::vector<int64_t> indices{0};
+  for (size_t k = first; k < last; ++k) {
+    const auto [begin, end] = AxisSpan(region[k], view[k].value);
+    if (end - begin <= 0) return std::vector<int64_t>{};
+    if (static_cast<int64_t>(indices.size()) > kMaxListed / (end - begin)) return std::nullopt;
+    std::vector<int64_t> next;
+    next.reserve(indices.size() * static_cast<size_t>(end - begin));
+    for (int64_t base : indices) {
+      for (int64_t i = begin; i < end; ++i) next.push_back(base * view[k].value + i);
+    }
+    indices = std::move(next);
+  }
+  return indices;  // sorted: row-major digits in increasing order
+}
+
+}  // namespace
+
+bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<MetaDim>& a_view,
+                    const std::vector<RegionAxis>& b, const std::vector<MetaDim>& b_view,
+                    const std::vector<MetaDim>& shape) {
+  if (a_view == b_view) return RegionsOverlap(a, b);
+  // Each region is the product, over the tensor's axes, of the indices it takes on that axis: two regions
+  // meet when they meet on every axis.
+  const std::vector<MetaDim>& av = a_view.empty() ? shape : a_view;
+  const std::vector<MetaDim>& bv = b_view.empty() ? shape : b_view;
+  const auto a_split = ViewSplit(av, shape), b_split = ViewSplit(bv, shape);
+  if (!a_split || !b_split || a.size() != av.size() || b.size() != bv.size()) return true;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const size_t a0 = (*a_split)[j], a1 = (*a_split)[j + 1], b0 = (*b_split)[j], b1 = (*b_split)[j + 1];
+    if (a1 - a0 == 1 && b1 - b0 == 1) {
+      if (!RegionsOverlap({a[a0]}, {b[b0]})) return false;
+      continue;
+    }
+    const auto x = SplitAxisIndices(a, av, a0, a1), y = SplitAxisIndices(b, bv, b0, b1);
+    if (!x || !y) continue;  // too many to list: they may meet
+    std::vector<int64_t> common;
+    std::set_intersection(x->begin(), x->end(), y->begin(), y->end(), std::back_inserter(common));
+    if (common.empty()) return false;
   }
   return true;
 }
@@ -264,6 +391,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
     if (!pair.region.empty()) {
       entry["region"] = RegionJson(pair.region);
       entry["axes"] = pair.axes;
+      if (!pair.view.empty()) entry["view"] = MetaShapeJson(pair.view);
     }
     if (!pair.variable.empty()) entry["variable"] = pair.variable;
     WriteContractFields(pair, entry);

@@ -6,14 +6,6 @@
 
 namespace rnnstate {
 
-std::string MetaShapeText(const std::vector<MetaDim>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    text += (i ? "," : "") + (shape[i].value >= 0 ? std::to_string(shape[i].value) : shape[i].symbol);
-  }
-  return text + "]";
-}
-
 std::vector<StateTensor> StateTensorsOf(const onnx::ModelProto& model) {
   std::string error;
   const std::vector<StatePair> pairs = ReadStatePairs(model, &error);

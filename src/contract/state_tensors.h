@@ -40,7 +40,4 @@ std::vector<std::string> NotStreamableWarnings(const std::vector<StateTensor>& t
 /// contract fields, Error(kUnsupported) for a model without recorded pairs.
 std::vector<StateTensor> StateTensorsOf(const onnx::ModelProto& model);
 
-/// "[1,batch,64]".
-std::string MetaShapeText(const std::vector<MetaDim>& shape);
-
 }  // namespace rnnstate

@@ -1,5 +1,6 @@
 #include "exposure/exposed_state.h"
 
+#include "exposure/strided_view.h"
 #include "exposure/view_ops.h"
 #include "graph/control_flow.h"
 #include "graph/proto_access.h"
@@ -53,6 +54,31 @@ std::optional<std::pair<std::vector<RegionAxis>, std::vector<std::string>>> Regi
   return std::make_pair(std::move(region), std::move(axes));
 }
 
+std::vector<MetaDim> MetaShapeOf(const SymShape& shape) {
+  std::vector<MetaDim> meta;
+  for (const SymDim& dim : shape) meta.push_back(dim.fixed() ? MetaDim{dim.value, ""} : MetaDim{-1, dim.name});
+  return meta;
+}
+
+/// A region of a tensor, or of a view of it (`view` not empty).
+struct PlacedRegion {
+  std::vector<RegionAxis> region;
+  std::vector<std::string> axes;
+  std::vector<MetaDim> view;
+};
+
+/// The region a map stands for in a tensor of `shape` (see RegionOf), or else in the view of it on which
+/// a strided map is a box (see StridedViewOf); nullopt when neither.
+std::optional<PlacedRegion> PlaceOf(const ElementMap& map, const SymShape& shape,
+                                    const std::vector<std::string>& state_axes) {
+  if (auto region = RegionOf(map, shape, state_axes)) return PlacedRegion{region->first, region->second, {}};
+  const std::optional<StridedView> view = StridedViewOf(map, shape);
+  if (!view) return std::nullopt;
+  auto region = RegionOf(view->map, view->shape, state_axes);
+  if (!region) return std::nullopt;
+  return PlacedRegion{region->first, region->second, MetaShapeOf(view->shape)};
+}
+
 bool Compatible(const SymShape& a, const SymShape& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -101,8 +127,9 @@ SymShape CompletedShape(const ModelIndex& index, const RecurrentState& state, co
 
 std::string PlaceText(const std::string& what, const ElementPlace& place, const SymShape& shape,
                       const std::vector<std::string>& state_axes) {
-  auto region = RegionOf(place.map, shape, state_axes);
-  return what + " '" + place.tensor + "'" + (region ? " " + RegionText(region->first) : " (strided)");
+  auto placed = PlaceOf(place.map, shape, state_axes);
+  return what + " '" + place.tensor + "'" +
+         (placed ? " " + PlaceSuffix(std::nullopt, placed->region, placed->view) : " (strided)");
 }
 
 }  // namespace
@@ -144,7 +171,10 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
     in_shape = ShapeOf(index, GraphPath{}, read.place->tensor);
     if (in_shape) finding.read = PlaceText("input", *read.place, *in_shape, axes);
     if (in_shape) {
-      if (auto region = RegionOf(read.place->map, *in_shape, axes)) finding.read_region = region->first;
+      if (auto placed = PlaceOf(read.place->map, *in_shape, axes)) {
+        finding.read_region = placed->region;
+        finding.read_view = placed->view;
+      }
     }
   }
   std::string other_type;  // why a place with the same elements is no pair: another element type
@@ -168,13 +198,14 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
       continue;
     }
     // The region is described as it is read (the same elements as written, see SamePlaces).
-    auto region = RegionOf(read.place->map, *in_shape, axes);
-    if (!region) continue;
-    Exposure exposure{
-        read.place->tensor, place.tensor, region->first, region->second, std::nullopt, read.place->map, ""};
-    // The rows form: a range on axis 0, the rest whole, the state's own axes.
-    bool rows =
-        !exposure.region.empty() && exposure.region[0].kind == RegionAxis::Kind::kRange && exposure.axes == axes;
+    auto placed = PlaceOf(read.place->map, *in_shape, axes);
+    if (!placed) continue;
+    Exposure exposure{read.place->tensor, place.tensor,           placed->region,
+                      placed->axes,       std::nullopt,           read.place->map,
+                      placed->view,       MetaShapeOf(*in_shape), ""};
+    // The rows form: a range on axis 0, the rest whole, the state's own axes (of the tensor itself).
+    bool rows = exposure.view.empty() && !exposure.region.empty() &&
+                exposure.region[0].kind == RegionAxis::Kind::kRange && exposure.axes == axes;
     for (size_t j = 1; rows && j < exposure.region.size(); ++j)
       rows = exposure.region[j].kind == RegionAxis::Kind::kWhole;
     if (rows) exposure.rows = RowRange{exposure.region[0].begin, exposure.region[0].end};
@@ -219,20 +250,22 @@ bool Exclusive(const RecurrentState& a, const RecurrentState& b) {
 ClaimConflict ClaimsConflict(const RegionClaim& a, const RegionClaim& b) {
   const bool same_input = a.input == b.input, same_output = a.output == b.output;
   if (!same_input && !same_output) return ClaimConflict::kNone;
-  if (RegionsOverlap(a.region, b.region)) return ClaimConflict::kOverlapping;
+  if (RegionsOverlap(a.region, a.view, b.region, b.view, a.shape.empty() ? b.shape : a.shape)) {
+    return ClaimConflict::kOverlapping;
+  }
   if (same_input != same_output) return ClaimConflict::kCrossed;
   return ClaimConflict::kNone;
 }
 
 bool RecordsExposure(const StatePair& pair, const std::optional<Exposure>& exposure) {
   if (!exposure || pair.input != exposure->input || pair.output != exposure->output) return false;
-  if (pair.rows != exposure->rows) return false;
+  if (pair.rows != exposure->rows || pair.view != exposure->view) return false;
   return pair.region.empty() ? pair.rows.has_value() : pair.region == exposure->region && pair.axes == exposure->axes;
 }
 
 std::string ExposureText(const Exposure& exposure) {
-  const std::string where =
-      exposure.rows ? "rows " + RowRangeText(exposure.rows) : "region " + RegionText(exposure.region);
+  const std::string where = exposure.rows ? "rows " + RowRangeText(exposure.rows)
+                                          : "region " + PlaceSuffix(std::nullopt, exposure.region, exposure.view);
   const std::string axis = exposure.rows ? ", axis 0" : "";
   return where + " of input '" + exposure.input + "'" + axis + " -> " + where + " of output '" + exposure.output + "'" +
          (exposure.default_path_of.empty() ? "" : " (the default path of " + exposure.default_path_of + ")");

@@ -27,7 +27,10 @@ struct Exposure {
   std::vector<RegionAxis> region;
   std::vector<std::string> axes;  ///< the state axis each kept axis of the region is
   std::optional<RowRange> rows;   ///< the rows form (axis 0, the rest whole), kept for older readers
-  ElementMap map;                 ///< the element map the region stands for
+  ElementMap map;                 ///< the element map the region stands for (on the tensor itself)
+  /// Set when the region is on a view of the tensors (a strided state, see strided_view.h): its shape.
+  std::vector<MetaDim> view;
+  std::vector<MetaDim> shape;  ///< the shape of `input`, which the view splits
   /// Set for the state of an If branch that runs only when the fed state is empty (the authors' "empty
   /// means start from zeros"): it reads no input, but writes where the state it stands in for reads.
   std::string default_path_of;
@@ -43,6 +46,7 @@ struct ExposureFinding {
   std::vector<ElementPlace> writes;  ///< every graph output that holds the final value whole
   std::optional<ElementPlace> read_place;  ///< the graph input the initial value is read from whole
   std::vector<RegionAxis> read_region;     ///< its region there (empty when not one box)
+  std::vector<MetaDim> read_view;          ///< the view `read_region` is on (empty: the tensor itself)
 };
 
 /// Finds the exposure of `state` at `site` (only a site on the owner itself; a state a loop carries is
@@ -60,11 +64,17 @@ enum class ClaimConflict {
   kCrossed,      ///< one input paired with two outputs, or the reverse (two values to feed one input)
 };
 
-/// A state's claim on regions of an input and an output.
+/// No view: a region of the tensor itself.
+inline const std::vector<MetaDim> kTensorItself{};
+
+/// A state's claim on regions of an input and an output (on a view of them when `view` is not empty;
+/// `shape` is theirs, needed only to compare regions on different views).
 struct RegionClaim {
   const std::string& input;
   const std::string& output;
   const std::vector<RegionAxis>& region;
+  const std::vector<MetaDim>& view = kTensorItself;
+  const std::vector<MetaDim>& shape = kTensorItself;
 };
 
 /// The one rule for claims on the authors' tensors, used by the analysis (which drops conflicting
@@ -72,12 +82,14 @@ struct RegionClaim {
 ClaimConflict ClaimsConflict(const RegionClaim& a, const RegionClaim& b);
 
 /// The claim of an exposure.
-inline RegionClaim ClaimOf(const Exposure& e) { return RegionClaim{e.input, e.output, e.region}; }
+inline RegionClaim ClaimOf(const Exposure& e) { return RegionClaim{e.input, e.output, e.region, e.view, e.shape}; }
 
-/// True when `pair` records exactly `exposure`: the same input, output and region (or rows).
+/// True when `pair` records exactly `exposure`: the same input, output and region (or rows) on the same
+/// view.
 bool RecordsExposure(const StatePair& pair, const std::optional<Exposure>& exposure);
 
-/// "region [0, :, :] of input 'state' -> the same region of output 'stateN'".
+/// "region [0, :, :] of input 'state' -> region [0, :, :] of output 'stateN'"; a region of a view:
+/// "region [0, 0:33, 0:8] of view [1,66,16] of input 'cache' -> ...".
 std::string ExposureText(const Exposure& exposure);
 
 /// The region of a recorded pair, from its `region` or its `rows` (rank of `rank`).

@@ -107,7 +107,7 @@ bool PackedDefaultPath(const ModelIndex& index, const Analysis& analysis, const 
     if (other.recorded < 0 || other.recorded == state.recorded) continue;
     const StatePair& o = analysis.recorded_pairs[other.recorded];
     if (o.kind == pair.kind && o.input == pair.input && o.output == pair.output && o.region == pair.region &&
-        Exclusive(state.state, other.state) &&
+        o.view == pair.view && Exclusive(state.state, other.state) &&
         PackedRecordHolds(index, *analysis.packed, other.recorded, other.state, o)) {
       return true;
     }
@@ -189,7 +189,10 @@ void DropConflictingExposures(std::vector<StateAnalysis>& states) {
     for (const StateAnalysis* other : readers[exposure.input]) {
       if (Exclusive(other->state, exposed[a]->state)) continue;
       const std::vector<RegionAxis>& region = other->finding.read_region;
-      if (region.empty() || RegionsOverlap(region, exposure.region)) clash[a] = true;
+      if (region.empty() ||
+          RegionsOverlap(region, other->finding.read_view, exposure.region, exposure.view, exposure.shape)) {
+        clash[a] = true;
+      }
     }
   }
   for (size_t i = 0; i < exposed.size(); ++i) {
@@ -199,11 +202,15 @@ void DropConflictingExposures(std::vector<StateAnalysis>& states) {
   }
 }
 
-/// The axis of `tensor` that holds the state's batch, or -1.
+/// The axis of `tensor` that holds the state's batch, or -1 (also when it holds it strided, beside other
+/// state axes: a view's part of an axis is no axis of the tensor).
 int TensorBatchAxis(const Exposure& exposure, const RecurrentState& state) {
   if (state.batch_axis < 0) return -1;
+  const size_t batch = static_cast<size_t>(state.batch_axis);
   for (size_t j = 0; j < exposure.map.rank(); ++j) {
-    if (exposure.map.coef(j, static_cast<size_t>(state.batch_axis)) == 1) return static_cast<int>(j);
+    const std::vector<size_t> varying = exposure.map.Varying(j);
+    const bool alone = varying.empty() || (varying.size() == 1 && varying[0] == batch);
+    if (exposure.map.coef(j, batch) == 1 && alone) return static_cast<int>(j);
   }
   return -1;
 }

@@ -128,7 +128,7 @@ Plan KeepTransformedPlan(const Analysis& analysis) {
     StateEdit edit = EditHeader(analyzed, state.owner.name, state.owner.graph_name);
     TakeRecordedPair(pair, edit);
     // Described by its rows only: a recorded region has never been shown on a transformed model.
-    if (edit.place) edit.place = StatePlace{edit.place->rows, {}, {}};
+    if (edit.place) edit.place = StatePlace{edit.place->rows, {}, {}, {}};
     edit.input_edit = KeepInput{};
     edit.output_edit = KeepOutput{};
     edit.optional = pair.optional;

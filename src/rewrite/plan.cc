@@ -32,7 +32,7 @@ bool StateEdit::Changes() const {
 }
 
 std::string StateEdit::Describe() const {
-  const std::string at_rows = place ? PlaceSuffix(place->rows, place->region) : "";
+  const std::string at_rows = place ? PlaceSuffix(place->rows, place->region, place->view) : "";
   std::string in = std::visit(
       Overloaded{
           [&](const KeepInput&) { return "input '" + input + "'" + at_rows + " (already exposed)"; },

@@ -171,6 +171,7 @@ struct StatePlace {
   std::optional<RowRange> rows;
   std::vector<RegionAxis> region;
   std::vector<std::string> axes;
+  std::vector<MetaDim> view;  ///< the view of the tensor the region is on (empty: the tensor itself)
 };
 
 /// The place `named` (a recorded StatePair, or an Exposure) gives its state: nullopt when it names all of
@@ -178,7 +179,7 @@ struct StatePlace {
 template <class Named>
 std::optional<StatePlace> PlaceNamedBy(const Named& named) {
   if (!named.rows && named.region.empty() && named.axes.empty()) return std::nullopt;
-  return StatePlace{named.rows, named.region, named.axes};
+  return StatePlace{named.rows, named.region, named.axes, named.view};
 }
 
 /// Every edit for one state.

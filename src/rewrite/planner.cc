@@ -106,7 +106,9 @@ class StatePlanner {
   void PlanRecorded(const StateAnalysis& analyzed, StateEdit& edit, const StatePair& pair, const Dim& batch) {
     // `streamable` stays the analysis' verdict: a stage before this plan (--time-axis) may have changed it.
     TakeRecordedPair(pair, edit);
-    if (!pair.region.empty()) edit.batch_axis = TensorBatchAxis(analyzed.state, pair.region, pair.axes);
+    if (!pair.region.empty()) {
+      edit.batch_axis = TensorBatchAxis(analyzed.state, pair.region, pair.axes, pair.view, pair.shape);
+    }
     KeepExposed(analyzed, edit, batch);
   }
 
@@ -116,20 +118,34 @@ class StatePlanner {
     edit.input = exposure.input;
     edit.output = exposure.output;
     edit.place = PlaceNamedBy(exposure);
-    edit.batch_axis = TensorBatchAxis(analyzed.state, exposure.region, exposure.axes);
+    edit.batch_axis = TensorBatchAxis(analyzed.state, exposure.region, exposure.axes, exposure.view, exposure.shape);
     KeepExposed(analyzed, edit, batch);
   }
 
   /// The axis of the authors' tensor that holds the state's batch: the kept axis whose state axis it is.
+  /// A region on a view (of a tensor of shape `shape`) has it only where that view axis is a whole axis of
+  /// the tensor: a part of a split axis (a strided batch) is none.
   static int64_t TensorBatchAxis(const RecurrentState& state, const std::vector<RegionAxis>& region,
-                                 const std::vector<std::string>& axes) {
+                                 const std::vector<std::string>& axes, const std::vector<MetaDim>& view,
+                                 const std::vector<MetaDim>& shape) {
     if (state.batch_axis < 0 || state.batch_axis >= static_cast<int64_t>(state.axis_names.size())) return -1;
     const std::string& batch_name = state.axis_names[state.batch_axis];
     size_t kept = 0;
     for (size_t j = 0; j < region.size(); ++j) {
       if (region[j].kind == RegionAxis::Kind::kIndex) continue;
-      if (kept < axes.size() && axes[kept] == batch_name) return static_cast<int64_t>(j);
+      if (kept < axes.size() && axes[kept] == batch_name)
+        return view.empty() ? static_cast<int64_t>(j) : TensorAxisOf(j, view, shape);
       ++kept;
+    }
+    return -1;
+  }
+
+  /// The axis of a tensor of shape `shape` that axis `j` of its view `view` is whole, or -1.
+  static int64_t TensorAxisOf(size_t j, const std::vector<MetaDim>& view, const std::vector<MetaDim>& shape) {
+    const std::optional<std::vector<size_t>> split = ViewSplit(view, shape);
+    if (!split) return -1;
+    for (size_t axis = 0; axis + 1 < split->size(); ++axis) {
+      if ((*split)[axis] == j && (*split)[axis + 1] == j + 1) return static_cast<int64_t>(axis);
     }
     return -1;
   }
@@ -222,6 +238,7 @@ class StatePlanner {
       pair.rows = edit.place->rows;
       pair.region = edit.place->region;
       pair.axes = edit.place->axes;
+      pair.view = edit.place->view;
     }
     pair.variable = edit.variable;
     pair.dtype = ElementTypeName(state.elem_type);

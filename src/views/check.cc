@@ -134,10 +134,13 @@ void CheckRegionWiring(const StatePair& pair, const StateAnalysis& analyzed, std
   if (RecordsExposure(pair, analyzed.exposure)) return;
   const RecurrentState& state = analyzed.state;
   std::string found = analyzed.exposure ? "; the graph has " + ExposureText(*analyzed.exposure) : "";
-  problems.push_back({CheckProblem::Kind::kInputNotWired,
-                      PairLabel(pair) + ": region " + RegionText(PairRegion(pair, pair.shape.size())) + " of input '" +
-                          pair.input + "' and output '" + pair.output + "' are not " + state.initial_name +
-                          " and its final state of " + OwnerLabel(state) + found});
+  problems.push_back(
+      {CheckProblem::Kind::kInputNotWired,
+       PairLabel(pair) + ": region " +
+           PlaceSuffix(std::nullopt, PairRegion(pair, pair.view.empty() ? pair.shape.size() : pair.view.size()),
+                       pair.view) +
+           " of input '" + pair.input + "' and output '" + pair.output + "' are not " + state.initial_name +
+           " and its final state of " + OwnerLabel(state) + found});
 }
 
 void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentState& state, bool input_ok,
@@ -234,16 +237,19 @@ void CheckSharedTensors(const std::vector<StatePair>& pairs, CheckProblem::Kind 
     if (sharing.size() < 2) continue;
     auto has_region = [&](size_t i) { return pairs[i].rows.has_value() || !pairs[i].region.empty(); };
     const bool all_regions = std::all_of(sharing.begin(), sharing.end(), has_region);
-    size_t rank = 1;
-    for (size_t i : sharing) rank = std::max({rank, pairs[i].region.size(), pairs[i].shape.size()});
+    size_t rank = 1;  // of the tensor (a region on a view has the view's)
+    for (size_t i : sharing) {
+      rank = std::max({rank, pairs[i].view.empty() ? pairs[i].region.size() : 0, pairs[i].shape.size()});
+    }
     bool overlapping = false, crossed = false;
     for (size_t a = 0; all_regions && a < sharing.size(); ++a) {
       for (size_t b = a + 1; b < sharing.size(); ++b) {
         const StatePair &x = pairs[sharing[a]], &y = pairs[sharing[b]];
         if (exclusive(x, y)) continue;
-        const std::vector<RegionAxis> x_region = PairRegion(x, rank), y_region = PairRegion(y, rank);
-        const ClaimConflict conflict =
-            ClaimsConflict(RegionClaim{x.input, x.output, x_region}, RegionClaim{y.input, y.output, y_region});
+        const std::vector<RegionAxis> x_region = PairRegion(x, x.view.empty() ? rank : x.view.size());
+        const std::vector<RegionAxis> y_region = PairRegion(y, y.view.empty() ? rank : y.view.size());
+        const ClaimConflict conflict = ClaimsConflict(RegionClaim{x.input, x.output, x_region, x.view, x.shape},
+                                                      RegionClaim{y.input, y.output, y_region, y.view, y.shape});
         overlapping |= conflict == ClaimConflict::kOverlapping;
         crossed |= conflict == ClaimConflict::kCrossed;
       }

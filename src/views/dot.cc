@@ -195,9 +195,10 @@ class StateDrawer {
     const std::string& in_slot = s.initial_name;
     const std::string& out_slot = s.final_name;
     Attributes edge = EdgeStyle(s, state.exposed);
-    const std::string place = pair             ? PlaceSuffix(pair->rows, pair->region)
-                              : state.exposure ? PlaceSuffix(state.exposure->rows, state.exposure->region)
-                                               : "";
+    const std::string place = pair ? PlaceSuffix(pair->rows, pair->region, pair->view)
+                              : state.exposure
+                                  ? PlaceSuffix(state.exposure->rows, state.exposure->region, state.exposure->view)
+                                  : "";
     std::string suffix = !state.exposed ? " (not exposed)" : place.empty() ? "" : " " + place;
     std::string source = state.exposed ? ExposedInput(state, pair) : HiddenSource(state);
     std::string target = state.exposed ? ExposedOutput(state, pair) : HiddenTarget(state);

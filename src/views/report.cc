@@ -121,6 +121,7 @@ Json StateJson(const onnx::ModelProto& model, const StateAnalysis& state, const 
                        {"region", RegionJson(e.region)},
                        {"axes", e.axes},
                        {"default_path_of", e.default_path_of.empty() ? Json() : Json(e.default_path_of)}};
+    if (!e.view.empty()) out["exposure"]["view"] = MetaShapeJson(e.view);
   } else {
     out["exposure"] = nullptr;
   }
@@ -157,7 +158,7 @@ void StateText(const onnx::ModelProto& model, const Analysis& analysis, const St
                const PlanLookup& plan, std::ostringstream& out) {
   if (state.exposed && state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
-    const std::string place = PlaceSuffix(pair.rows, pair.region);
+    const std::string place = PlaceSuffix(pair.rows, pair.region, pair.view);
     out << "  " << StateTitle(state.state) << "  exposed: input '" << pair.input << "'" << place << " ("
         << (pair.optional ? "optional" : "required") << ") -> output '" << pair.output << "'" << place << "\n";
     return;
@@ -302,7 +303,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   if (!analysis.recorded_pairs.empty()) {
     out << "\nstate pairs recorded in metadata '" << kMetadataKey << "':\n";
     for (const auto& pair : analysis.recorded_pairs) {
-      const std::string place = PlaceSuffix(pair.rows, pair.region);
+      const std::string place = PlaceSuffix(pair.rows, pair.region, pair.view);
       out << "  " << pair.input << place << " -> " << pair.output << place << "  (" << pair.graph << " " << pair.node
           << " " << pair.kind << (pair.variable.empty() ? "" : " '" + pair.variable + "'")
           << (pair.optional ? ", optional" : ", required") << (pair.streamable ? ", streamable" : ", not streamable")

@@ -6,7 +6,7 @@ import { sameSet } from './checks.mjs';
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * Every expected pair is recognized with its input, output and region; every state expected without a
+ * Every expected pair is recognized with its input, output and region (and view); every state expected without a
  * pair (a negative control) is not exposed, unless the entry calls it a default path (the state of a
  * branch that runs only when the fed state is empty), which shares the pair of the state it stands for.
  */
@@ -28,9 +28,12 @@ export function checkRecognition(m, report) {
     if (want.pair) {
       pairs++;
       const p = want.pair;
-      if (!e || e.input !== p.input || e.output !== p.output || !same(e.region, p.input_region)) {
-        problems.push(`${key}: expected ${p.input}${JSON.stringify(p.input_region)} -> ${p.output}, got ` +
-          (e ? `${e.input}${JSON.stringify(e.region)} -> ${e.output}` : `none (${got.not_exposed_because ?? 'no reason'})`));
+      // A strided state's region is on a view of the tensor (`view`, its shape); absent: the tensor itself.
+      const where = (region, view) => JSON.stringify(region) + (view ? ` of view ${JSON.stringify(view)}` : '');
+      if (!e || e.input !== p.input || e.output !== p.output || !same(e.region, p.input_region) ||
+          !same(e.view ?? null, p.view ?? null)) {
+        problems.push(`${key}: expected ${p.input}${where(p.input_region, p.view)} -> ${p.output}, got ` +
+          (e ? `${e.input}${where(e.region, e.view)} -> ${e.output}` : `none (${got.not_exposed_because ?? 'no reason'})`));
       }
     } else if (e && !(e.default_path_of && /default path/.test(want.reason ?? ''))) {
       problems.push(`${key}: must not be exposed (${want.reason}), got ${e.input}${JSON.stringify(e.region)} -> ${e.output}`);

@@ -40,7 +40,7 @@ function collectNodes(nodes, path, out) {
 
 /**
  * Reads an .onnx file and returns
- *   { recurrentNodes: [{name, op, domain, graph}], metadata: {key: value} }
+ *   { recurrentNodes: [{name, op, domain, graph}], metadata: {key: value}, inputs: [name], outputs: [name] }
  * recurrentNodes covers the main graph, all nested subgraphs and model-local functions.
  */
 export function scanModel(file) {
@@ -49,5 +49,6 @@ export function scanModel(file) {
   collectNodes(model.graph?.node, '', recurrentNodes);
   for (const fn of model.functions ?? []) collectNodes(fn.node, '(function)', recurrentNodes);
   const metadata = Object.fromEntries((model.metadataProps ?? []).map((p) => [p.key ?? '', p.value ?? '']));
-  return { recurrentNodes, metadata };
+  const names = (infos) => (infos ?? []).map((i) => i.name ?? '');
+  return { recurrentNodes, metadata, inputs: names(model.graph?.input), outputs: names(model.graph?.output) };
 }

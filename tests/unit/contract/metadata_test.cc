@@ -84,6 +84,42 @@ TEST(Metadata, MalformedContractFieldsAreErrors) {
   }
 }
 
+TEST(Metadata, AViewSurvivesARoundTripNextToItsRegion) {
+  StatePair pair = FullPair();
+  pair.shape = {MetaDim{1, ""}, MetaDim{1056, ""}};
+  pair.batch_axis = -1;
+  pair.region = {RegionAxis{RegionAxis::Kind::kIndex, 0, 0}, RegionAxis{RegionAxis::Kind::kRange, 33, 66},
+                 RegionAxis{RegionAxis::Kind::kRange, 8, 16}};
+  pair.axes = {"batch", "hidden_size"};
+  pair.view = {MetaDim{1, ""}, MetaDim{66, ""}, MetaDim{16, ""}};
+  onnx::ModelProto model;
+  WriteStatePairs(model, {pair});
+  std::string error;
+  std::vector<StatePair> read = ReadStatePairs(model, &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0], pair);
+  EXPECT_THAT(model.metadata_props(0).value(),
+              HasSubstr(R"("region":[0,[33,66],[8,16]],"axes":["batch","hidden_size"],"view":[1,66,16])"));
+  EXPECT_EQ(PlaceSuffix(pair.rows, pair.region, pair.view), "[0, 33:66, 8:16] of view [1,66,16]");
+}
+
+TEST(Metadata, AViewOfOtherElementsThanTheShapeIsAnError) {
+  const std::string entry = R"({"version":1,"states":[{"input":"i","output":"o","node":"n","graph":"main",)"
+                            R"("kind":"h","dtype":"float32","shape":[1,1056],"batch_axis":-1,"init":"zeros",)"
+                            R"("region":[0,[0,33],[0,8]],"axes":["batch","hidden_size"],)";
+  std::string error;
+  ReadStatePairs(WithMetadata(entry + R"("view":[1,66,16]}]})"), &error);
+  EXPECT_EQ(error, "");
+  for (const char* view : {R"("view":[1,66,15])", R"("view":[1,16,66,1])", R"("view":[66,16])", R"("view":[1,0,16])",
+                           R"("view":"1,66,16")"}) {
+    error.clear();
+    ReadStatePairs(WithMetadata(entry + view + "}]}"), &error);
+    EXPECT_THAT(error, HasSubstr("is invalid")) << view;
+    EXPECT_THAT(error, HasSubstr("'view'")) << view;
+  }
+}
+
 TEST(Metadata, APathOfNamesWithSlashesAndColonsLocatesTheGraph) {
   onnx::ModelProto model = testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, bool cond, float[1, 9, 2] W, float[1, 9, 3] R, float[seq, 1, batch, 3] Z)
