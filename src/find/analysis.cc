@@ -276,13 +276,23 @@ void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& state
 }
 
 /// States that restart on every call as their authors wrote them (see StateAnalysis::within_call): the
-/// model's authors expose states of their own, and this one cannot stream and starts from zeros.
-void MarkWithinCall(std::vector<StateAnalysis>& states) {
+/// model's authors expose states of their own, and this one cannot stream and starts from zeros. The
+/// authors' states are known by their exposure, or, once rnnstate packed or re-laid them, by the rows or
+/// region of their authors' tensors that their recorded pairs keep.
+void MarkWithinCall(const std::vector<StatePair>& recorded_pairs, std::vector<StateAnalysis>& states) {
   std::string carrier;  // an input the authors carry state in
   for (const auto& t : states) {
-    if (t.exposure && t.exposure->default_path_of.empty() && t.state.streamable) {
+    if (!t.state.streamable) continue;
+    if (t.exposure && t.exposure->default_path_of.empty()) {
       carrier = t.exposure->input;
       break;
+    }
+    if (t.recorded >= 0) {
+      const StatePair& pair = recorded_pairs[t.recorded];
+      if (pair.rows || !pair.region.empty()) {
+        carrier = pair.input;
+        break;
+      }
     }
   }
   if (carrier.empty()) return;
@@ -363,7 +373,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   DropConflictingExposures(analysis.states);
   FindDefaultPaths(index, analysis.states);
   for (auto& state : analysis.states) state.exposed = IsExposed(index, analysis, state);
-  MarkWithinCall(analysis.states);
+  MarkWithinCall(analysis.recorded_pairs, analysis.states);
   FindSharing(analysis.states);  // after `exposed` is known
   return analysis;
 }

@@ -5,7 +5,6 @@
 #include <optional>
 #include <vector>
 
-#include "find/loop_streaming.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
@@ -33,7 +32,8 @@ struct Flow {
 /// The forward half: follows what leaves the loop along time to the graph outputs.
 class TimeFlow {
  public:
-  TimeFlow(const ModelIndex& index, ChunkDependence& dependence) : index_(index), dependence_(dependence) {}
+  TimeFlow(const ModelIndex& index, ChunkDependence& dependence, const DownstreamLoopJudge& downstream)
+      : index_(index), dependence_(dependence), downstream_(downstream) {}
 
   /// "" when `flow` reaches graph outputs through time-local operators only, else why not.
   std::string Follow(const Flow& flow, int depth = 0) {
@@ -99,9 +99,8 @@ class TimeFlow {
     for (const Consumer& use : index_.graph(loop->body).ConsumersOf(flow.value)) {
       if (use.slot != 0 || !at_index.count(use.node)) return std::nullopt;
     }
-    const LoopVerdict verdict = JudgeLoop(index_, *loop);
-    if (verdict.streamable || verdict.fixed) return "";
-    return "does not stream (" + verdict.reason + ")";
+    const std::string why = downstream_(*loop);
+    return why.empty() ? "" : "does not stream (" + why + ")";
   }
 
   /// True when the Slice `node` keeps only the last step of the time axis `t` (`starts -1`, `ends` past
@@ -285,6 +284,7 @@ class TimeFlow {
 
   const ModelIndex& index_;
   ChunkDependence& dependence_;
+  const DownstreamLoopJudge& downstream_;
   std::set<std::pair<ValueRef, int64_t>> seen_;
 };
 
@@ -329,7 +329,7 @@ std::string BodyUse(const ModelIndex& index, const LoopAnatomy& loop, const std:
 }  // namespace
 
 std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const ChunkedInputs& chunked,
-                         const ProvenUses& proven) {
+                         const ProvenUses& proven, const DownstreamLoopJudge& downstream) {
   const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
   ChunkDependence dependence(index, loop.graph, loop.node, chunked, /*first_chunk=*/false);
   // A state's initial value is read on the first call only, where the first frames are the run's own.
@@ -365,7 +365,7 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
   }
   // What leaves along time: scan outputs (a Loop's on axis 0, a Scan's on its scan_output_axes), and the
   // sequences collectors fill.
-  TimeFlow flow(index, dependence);
+  TimeFlow flow(index, dependence, downstream);
   const int carried = static_cast<int>(loop.carried.size());
   const onnx::AttributeProto* axes = FindAttribute(node, "scan_output_axes");
   for (int k = carried; k < node.output_size(); ++k) {

@@ -14,6 +14,7 @@
 ///     weight, reductions over other axes, ConcatFromSequence...): `ReduceMean(ys, axis 0)` after the
 ///     loop averages each chunk on its own.
 
+#include <functional>
 #include <set>
 #include <string>
 
@@ -30,8 +31,14 @@ struct ProvenUses {
   std::set<std::string> bounds;
 };
 
+/// The verdict on a Loop downstream that reads a value along time step by step (stacked Keras layers):
+/// "" when that loop streams (or is made to by `--time-axis`), else why not. Given by loop_streaming.h,
+/// whose own verdict asks this unit about its surroundings: the judge is passed in rather than included.
+using DownstreamLoopJudge = std::function<std::string(const LoopAnatomy&)>;
+
 /// Why chunked runs of `loop` cannot equal one run because of its surroundings, or "" (see the file).
+/// `downstream` judges the loops that read what leaves this one step by step.
 std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const ChunkedInputs& chunked,
-                         const ProvenUses& proven);
+                         const ProvenUses& proven, const DownstreamLoopJudge& downstream);
 
 }  // namespace rnnstate

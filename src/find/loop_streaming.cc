@@ -15,6 +15,15 @@ namespace rnnstate {
 
 namespace {
 
+/// The judge ChunkProblem asks about a loop downstream: "" when it streams as it is or with
+/// `--time-axis` (what it does with each step is its own verdict's business), else its reason.
+DownstreamLoopJudge DownstreamVerdict(const ModelIndex& index) {
+  return [&index](const LoopAnatomy& downstream) -> std::string {
+    const LoopVerdict verdict = JudgeLoop(index, downstream);
+    return verdict.streamable || verdict.fixed ? "" : verdict.reason;
+  };
+}
+
 /// `name` followed back through `Identity`, `Cast`, `Squeeze`, `Unsqueeze` and `Reshape`, across scopes:
 /// every name on the way.
 std::vector<ValueRef> StripChain(const ModelIndex& index, const GraphPath& path, const std::string& name) {
@@ -178,7 +187,7 @@ LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, cons
   if (trip.kind == Trip::Kind::kLength) chunked.time_axes.emplace(trip.time.input, trip.time.axis);
   if (trip.kind == Trip::Kind::kInput && trip.defined.graph.empty()) chunked.trip_input = trip.defined.name;
   const ProvenUses proven{read_nodes, cond_ok ? CondBounds(index, loop, comparisons) : std::set<std::string>{}};
-  if (std::string problem = ChunkProblem(index, loop, chunked, proven); !problem.empty()) {
+  if (std::string problem = ChunkProblem(index, loop, chunked, proven, DownstreamVerdict(index)); !problem.empty()) {
     return NotStreamable(problem);
   }
   auto all_at = [&](const TimeRef& time) {
@@ -264,7 +273,7 @@ LoopVerdict JudgeScan(const ModelIndex& index, const LoopAnatomy& loop) {
   }
   ChunkedInputs chunked;
   for (const TimeRef& ref : refs) chunked.time_axes.emplace(ref.input, ref.axis);
-  if (std::string problem = ChunkProblem(index, loop, chunked, ProvenUses{}); !problem.empty()) {
+  if (std::string problem = ChunkProblem(index, loop, chunked, ProvenUses{}, DownstreamVerdict(index)); !problem.empty()) {
     return NotStreamable(problem, walk);
   }
   return Streamable(walk);

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// `rnnstate check`: a CI gate. A model passes when every recurrent state is exposed and its `rnnstate`
+/// `rnnstate check`: a CI gate. A model passes when every recurrent state is exposed (but those that run
+/// within one call beside their authors' own state, as `rewrite` leaves them) and its `rnnstate`
 /// metadata still matches its graph — each recorded pair names an existing node and state, a main-graph
 /// input that really feeds the node's initial-state slot and a main-graph output really computed from
 /// its final state, with truthful flags, and no name used by two pairs.

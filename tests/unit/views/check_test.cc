@@ -131,6 +131,55 @@ TEST(Check, RewrittenModelsPass) {
   EXPECT_THAT(Kinds(Rewritten(kReverseGru)), IsEmpty());
 }
 
+/// A streaming model's own state (`cache` -> `cache_out`, rows of a cache) beside a bidirectional GRU
+/// that starts from zeros on every call (GTCRN's GRU over frequency inside a frame).
+const char* kAuthorsStateBesideIntraFrameGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, 1, 2] X, float[2, 1, 3] cache, float[1, 9, 2] W, float[1, 9, 3] R, float[2, 9, 2] Wb, float[2, 9, 3] Rb)
+    => (float[seq, 1, 1, 3] Y, float[2, 1, 3] cache_out, float[seq, 2, 1, 3] Z) {
+  zero = Constant <value = int64[1] {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  h0 = Slice (cache, zero, one, zero)
+  kept = Slice (cache, one, two, zero)
+  Y, h_n = GRU <hidden_size = 3> (X, W, R, , , h0)
+  cache_out = Concat <axis = 0> (h_n, kept)
+  Z = GRU <hidden_size = 3, direction = "bidirectional"> (X, Wb, Rb)
+})";
+
+TEST(Check, AStateThatRunsWithinOneCallBesideTheAuthorsStatePasses) {
+  onnx::ModelProto model = ParseModel(kAuthorsStateBesideIntraFrameGru);
+  ModelIndex index(model);
+  const Analysis analysis = Analyze(index);
+  ASSERT_EQ(analysis.states.size(), 2u);  // the GRUs' h (both directions in one tensor)
+  EXPECT_TRUE(analysis.states[0].exposed);
+  EXPECT_THAT(analysis.states[1].within_call, ::testing::HasSubstr("runs within one call"));
+  EXPECT_THAT(Kinds(model), IsEmpty());
+  // The rewrite leaves it too (no input added), and its output passes.
+  const onnx::ModelProto rewritten = Rewritten(kAuthorsStateBesideIntraFrameGru);
+  EXPECT_EQ(rewritten.graph().input_size(), model.graph().input_size());
+  EXPECT_THAT(Kinds(rewritten), IsEmpty());
+  // Packed, the authors' state is known by the region its recorded pair keeps: still left, still passing.
+  for (PackKind pack : {PackKind::kTensor, PackKind::kSequence}) {
+    onnx::ModelProto packed = ParseModel(kAuthorsStateBesideIntraFrameGru);
+    PlanOptions options;
+    options.pack = pack;
+    RewriteModel(packed, options, /*strict=*/false);
+    ModelIndex packed_index(packed);
+    const Analysis packed_analysis = Analyze(packed_index);
+    ASSERT_EQ(packed_analysis.states.size(), 2u);
+    EXPECT_THAT(packed_analysis.states[1].within_call, ::testing::HasSubstr("runs within one call"));
+    EXPECT_THAT(Kinds(packed), IsEmpty());
+  }
+}
+
+TEST(Check, WithoutTheAuthorsStateABidirectionalGruIsNotLeftWithinOneCall) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, 1, 2] X, float[2, 9, 2] Wb, float[2, 9, 3] Rb) => (float[seq, 2, 1, 3] Z) {
+  Z = GRU <hidden_size = 3, direction = "bidirectional"> (X, Wb, Rb)
+})");
+  EXPECT_THAT(Kinds(model), ElementsAre("not_exposed"));
+}
+
 TEST(Check, StateCarriedByALoopIsTracedThroughTheLoop) {
   onnx::ModelProto model = Rewritten(kLoopLstm);
   ASSERT_EQ(Pairs(model).size(), 2u);
