@@ -273,6 +273,32 @@ TEST_F(ModelFileTest, DefersOnlyPayloadsAtLeastTheThreshold) {
   EXPECT_EQ(graph.node(0).name(), "lstm");
 }
 
+// A rewrite must see that a state's default is zeros: a placeholder hides the value, and a rewrite of a
+// rewrite then took rnnstate's own [1,128,28] zero default for a learned one (issue 23).
+TEST_F(ModelFileTest, ZeroPayloadsUpToOneMiBStayInTheParse) {
+  onnx::ModelProto model = SampleModel();
+  onnx::TensorProto* zeros = model.mutable_graph()->add_initializer();
+  zeros->set_name("h0");
+  zeros->set_data_type(onnx::TensorProto::FLOAT);
+  zeros->add_dims(1);
+  zeros->add_dims(128);
+  zeros->add_dims(28);
+  zeros->set_raw_data(std::string(128 * 28 * 4, '\0'));
+  onnx::TensorProto* big = model.mutable_graph()->add_initializer();
+  *big = *zeros;
+  big->set_name("big_zeros");
+  big->set_raw_data(std::string(ModelFile::kMaxInlineZeros + 1, '\0'));
+  const std::string in = Save(model);
+  ModelFile file = ModelFile::Open(in, 1024);
+  const onnx::GraphProto& graph = file.model().graph();
+  const int count = graph.initializer_size();
+  EXPECT_EQ(graph.initializer(count - 2).raw_data(), std::string(128 * 28 * 4, '\0'));  // kept
+  EXPECT_EQ(graph.initializer(count - 1).raw_data().size(), ModelFile::kPlaceholderSize);  // over 1 MiB: deferred
+  EXPECT_EQ(graph.initializer(0).raw_data().size(), ModelFile::kPlaceholderSize);  // not zeros: deferred
+  file.Write(PathOf("out.onnx"));
+  EXPECT_EQ(ReadFile(PathOf("out.onnx")), ReadFile(in));
+}
+
 TEST_F(ModelFileTest, ThresholdBelowPlaceholderSizeIsRaised) {
   const ModelFile file = ModelFile::Open(Save(SampleModel()), 1);
   EXPECT_EQ(file.model().graph().initializer(2).raw_data(), Payload(16, 3));  // 16 < kMinPayloadThreshold
