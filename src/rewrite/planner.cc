@@ -107,7 +107,7 @@ class StatePlanner {
     // `streamable` stays the analysis' verdict: a stage before this plan (--time-axis) may have changed it.
     TakeRecordedPair(pair, edit);
     if (!pair.region.empty()) edit.batch_axis = TensorBatchAxis(analyzed.state, pair.region, pair.axes);
-    KeepExposed(analyzed, edit, batch);
+    KeepExposed(analyzed, edit, batch, &pair.shape);
   }
 
   /// A state the model's authors expose in their own tensors: the graph stays as it is; the pair names the
@@ -134,7 +134,9 @@ class StatePlanner {
     return -1;
   }
 
-  void KeepExposed(const StateAnalysis& analyzed, StateEdit& edit, const Dim& batch) {
+  /// `recorded_shape`: the shape the state's pair records (validated against the graph), if any.
+  void KeepExposed(const StateAnalysis& analyzed, StateEdit& edit, const Dim& batch,
+                   const std::vector<MetaDim>* recorded_shape = nullptr) {
     edit.output_edit = KeepOutput{};
     inputs_.PlanExposed(edit);
     if (edit.shape.empty()) edit.shape = InputShape(edit.input);
@@ -147,6 +149,10 @@ class StatePlanner {
       edit.input_edit = DropDefault{true};
     }
     edit.data_shape = DataShape(FedShape(edit.shape, analyzed.state), edit.batch_axis, batch);
+    // The first rewrite may know the batch better than the graph now tells it (a batch fixed by the
+    // model's own input, which the new input declares symbolic): its record stays, so that a rewrite of a
+    // rewrite is a no-op.
+    if (recorded_shape && recorded_shape->size() == edit.data_shape.size()) edit.data_shape = *recorded_shape;
     Record(edit, analyzed.state, /*first_record=*/analyzed.recorded < 0);
   }
 
