@@ -7,7 +7,6 @@
 
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <tuple>
 #include <variant>

@@ -15,6 +15,6 @@ cp models/external/*.bin tests/data/external_bad/*.bin build-fuzz/fuzz_data/
 srcs=$(ls src/*.cc src/*/*.cc | grep -v 'src/cli/main.cc\|src/cli/cli_run.cc\|src/cli/version.cc')
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -DONNX_NAMESPACE=onnx -DONNX_ML=1 \
   -Iinclude -Isrc tools/fuzz/fuzz_rewrite.cc $srcs \
-  -lonnx -lonnx_proto -lprotobuf -lspdlog -lfmt -lpthread -o build-fuzz/fuzz_rewrite
+  -lonnx -lonnx_proto -lprotobuf -lspdlog -lfmt -lre2 -lpthread -o build-fuzz/fuzz_rewrite
 cd build-fuzz
 ./fuzz_rewrite -max_total_time="$seconds" -max_len=200000 -timeout=10 -rss_limit_mb=4096 corpus
