@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -538,9 +539,36 @@ TEST_F(ModelFileTest, WriteOverADirectoryFailsAndRemovesTheTemporary) {
   const ModelFile file = ModelFile::Open(Save(SampleModel()));
   fs::create_directory(PathOf("out.onnx"));
   WriteFile(PathOf("out.onnx/keep"), "x");
-  ExpectError([&] { file.Write(PathOf("out.onnx")); }, ExitCode::kCannotWrite, "cannot rename");
+  ExpectError([&] { file.Write(PathOf("out.onnx")); }, ExitCode::kCannotWrite, "is not a regular file (a directory)");
   EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", "out.onnx"}));
   EXPECT_EQ(Listing(PathOf("out.onnx")), std::set<std::string>{"keep"});
+}
+
+// `-o /dev/full` as root renamed the temporary over the device node (issue 23): a destination that is
+// neither a regular file nor a symlink is refused before anything is written, and left as it is.
+TEST_F(ModelFileTest, WriteOverASpecialFileIsRefused) {
+  const ModelFile file = ModelFile::Open(Save(SampleModel()));
+  ASSERT_EQ(mkfifo(PathOf("fifo.onnx").c_str(), 0600), 0);
+  ExpectError([&] { file.Write(PathOf("fifo.onnx")); }, ExitCode::kCannotWrite, "is not a regular file (a FIFO)");
+  struct stat info;
+  ASSERT_EQ(lstat(PathOf("fifo.onnx").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", "fifo.onnx"}));
+  if (mknod(PathOf("null.onnx").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0) {  // /dev/null's numbers; root only
+    ExpectError([&] { file.Write(PathOf("null.onnx")); }, ExitCode::kCannotWrite, "(a character device)");
+    ASSERT_EQ(lstat(PathOf("null.onnx").c_str(), &info), 0);
+    EXPECT_TRUE(S_ISCHR(info.st_mode));
+  }
+}
+
+// A valid 255-byte name was refused ("File name too long"): the temporary's name was 16 bytes longer.
+TEST_F(ModelFileTest, TheLongestNameIsWritten) {
+  const ModelFile file = ModelFile::Open(Save(SampleModel()));
+  const std::string name = std::string(250, 'n') + ".onnx";
+  file.Write(PathOf(name));
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", name}));
+  ExpectError([&] { file.Write(PathOf("n" + name)); }, ExitCode::kCannotWrite, "cannot create a file in");
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", name}));
 }
 
 /// Runs `action` in a child process and returns its exit status: 0 if it threw Error(kCannotWrite).
