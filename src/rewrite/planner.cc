@@ -35,7 +35,7 @@ class StatePlanner {
     stem_ = NodeStem(edit.owner_name);
     const Dim batch = DataBatchOf(state);
 
-    if (analyzed.exposed && analyzed.recorded >= 0) {
+    if (analyzed.exposed && analyzed.recorded >= 0 && analysis_.metadata_error.empty()) {
       return PlanRecorded(analyzed, edit, analysis_.recorded_pairs[analyzed.recorded], batch);
     }
     if (analyzed.exposure && analyzed.exposed) return PlanAuthorsExposure(analyzed, edit, *analyzed.exposure, batch);
@@ -334,7 +334,8 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
   std::set<StateKey> skipped_owners;
   for (const auto& analyzed : analysis.states) {
     const RecurrentState& state = analyzed.state;
-    const bool recorded = analyzed.recorded >= 0 && analyzed.exposed;
+    // Pairs of metadata that breaks a rule are not kept: the rewrite records every state anew.
+    const bool recorded = analyzed.recorded >= 0 && analyzed.exposed && analysis.metadata_error.empty();
     if (!Selected(options, state)) {
       // Not rewritten this time: its recorded pair stays.
       if (recorded) plan.pairs.push_back(analysis.recorded_pairs[analyzed.recorded]);

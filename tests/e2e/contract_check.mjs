@@ -64,6 +64,22 @@ function rewriteFolder(input, output, extra) {
   return records;
 }
 
+/** `rnnstate init --json` of every model under `folder`: the records by relative path. */
+function initFolder(folder) {
+  let text;
+  try {
+    text = execFileSync(bin, ['-q', 'init', folder, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 });
+  } catch (e) {
+    text = e.stdout ?? '';
+  }
+  const records = new Map();
+  for (const line of text.split('\n').filter(Boolean)) {
+    const record = JSON.parse(line);
+    if (record.path != null) records.set(relative(folder, record.path), record);
+  }
+  return records;
+}
+
 const written = (record) => record && (record.status === 'ok' || record.status === 'unchanged');
 
 /** Inputs and outputs (name, element type, shape) and the `rnnstate` metadata of a model file. */
@@ -116,6 +132,15 @@ function checkFolder(folder) {
         }
       }
       check(`${label}: ${name} outputs rewritten again (${extra.length ? 'required' : 'defaults'} mode) are byte-identical (${count} models)`, problems);
+    }
+    // Every output's metadata passes the validation every command applies (init refuses what breaks it).
+    for (const name of Object.keys(first)) {
+      const problems = [];
+      const init = initFolder(join(work, name));
+      for (const [rel, record] of first[name]) {
+        if (written(record) && init.get(rel)?.status !== 'ok') problems.push(`${rel}: ${init.get(rel)?.error ?? 'no record'}`);
+      }
+      check(`${label}: init accepts the metadata of every ${name} output`, problems);
     }
     // Route equality: the original and its defaults output, both taken to required mode.
     const problems = [];
