@@ -44,6 +44,11 @@ foreach(entry "protobuf::libprotobuf=Protobuf" "onnx_proto=ONNX CONFIG" "onnx=ON
     endif()
   endif()
 endforeach()
+# RE2 has no CMake package on Debian 12: the config finds it through pkg-config, as the build does.
+if("PkgConfig::RE2" IN_LIST rnnstate_links)
+  list(REMOVE_ITEM rnnstate_links PkgConfig::RE2)
+  string(APPEND RNNSTATE_FIND_DEPENDENCIES "find_dependency(PkgConfig)\npkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)\n")
+endif()
 foreach(target IN LISTS rnnstate_links)
   if(TARGET ${target})
     get_target_property(imported ${target} IMPORTED)

@@ -15,6 +15,7 @@
 #include "rewrite/time_axis.h"
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
+#include "rules/metadata_rules.h"
 #include "rules/model_rules.h"
 #include "rules/validate.h"
 #include "views/check.h"
@@ -215,6 +216,8 @@ Report ReportModel(const onnx::ModelProto& model, const std::string& file, Repor
 Json ReportOf(const onnx::ModelProto& model, const std::string& file) {
   return ReportModel(model, file, ReportFormat::kJson).json;
 }
+
+std::vector<StatePair> ValidStatePairs(const onnx::ModelProto& model) { return RequireValidMetadata(model).pairs; }
 
 void PrepareForWorkers() {
   // The first lookup registers every schema; later lookups only read. ONNX Runtime's schema is added

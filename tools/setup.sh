@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
-          nlohmann-json3-dev libgtest-dev libgmock-dev libonnx-testdata nodejs npm graphviz strace
+          nlohmann-json3-dev libre2-dev libgtest-dev libgmock-dev libonnx-testdata nodejs npm graphviz strace
           dpkg-dev file groff-base)  # the Debian package (dpkg-shlibdeps) and the man page test
 missing=()
 for p in "${packages[@]}"; do

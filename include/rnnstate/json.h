@@ -4,6 +4,7 @@
 /// written documents are byte-stable) and two entry points that fit untrusted input.
 
 #include <nlohmann/json.hpp>
+#include <cstddef>
 #include <string>
 
 namespace rnnstate {
@@ -13,14 +14,18 @@ using Json = nlohmann::ordered_json;
 
 /// Deepest nesting ParseJson accepts: metadata is two levels deep, so anything deeper is hostile.
 inline constexpr int kMaxJsonDepth = 64;
+/// Most keys one object may have: metadata objects have about twenty, and an ordered object's lookups
+/// are linear in its keys.
+inline constexpr size_t kMaxJsonObjectKeys = 4096;
 
 /// Compact one-line text (no spaces). Strings that are not valid UTF-8 (names read from a model) get
 /// U+FFFD for the bad bytes instead of an exception.
 std::string DumpJson(const Json& value);
 
 /// Parses a complete document from untrusted text (metadata read from a model). Throws
-/// std::runtime_error naming the position on malformed input, trailing text, or nesting deeper than
-/// kMaxJsonDepth.
+/// std::runtime_error with a message to follow "metadata 'rnnstate' is ": "not valid JSON at byte N:
+/// REASON" on malformed input or trailing text, "invalid: ..." for nesting deeper than kMaxJsonDepth, an
+/// object with more than kMaxJsonObjectKeys keys or one key twice, or an integer beyond int64.
 Json ParseJson(const std::string& text);
 
 }  // namespace rnnstate

@@ -3,12 +3,31 @@
 /// What a caller asks of a rewrite: how new state inputs behave and how they are named.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+namespace re2 {
+class RE2;
+}
+
 namespace rnnstate {
+
+/// A compiled `--nodes` pattern, in RE2 syntax (https://github.com/google/re2/wiki/Syntax): matched in
+/// time linear in the name's length and without recursion, since node names are untrusted input (a
+/// 100,000-character name crashed std::regex; `(a|aa)*c` took exponential time). No backreferences or
+/// lookaround. Copies share the compiled pattern.
+class NodePattern {
+ public:
+  /// Compiles `pattern`. Throws Error(kUsage) naming what RE2 rejects in it.
+  explicit NodePattern(const std::string& pattern);
+  /// True when the pattern matches anywhere in `name` (a search, not a full match).
+  bool Search(const std::string& name) const;
+
+ private:
+  std::shared_ptr<const re2::RE2> compiled_;
+};
 
 /// How new state inputs behave when not fed.
 enum class StateInputMode {
@@ -41,8 +60,8 @@ struct PlanOptions {
   StateInputMode mode = StateInputMode::kDefaults;
   std::string input_template = "{node}.{kind}_in";
   std::string output_template = "{node}.{kind}_out";
-  /// When set, only states whose owner's name or `graph/name` matches (regex search) are rewritten.
-  std::optional<std::regex> node_filter;
+  /// When set, only states whose owner's name or `graph/name` matches (a search) are rewritten.
+  std::optional<NodePattern> node_filter;
   /// States that cannot stream (reverse, bidirectional, sequence_lens) are left as they are: no new
   /// input or output (many published models keep such layers per call by design).
   bool streamable_only = false;

@@ -68,6 +68,11 @@ Report ReportModel(const onnx::ModelProto& model, const std::string& file, Repor
 /// The report of `model` as JSON (`rnnstate report --json`): ReportModel's kJson object.
 Json ReportOf(const onnx::ModelProto& model, const std::string& file = "");
 
+/// The state pairs `model`'s `rnnstate` metadata records, for a command that acts on them (`init`,
+/// `export`). The metadata is untrusted input, read through the one validation every command uses
+/// (docs/metadata.md): Error(kBadInput) naming the first broken rule, and how many more, when it breaks any.
+std::vector<StatePair> ValidStatePairs(const onnx::ModelProto& model);
+
 /// Builds onnx's operator schema registry (a lazily built function-local static: a concurrent caller
 /// waits until the first one has built it) with ONNX Runtime's schemas (contrib_schemas.h, added once),
 /// so that worker threads only ever read it. Call before starting workers; calling it early on another

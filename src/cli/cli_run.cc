@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <regex>
 
 #include "cli/batch.h"
 #include "cli/file_discovery.h"
@@ -54,13 +53,7 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
     throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
   }
   for (const std::string& axis : args.time_axes) options.time_axes.push_back(rnnstate::ParseTimeAxis(axis));
-  if (!args.nodes.empty()) {
-    try {
-      options.node_filter = std::regex(args.nodes);
-    } catch (const std::regex_error& e) {
-      throw Error(ExitCode::kUsage, "--nodes '" + args.nodes + "' is not a valid regular expression");
-    }
-  }
+  if (!args.nodes.empty()) options.node_filter = rnnstate::NodePattern(args.nodes);
   return options;
 }
 

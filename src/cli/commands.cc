@@ -141,9 +141,8 @@ FileResult CheckFile(const std::string& input, bool streamable_only) {
 FileResult InitFile(const std::string& input, const InitSettings& settings) {
   FileResult init = ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
-    std::string error;
-    result.states = ReadStatePairs(opened.file.model(), &error);
-    if (!error.empty()) throw Error(ExitCode::kBadInput, error);
+    // The metadata is untrusted: feeds for inputs the model lacks, or of an unknown dtype, are refused.
+    result.states = ValidStatePairs(opened.file.model());
     if (result.states.empty()) result.warnings.push_back("no state pairs recorded (run rnnstate rewrite first)");
     // A packed model is fed its packed values (and the pairs packing left out).
     std::vector<FirstFeed> feeds = FirstFeedsOf(opened.file.model(), result.states, settings.batch, settings.dims);
@@ -183,7 +182,8 @@ FileResult ExportFile(const std::string& input, const ExportSettings& settings) 
   return ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
-    result.states = ReadStatePairs(model, nullptr);
+    // The metadata is untrusted: a runtime configured from pairs the model contradicts fails at serving time.
+    result.states = ValidStatePairs(model);
     if (settings.target == ExportTarget::kOpenVino) {
       Timed(&result.timings.process_ms, [&] {
         OpenVinoPairs pairs = OpenVinoStatePairs(model);

@@ -67,7 +67,7 @@ void DeclareRewrite(CLI::App& command, RewriteArgs& rewrite) {
                   "defaults: unfed state inputs reproduce the original model (ONNX Runtime C/C++/Python/C#/Java); "
                   "required: plain inputs, feed zeros first (onnxruntime-node/-web)")
       ->check(CLI::IsMember({"defaults", "required"}));
-  command.add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regex");
+  command.add_option("--nodes", rewrite.nodes, "Only rewrite nodes whose name (or graph/name) matches this regular expression (RE2 syntax)");
   command.add_option("--input-names", rewrite.input_names, "Template for new state inputs ({node}, {kind}, {op})");
   command.add_option("--output-names", rewrite.output_names, "Template for new state outputs");
   command

@@ -22,7 +22,9 @@ OpenVinoPairs OpenVinoStatePairs(const onnx::ModelProto& model) {
                                                 "(rewrite with other --input-names / --output-names)");
       }
     }
-    names[tensor.input] = tensor.output;
+    // Appended, not looked up: an ordered object's operator[] searches its keys (quadratic in the states),
+    // and the inputs are distinct (one tensor per input; duplicate pairs are refused before).
+    names.get_ref<Json::object_t&>().emplace_back(tensor.input, tensor.output);
     Json shape = Json::array();
     for (const MetaDim& dim : tensor.shape) shape.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
     states.push_back({{"parameter", tensor.input},

@@ -362,10 +362,20 @@ bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<MetaDim>
 
 std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error) {
   std::vector<StatePair> pairs;
+  const std::string key = std::string("metadata '") + kMetadataKey + "'";
+  int entries = 0;
   for (const auto& prop : model.metadata_props()) {
-    if (prop.key() != kMetadataKey) continue;
+    if (prop.key() != kMetadataKey || ++entries > 1) continue;
+    Json document;
     try {
-      Json document = ParseJson(prop.value());
+      document = ParseJson(prop.value());
+    } catch (const std::exception& e) {
+      if (error) *error = key + " is " + e.what();
+      continue;
+    }
+    size_t at = 0;         // the entry being read, for the message
+    bool in_entry = false;  // reading an entry of "states"
+    try {
       if (!document.is_object()) throw std::runtime_error("not a JSON object");
       auto version = document.find("version");
       if (version == document.end() || !version->is_number_integer() || version->get<int64_t>() != kMetadataVersion) {
@@ -373,10 +383,19 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
       }
       auto states = document.find("states");
       if (states == document.end() || !states->is_array()) throw std::runtime_error("missing \"states\"");
-      for (const auto& entry : *states) pairs.push_back(PairFromJson(entry));
+      pairs.reserve(states->size());
+      in_entry = true;
+      for (const auto& entry : *states) {
+        pairs.push_back(PairFromJson(entry));
+        ++at;
+      }
     } catch (const std::exception& e) {
-      if (error) *error = std::string("metadata '") + kMetadataKey + "' is invalid: " + e.what();
+      if (error) *error = key + " is invalid: " + (in_entry ? "states[" + std::to_string(at) + "]: " : "") + e.what();
     }
+  }
+  if (entries > 1 && error) {
+    // Two values of one key: which one a reader takes is arbitrary (onnx's checker refuses duplicate keys).
+    *error = key + " is given " + std::to_string(entries) + " times; a model carries one";
   }
   return pairs;
 }
@@ -420,12 +439,19 @@ std::optional<Json> ReadStateDocument(const onnx::ModelProto& model) {
 
 void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
   std::string value = DumpJson(document);
-  for (auto& prop : *model.mutable_metadata_props()) {
-    if (prop.key() == kMetadataKey) {
-      prop.set_value(value);
-      return;
-    }
-  }
+  auto* props = model.mutable_metadata_props();
+  // The first entry takes the value; later entries of the key (a model given two) would be stale pairs
+  // that contradict it: they go.
+  bool written = false;
+  auto kept = std::remove_if(props->begin(), props->end(), [&](onnx::StringStringEntryProto& prop) {
+    if (prop.key() != kMetadataKey) return false;
+    if (written) return true;
+    prop.set_value(value);
+    written = true;
+    return false;
+  });
+  props->erase(kept, props->end());
+  if (written) return;
   auto* prop = model.add_metadata_props();
   prop->set_key(kMetadataKey);
   prop->set_value(value);

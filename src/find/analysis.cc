@@ -11,6 +11,7 @@
 #include "exposure/packed_state.h"
 #include "find/loop_recurrence.h"
 #include "find/stateful_ops.h"
+#include "rules/metadata_rules.h"
 #include "states/wiring.h"
 
 namespace rnnstate {
@@ -351,9 +352,14 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   analysis.onnx_opset = index.onnx_opset();
   analysis.ir_version = index.model().ir_version();
   analysis.inference_error = index.inference_error();
-  analysis.recorded_pairs = ReadStatePairs(index.model(), &analysis.metadata_error);
-  if (analysis.metadata_error.empty()) {
-    analysis.packed = ReadPackedStates(index.model(), analysis.recorded_pairs.size(), &analysis.metadata_error);
+  MetadataReading metadata = ReadMetadata(index.model());
+  analysis.metadata_error = metadata.Summary();
+  analysis.metadata_problems = std::move(metadata.problems);
+  // A document that cannot be read has no pairs to trace; pairs that contradict the model are still
+  // traced (check names what each of them gets wrong), but a rewrite writes them anew.
+  if (metadata.document_valid) {
+    analysis.recorded_pairs = std::move(metadata.pairs);
+    analysis.packed = std::move(metadata.packed);
   }
   Findings found;
   for (StateProducer produce : kStateProducers) produce(index, options, &found);

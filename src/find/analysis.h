@@ -13,6 +13,7 @@
 #include "find/recurrent_node.h"
 #include "find/state_findings.h"
 #include "graph/model_index.h"
+#include "rnnstate/check_problem.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/packed_metadata.h"
 #include "states/recurrent_state.h"
@@ -61,7 +62,11 @@ struct Analysis {
   /// What looked state-like but is no rewritable state (carried pass-throughs and counters, loops and
   /// operators rnnstate cannot classify or handle), in the producers' order.
   std::vector<StateNote> notes;
-  std::string metadata_error;          ///< non-empty when that metadata is malformed
+  /// The first of metadata_problems, for warnings ("" when the metadata may be relied on: then a rewrite
+  /// keeps the recorded pairs; otherwise it writes them anew).
+  std::string metadata_error;
+  /// Every rule the metadata breaks (rules/metadata_rules.h, the validation every command shares).
+  std::vector<CheckProblem> metadata_problems;
   std::optional<PackedStates> packed;  ///< the metadata's "packed" object (a packed model)
   int64_t onnx_opset = 0;
   int64_t ir_version = 0;

@@ -1,6 +1,7 @@
 #include "graph/graph_edit.h"
 
 #include <functional>
+#include <set>
 #include <optional>
 #include <utility>
 
@@ -178,6 +179,19 @@ void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before,
   for (auto& node : before) *nodes->Add() = std::move(node);
   for (onnx::NodeProto* node : old) nodes->AddAllocated(node);
   for (auto& node : after) *nodes->Add() = std::move(node);
+}
+
+void DeclareInitializersAsInputs(onnx::ModelProto& model) {
+  if (model.ir_version() >= 4) return;
+  onnx::GraphProto& main = *model.mutable_graph();
+  std::set<std::string> declared;
+  for (const auto& input : main.input()) declared.insert(input.name());
+  for (const auto& tensor : main.initializer()) {
+    if (declared.count(tensor.name())) continue;
+    std::vector<Dim> dims;
+    for (int64_t d : tensor.dims()) dims.push_back(Dim{d, ""});
+    *main.add_input() = TensorInfo(tensor.name(), tensor.data_type(), dims);
+  }
 }
 
 }  // namespace rnnstate

@@ -59,6 +59,11 @@ const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const st
 /// True when `graph` has an output named `name`.
 bool HasGraphOutput(const onnx::GraphProto& graph, const std::string& name);
 
+/// IR 3 requires every main-graph initializer to be a graph input as well: for a model of IR < 4,
+/// declares each initializer that is not one (a default moved to `NAME.default`) as an input of its type
+/// and dims. Nothing for IR >= 4.
+void DeclareInitializersAsInputs(onnx::ModelProto& model);
+
 /// Puts `before` at the front of `graph`'s node list and `after` at its end, in order, moving (not
 /// copying) the nodes already there.
 void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after);

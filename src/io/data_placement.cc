@@ -14,6 +14,7 @@
 #include "io/external_data.h"
 #include "io/file_output.h"
 #include "io/regular_file.h"
+#include "io/system_error.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -67,7 +68,7 @@ void CopyAtomically(const input::RegularFile& data, const fs::path& target) {
   void* mapped = size == 0 ? nullptr : mmap(nullptr, size, PROT_READ, MAP_PRIVATE, data.fd(), 0);
   if (mapped == MAP_FAILED) {
     throw Error(ExitCode::kCannotWrite,
-                output::SystemError("cannot map external data to copy it to '" + target.string() + "'"));
+                SystemError("cannot map external data to copy it to '" + target.string() + "'"));
   }
   const auto* bytes = static_cast<const uint8_t*>(mapped);
   try {

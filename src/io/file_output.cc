@@ -9,14 +9,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
+#include "io/regular_file.h"
+#include "io/system_error.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::output {
-
-std::string SystemError(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 std::string DirectoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -129,12 +130,13 @@ class PieceWriter {
 class AtomicFile {
  public:
   explicit AtomicFile(const std::string& path) : path_(path) {
+    RequireReplaceable(path);
     const size_t slash = path.find_last_of('/');
-    const std::string prefix = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + "." +
-                               path.substr(slash == std::string::npos ? 0 : slash + 1) + ".tmp-";
+    const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    const std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
     std::random_device random;
     for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-      temp_path_ = prefix + std::to_string(random());
+      temp_path_ = directory + TemporaryName(name, random());
       // O_EXCL: never reuse someone else's file; mode 0666 lets the umask decide, as for any new file.
       fd_ = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ < 0 && errno != EEXIST) break;
@@ -151,6 +153,18 @@ class AtomicFile {
   }
 
   int fd() const { return fd_; }
+
+  /// The temporary name for the file `name`: ".NAME.tmp-NNNNNNNNNN", and never longer than `name` once
+  /// that is over kShortName bytes (the name is cut, its end replaced by the random number), so that it
+  /// fits wherever `name` fits (a 255-byte name on a filesystem whose names end at 255).
+  static std::string TemporaryName(const std::string& name, uint32_t random) {
+    char digits[11];
+    std::snprintf(digits, sizeof digits, "%010u", random);
+    const std::string suffix = std::string(".tmp-") + digits;
+    const std::string full = "." + name + suffix;
+    if (full.size() <= std::max(name.size(), kShortName)) return full;
+    return "." + name.substr(0, name.size() - 1 - suffix.size()) + suffix;
+  }
 
   /// Renames the file over the destination, first flushing it to disk when `sync` (otherwise the
   /// caller makes it durable later, e.g. with one syncfs for a whole batch).
@@ -182,6 +196,9 @@ class AtomicFile {
     close(dir);
   }
 
+  /// Names up to this length keep their whole name in the temporary's.
+  static constexpr size_t kShortName = 64;
+
   std::string path_;
   std::string temp_path_;
   int fd_ = -1;
@@ -189,6 +206,13 @@ class AtomicFile {
 };
 
 }  // namespace
+
+void RequireReplaceable(const std::string& path) {
+  struct stat existing;
+  if (lstat(path.c_str(), &existing) != 0 || S_ISREG(existing.st_mode) || S_ISLNK(existing.st_mode)) return;
+  throw Error(ExitCode::kCannotWrite,
+              "is not a regular file (" + input::FileKind(existing.st_mode) + "): rnnstate writes only regular files");
+}
 
 void WriteFileAtomically(const std::string& path, const std::vector<BytePiece>& pieces, const InputFile& input,
                          bool sync) {

@@ -21,12 +21,14 @@ struct InputFile {
 /// Writes the concatenation of `pieces` to `path`: into a new temporary file in the same directory
 /// (permissions of an existing `path` kept), flushed to disk when `sync`, then renamed over `path` (and
 /// the directory flushed when `sync`). On any failure `path` is untouched and the temporary removed.
+/// The temporary's name is never longer than `path`'s own when that is long. RequireReplaceable first.
 /// Throws Error(kCannotWrite).
 void WriteFileAtomically(const std::string& path, const std::vector<BytePiece>& pieces, const InputFile& input,
                          bool sync);
 
-/// "what: strerror(errno)".
-std::string SystemError(const std::string& what);
+/// Throws Error(kCannotWrite) when `path` exists and is neither a regular file nor a symlink (which is
+/// replaced, not followed): renaming over a device node (`-o /dev/full` as root) replaces the device.
+void RequireReplaceable(const std::string& path);
 
 /// The directory holding the file `path`: "." for a bare file name.
 std::string DirectoryOf(const std::string& path);

@@ -18,6 +18,7 @@
 
 #include "io/file_output.h"
 #include "io/regular_file.h"
+#include "io/system_error.h"
 #include "io/wire_splice.h"
 #include "rnnstate/error.h"
 
@@ -25,7 +26,6 @@ namespace rnnstate {
 
 namespace {
 
-using output::SystemError;
 using wire::CountMagic;
 using wire::DecodeIndex;
 using wire::EncodeIndex;
@@ -49,6 +49,14 @@ std::string SerializeDeterministic(const onnx::ModelProto& model) {
     throw Error(ExitCode::kCannotWrite, "protobuf failed to serialize the model");
   }
   return out;
+}
+
+/// True for a payload of zero bytes only, up to ModelFile::kMaxInlineZeros: kept in the parse so that
+/// the rewrite can see that a default is zeros (a placeholder's value is unknown to it). A weight stops
+/// the scan at its first non-zero byte.
+bool SmallZeros(const uint8_t* value, uint64_t size) {
+  if (size > ModelFile::kMaxInlineZeros) return false;
+  return std::all_of(value, value + size, [](uint8_t byte) { return byte == 0; });
 }
 
 }  // namespace
@@ -145,7 +153,7 @@ void ModelFile::Load(size_t payload_threshold) {
   const uint8_t* const base = mapping_->data();
   WireRewriter defer(ExitCode::kBadInput, "not a valid ONNX model",
                      [&](const uint8_t* value, uint64_t size, SplicePlan* plan) {
-                       if (size < payload_threshold) return std::optional<uint64_t>();
+                       if (size < payload_threshold || SmallZeros(value, size)) return std::optional<uint64_t>();
                        payloads_.push_back({static_cast<uint64_t>(value - base), size});
                        deferred_bytes_ += size;
                        plan->AppendSpan(kPlaceholderMagic, sizeof(kPlaceholderMagic));

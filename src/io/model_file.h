@@ -38,10 +38,14 @@ class ModelFile {
   /// never be mistaken for one.
   static constexpr size_t kMinPayloadThreshold = kPlaceholderSize + 1;
   static constexpr size_t kDefaultPayloadThreshold = 1024;
+  /// A payload of zeros up to this size is never deferred: readers of model() must see that a state's
+  /// default is zeros (rnnstate's own zero defaults are at most 1 MiB), or a rewrite of a rewrite would
+  /// take it for a learned value.
+  static constexpr size_t kMaxInlineZeros = size_t{1} << 20;
 
   /// Opens and parses `path`. Payloads (TensorProto.raw_data, field 9) of at least `payload_threshold`
   /// bytes (raised to kMinPayloadThreshold if lower) are left out of the parse and replaced by a
-  /// placeholder. Throws Error(kBadInput) with a message starting with `path: ` and naming the problem:
+  /// placeholder, except payloads of zeros up to kMaxInlineZeros. Throws Error(kBadInput) with a message starting with `path: ` and naming the problem:
   /// missing or unreadable file, directory, not a regular file (a FIFO, a device, a socket: refused from
   /// its stat, never opened for a blocking read), empty file, not an ONNX ModelProto, truncated (a length prefix
   /// running past the end, an invalid or group wire type, a bad varint), nesting deeper than 100 messages,

@@ -35,6 +35,7 @@ OpenedModel OpenModel(const std::string& path) {
 }
 
 void WriteModel(const OpenedModel& opened, const std::string& output, ModelFile::Durability durability) {
+  output::RequireReplaceable(output);  // before any data file is placed beside it
   PlacedData placed = ProvideExternalData(opened.external_data, opened.directory, DirectoryOf(output));
   opened.file.Write(output, durability);  // on failure, `placed` removes the data files it put there
   placed.Keep();

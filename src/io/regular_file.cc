@@ -4,12 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/file_output.h"
+#include "io/system_error.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::input {
 
-using output::SystemError;
 
 std::string FileKind(unsigned mode) {
   switch (mode & S_IFMT) {

@@ -1,5 +1,7 @@
 #include "pack/state_transform.h"
 
+#include "graph/graph_edit.h"
+
 #include "graph/node_builder.h"
 #include "pack/pack_apply.h"
 #include "pack/pack_plan.h"
@@ -105,6 +107,7 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
     }
   }
   if (!outcome.changed) return outcome;
+  DeclareInitializersAsInputs(model);
   Json document = ReadStateDocument(model).value_or(Json::object());
   document["version"] = kMetadataVersion;
   document["states"] = StatePairsJson(outcome.pairs);

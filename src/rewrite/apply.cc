@@ -279,7 +279,8 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
           },
       },
       edit.output_edit);
-  if (output_added) interface.AddOutputOnce(TensorInfo(edit.output, edit.elem_type, edit.shape));
+  const std::vector<Dim>& output_shape = edit.output_shape.empty() ? edit.shape : edit.output_shape;
+  if (output_added) interface.AddOutputOnce(TensorInfo(edit.output, edit.elem_type, output_shape));
 }
 
 /// Rebuilds the node list with the inserted nodes, moving (not copying) the existing NodeProtos.
@@ -384,6 +385,7 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
     InsertNodes(*graph, graph_edits);
     PruneDropped(*graph, graph_edits.dropped_originals);
   }
+  DeclareInitializersAsInputs(model);
   if (plan.metadata_changes) WriteStatePairs(model, plan.pairs);
 }
 

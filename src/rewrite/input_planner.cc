@@ -219,6 +219,8 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
     // input's batch is then declared symbolic ([D,1,H] must be a valid value of it).
     auto [name, fresh] = batch_params_.try_emplace({state.owner.graph, state.owner.node});
     if (fresh) name->second = dim_names_.Allocate("batch");
+    // The output keeps the fixed batch (as required mode declares it: both routes give one interface).
+    edit.output_shape = edit.shape;
     edit.shape[batch_axis] = Dim{-1, name->second};
     shape[batch_axis] = Dim{-1, ""};
   }

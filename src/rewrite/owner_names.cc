@@ -5,8 +5,8 @@ namespace rnnstate {
 bool Selected(const PlanOptions& options, const RecurrentState& state) {
   if (options.streamable_only && !state.streamable) return false;
   if (!options.node_filter) return true;
-  return std::regex_search(state.owner.name, *options.node_filter) ||
-         std::regex_search(state.owner.graph_name + "/" + state.owner.name, *options.node_filter);
+  return options.node_filter->Search(state.owner.name) ||
+         options.node_filter->Search(state.owner.graph_name + "/" + state.owner.name);
 }
 
 NodeNames NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options,

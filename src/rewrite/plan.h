@@ -7,7 +7,6 @@
 
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -193,7 +192,10 @@ struct StateEdit {
   /// Where the state is promoted: the owner, or the Loop/Scan carrying the state.
   StateSite site;
   int32_t elem_type = 0;
-  std::vector<Dim> shape;  ///< declared shape of the state input and output
+  std::vector<Dim> shape;  ///< declared shape of the state input (and output, unless output_shape is set)
+  /// Declared shape of a new state output when it differs from the input's: a fixed batch the input
+  /// declares symbolic only so that a broadcast default fits it (the output always has the data's batch).
+  std::vector<Dim> output_shape;
 
   std::string input;     ///< graph input carrying the state
   std::string original;  ///< value in the initial-state slot before the rewrite ("" when absent)

@@ -35,7 +35,7 @@ class StatePlanner {
     stem_ = NodeStem(edit.owner_name);
     const Dim batch = DataBatchOf(state);
 
-    if (analyzed.exposed && analyzed.recorded >= 0) {
+    if (analyzed.exposed && analyzed.recorded >= 0 && analysis_.metadata_error.empty()) {
       return PlanRecorded(analyzed, edit, analysis_.recorded_pairs[analyzed.recorded], batch);
     }
     if (analyzed.exposure && analyzed.exposed) return PlanAuthorsExposure(analyzed, edit, *analyzed.exposure, batch);
@@ -109,7 +109,7 @@ class StatePlanner {
     if (!pair.region.empty()) {
       edit.batch_axis = TensorBatchAxis(analyzed.state, pair.region, pair.axes, pair.view, pair.shape);
     }
-    KeepExposed(analyzed, edit, batch);
+    KeepExposed(analyzed, edit, batch, &pair.shape);
   }
 
   /// A state the model's authors expose in their own tensors: the graph stays as it is; the pair names the
@@ -150,7 +150,9 @@ class StatePlanner {
     return -1;
   }
 
-  void KeepExposed(const StateAnalysis& analyzed, StateEdit& edit, const Dim& batch) {
+  /// `recorded_shape`: the shape the state's pair records (validated against the graph), if any.
+  void KeepExposed(const StateAnalysis& analyzed, StateEdit& edit, const Dim& batch,
+                   const std::vector<MetaDim>* recorded_shape = nullptr) {
     edit.output_edit = KeepOutput{};
     inputs_.PlanExposed(edit);
     if (edit.shape.empty()) edit.shape = InputShape(edit.input);
@@ -163,6 +165,10 @@ class StatePlanner {
       edit.input_edit = DropDefault{true};
     }
     edit.data_shape = DataShape(FedShape(edit.shape, analyzed.state), edit.batch_axis, batch);
+    // The first rewrite may know the batch better than the graph now tells it (a batch fixed by the
+    // model's own input, which the new input declares symbolic): its record stays, so that a rewrite of a
+    // rewrite is a no-op.
+    if (recorded_shape && recorded_shape->size() == edit.data_shape.size()) edit.data_shape = *recorded_shape;
     Record(edit, analyzed.state, /*first_record=*/analyzed.recorded < 0);
   }
 
@@ -345,7 +351,8 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
   std::set<StateKey> skipped_owners;
   for (const auto& analyzed : analysis.states) {
     const RecurrentState& state = analyzed.state;
-    const bool recorded = analyzed.recorded >= 0 && analyzed.exposed;
+    // Pairs of metadata that breaks a rule are not kept: the rewrite records every state anew.
+    const bool recorded = analyzed.recorded >= 0 && analyzed.exposed && analysis.metadata_error.empty();
     if (!Selected(options, state)) {
       // Not rewritten this time: its recorded pair stays.
       if (recorded) plan.pairs.push_back(analysis.recorded_pairs[analyzed.recorded]);

@@ -13,6 +13,7 @@
 #include "graph/contrib_schemas.h"
 #include "graph/control_flow.h"
 #include "graph/graph_path.h"
+#include "graph/proto_access.h"
 #include "io/tensor_data.h"
 #include "rnnstate/error.h"
 #include "rules/op_rules.h"
@@ -30,6 +31,49 @@ namespace {
 using OwnerRules = std::string (*)(const ModelIndex&);
 
 constexpr OwnerRules kOwnerRules[] = {FirstOpRuleViolation};
+
+/// The type a control-flow operand must have: a Loop's trip count (input 0) int64, its condition (input
+/// 1) and an If's condition bool. onnx's shape inference with type checks (its full_check) and ONNX
+/// Runtime refuse other types; without type checks onnx passes them (a Loop whose trip count is a float
+/// was rewritten without a warning). "" when the node's operands are of their types or unknown.
+std::string ControlOperandRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
+  struct Operand {
+    const char* op;
+    int slot;
+    const char* what;
+    int32_t type;
+  };
+  static const Operand kOperands[] = {{"Loop", 0, "trip count", onnx::TensorProto::INT64},
+                                      {"Loop", 1, "condition", onnx::TensorProto::BOOL},
+                                      {"If", 0, "condition", onnx::TensorProto::BOOL}};
+  if (!IsOnnxDomain(node.domain())) return "";
+  for (const Operand& operand : kOperands) {
+    if (node.op_type() != operand.op || node.input_size() <= operand.slot || node.input(operand.slot).empty()) continue;
+    const std::string& name = node.input(operand.slot);
+    const onnx::TypeProto* type = index.TypeOf(path, name);
+    if (type == nullptr || !type->has_tensor_type() || type->tensor_type().elem_type() == 0) continue;
+    const int32_t elem = type->tensor_type().elem_type();
+    if (elem == operand.type) continue;
+    return std::string("its ") + operand.what + " '" + name + "' has element type " + DataTypeName(elem) + "; " +
+           operand.op + " takes " + DataTypeName(operand.type);
+  }
+  return "";
+}
+
+/// The first control-flow operand of the wrong type, at any depth, as "GRAPH: NODE: RULE", or "".
+std::string FirstControlOperandViolation(const ModelIndex& index) {
+  const onnx::ModelProto& model = index.model();
+  std::string found;
+  GraphPath root;
+  ForEachGraph(model.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+    for (int n = 0; found.empty() && n < graph.node_size(); ++n) {
+      if (std::string rule = ControlOperandRule(index, path, graph.node(n)); !rule.empty()) {
+        found = GraphPathString(model, path) + ": " + DescribeNode(model, path, n) + ": " + rule;
+      }
+    }
+  });
+  return found;
+}
 
 /// The versions a model (or a function) imports, by domain ("" for ai.onnx).
 class Imports {
@@ -280,7 +324,7 @@ ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<vo
   ModelIndex index(model, copy.get());
   // A view operator's broken axes first: the wrong shapes they pass on would otherwise be blamed on the
   // recurrent node that reads them.
-  for (auto rules : {FirstViewRuleViolation, FirstOwnerViolation}) {
+  for (auto rules : {FirstControlOperandViolation, FirstViewRuleViolation, FirstOwnerViolation}) {
     if (std::string problem = rules(index); !problem.empty()) {
       throw Error(ExitCode::kBadInput, "invalid model: " + problem);
     }

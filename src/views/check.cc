@@ -169,19 +169,8 @@ void CheckPair(const ModelIndex& index, const StateLookup& states, const StatePa
   // A member of a packed value names values inside the main graph (see CheckPackedValues).
   bool input_ok = packed_member ? main.Defines(pair.input) : main.inputs.count(pair.input) > 0;
   bool output_ok = packed_member ? main.Defines(pair.output) : main.outputs.count(pair.output) > 0;
-  if (packed_member && (!input_ok || !output_ok)) {
-    problems.push_back({CheckProblem::Kind::kPackedMismatch,
-                        label + "'" + (input_ok ? pair.output : pair.input) + "' is not a value of the main graph"});
-  } else if (!packed_member) {
-    if (!input_ok) {
-      problems.push_back(
-          {CheckProblem::Kind::kNotGraphInput, label + "'" + pair.input + "' is not a main-graph input"});
-    }
-    if (!output_ok) {
-      problems.push_back(
-          {CheckProblem::Kind::kNotGraphOutput, label + "'" + pair.output + "' is not a main-graph output"});
-    }
-  }
+  // Names that are not the main graph's inputs, outputs or values are the shared validation's problems
+  // (rules/metadata_rules.h); the rest of the pair is checked as far as its names allow.
   if (states.OwnedBy(pair) == nullptr) {
     problems.push_back({CheckProblem::Kind::kNoSuchNode,
                         label + "no recurrent node or loop '" + pair.node + "' in graph '" + pair.graph + "'"});
@@ -296,7 +285,15 @@ std::vector<std::string> CheckWarnings(const Analysis& analysis) {
 
 std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& analysis, bool streamable_only) {
   std::vector<CheckProblem> problems;
-  if (!analysis.metadata_error.empty()) problems.push_back({CheckProblem::Kind::kBadMetadata, analysis.metadata_error});
+  // The validation every command shares. Duplicates are judged below, knowing which states are exclusive,
+  // and a pair's node, knowing whether it is a recurrent node or loop.
+  for (const CheckProblem& problem : analysis.metadata_problems) {
+    using Kind = CheckProblem::Kind;
+    if (problem.kind != Kind::kDuplicateInput && problem.kind != Kind::kDuplicateOutput &&
+        problem.kind != Kind::kNoSuchNode) {
+      problems.push_back(problem);
+    }
+  }
   CheckStates(analysis, streamable_only, problems);
   const StateLookup states(analysis);
   for (size_t i = 0; i < analysis.recorded_pairs.size(); ++i) {

@@ -83,24 +83,28 @@ check "one file named three ways is rewritten once" \
   run 0 rewrite "$zoo/torch/lstm.onnx" "$zoo/torch/deep/../lstm.onnx" "$work/link_to_torch/lstm.onnx" --out-dir "$work/once"
 check "...one output line" lines out 1
 rm "$work/link_to_input.onnx" "$work/link_to_torch"
-# A write that fails (its temporary file's name is too long) leaves none of the directories it made,
-# only those: a directory that was there, or that another output of the run filled, stays.
+# A write that fails (its output exceeds the file size limit: RLIMIT_FSIZE with SIGXFSZ ignored, EFBIG)
+# leaves none of the directories it made, only those: a directory that was there, or that another output
+# of the run filled, stays. (Names of 255 bytes: their temporary files fit since issue 23.)
+limited() {  # limited EXPECTED ARGS...: `run` with files limited to 32 KiB
+  (trap '' XFSZ; ulimit -f 32; run "$@")
+}
+big=$models/handbuilt/lstm_big_fixed_batch.onnx  # its rewrite (72 KB) exceeds the limit
 long=$(printf 'm%.0s' $(seq 250)).onnx
 mkdir -p "$work/nested/deep/er" "$work/had/deep"
-cp "$models/torch/rnn_dyn.onnx" "$work/nested/deep/er/$long"
-cp "$models/external/gru_external.onnx" "$models/external/gru_weights.bin" "$work/nested/deep/er/"
-mv "$work/nested/deep/er/gru_external.onnx" "$work/nested/deep/er/$(printf 'g%.0s' $(seq 250)).onnx"
-check "--out-dir, failed writes: exit 5" run 5 rewrite "$work/nested" --out-dir "$work/made/out" -j 2
+cp "$big" "$work/nested/deep/er/$long"
+cp "$big" "$work/nested/deep/er/$(printf 'g%.0s' $(seq 250)).onnx"
+check "--out-dir, failed writes: exit 5" limited 5 rewrite "$work/nested" --out-dir "$work/made/out" -j 2
 check "...no directory made for them is left" test ! -e "$work/made"
-check "--out-dir, failed writes in a tree that exists: exit 5" run 5 rewrite "$work/nested" --out-dir "$work/had"
+check "--out-dir, failed writes in a tree that exists: exit 5" limited 5 rewrite "$work/nested" --out-dir "$work/had"
 check "...only the directories it made are removed" test "$(cd "$work/had" && find .)" = "$(printf '.\n./deep')"
-check "--out-dir, a file argument: exit 5" run 5 rewrite "$work/nested/deep/er/$long" --out-dir "$work/single_out/x"
+check "--out-dir, a file argument: exit 5" limited 5 rewrite "$work/nested/deep/er/$long" --out-dir "$work/single_out/x"
 check "...its --out-dir is removed again" test ! -e "$work/single_out"
 cp "$models/torch/rnn_dyn.onnx" "$work/nested/deep/er/good.onnx"
-check "--out-dir, a good file beside the failed ones: exit 5" run 5 rewrite "$work/nested" --out-dir "$work/some" -j 2
+check "--out-dir, a good file beside the failed ones: exit 5" limited 5 rewrite "$work/nested" --out-dir "$work/some" -j 2
 check "...its output and directories stay" test "$(cd "$work/some" && find . | sort)" = \
   "$(printf '.\n./deep\n./deep/er\n./deep/er/good.onnx')"
-check "--json, a failed write: exit 5" run 5 rewrite "$work/nested/deep/er/$long" -o "$work/$long" --json
+check "--json, a failed write: exit 5" limited 5 rewrite "$work/nested/deep/er/$long" -o "$work/$long" --json
 check "...its record claims no states" node_ok "const r=records[0]; if (r.status!=='error'||r.states.length!==0||r.output!==null) throw r"
 check "-j 0: exit 2" run 2 check "$zoo" -j 0
 check "--json with --format dot: exit 2" run 2 report "$zoo/z_rnn.onnx" --json --format dot

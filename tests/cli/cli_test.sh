@@ -155,7 +155,7 @@ mkdir -p "$work/clobber/fails/dir.onnx"
 check "-o an existing directory: exit 2 (use --out-dir)" run 2 rewrite "$work/clobber/gru_external.onnx" -o "$work/clobber/fails/dir.onnx"
 check "-o an existing directory: says so" err_has "is a directory"
 check "-o an existing directory: no data file placed" test -z "$(ls -A "$work/clobber/fails/dir.onnx")" -a "$(ls "$work/clobber/fails")" = dir.onnx
-long=$work/clobber/fails/$(printf 'm%.0s' $(seq 250)).onnx  # its temporary file's name is too long: the write fails
+long=$work/clobber/fails/$(printf 'm%.0s' $(seq 251)).onnx  # 256 bytes, a name too long: the write fails
 check "a failed write: exit 5" run 5 rewrite "$work/clobber/gru_external.onnx" -o "$long"
 check "a failed write: the data file placed beside it is removed again" test "$(ls "$work/clobber/fails")" = dir.onnx
 

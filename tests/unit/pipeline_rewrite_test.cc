@@ -411,7 +411,7 @@ TEST(Rewrite, NodeFilterSelectsNodesAndKeepsEarlierPairs) {
   Z = GRU <hidden_size = 3> (X, W, R)
 })");
   PlanOptions first;
-  first.node_filter = std::regex("GRU_1$");
+  first.node_filter = NodePattern("GRU_1$");
   Rewrite(model, first);
   ASSERT_EQ(RecordedPairs(model).size(), 1u);
   EXPECT_EQ(RecordedPairs(model)[0].node, "GRU_1");

@@ -73,7 +73,23 @@ TEST(Json, RefusesWhatTheCallbackParserRefusedWithTheSameMessage) {
     texts.push_back(nested(depth, "1,]"));         // malformed after the depth is reached
     texts.push_back("[1,]" + nested(depth, "1"));  // malformed before
   }
-  for (const std::string& text : texts) EXPECT_EQ(Parsed(text), CallbackParse(text)) << text;
+  // The same documents and the same refusals; the messages are rnnstate's own since issue 23 (below).
+  const auto verdict = [](const std::string& result) { return result.rfind("error: ", 0) == 0 ? "error" : result; };
+  for (const std::string& text : texts) EXPECT_EQ(verdict(Parsed(text)), verdict(CallbackParse(text))) << text;
+}
+
+// Messages say what is wrong and where, without the library's text ("[json.exception.parse_error.101]").
+TEST(Json, MessagesNameTheProblemAndItsByte) {
+  EXPECT_EQ(Parsed("[1,]"), "error: not valid JSON at byte 4: syntax error while parsing value - unexpected ']'; "
+                            "expected '[', '{', or a literal");
+  EXPECT_EQ(Parsed("{\"a\":1} trailing").rfind("error: not valid JSON at byte 11: syntax error", 0), 0u);
+  EXPECT_EQ(Parsed(std::string(100, '[')), "error: invalid: JSON nested deeper than 64");
+  EXPECT_EQ(Parsed("{\"a\":1,\"a\":2}"), "error: invalid: key 'a' is given twice in one object");
+  EXPECT_EQ(Parsed("[18446744073709551615]"),
+            "error: invalid: the number 18446744073709551615 does not fit a 64-bit integer");
+  std::string keys = "{";
+  for (size_t i = 0; i <= kMaxJsonObjectKeys; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  EXPECT_EQ(Parsed(keys + "}"), "error: invalid: an object has more than 4096 keys");
 }
 
 TEST(Json, AssigningAKeyAgainReplacesItInPlace) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -273,6 +274,32 @@ TEST_F(ModelFileTest, DefersOnlyPayloadsAtLeastTheThreshold) {
   EXPECT_EQ(graph.node(0).name(), "lstm");
 }
 
+// A rewrite must see that a state's default is zeros: a placeholder hides the value, and a rewrite of a
+// rewrite then took rnnstate's own [1,128,28] zero default for a learned one (issue 23).
+TEST_F(ModelFileTest, ZeroPayloadsUpToOneMiBStayInTheParse) {
+  onnx::ModelProto model = SampleModel();
+  onnx::TensorProto* zeros = model.mutable_graph()->add_initializer();
+  zeros->set_name("h0");
+  zeros->set_data_type(onnx::TensorProto::FLOAT);
+  zeros->add_dims(1);
+  zeros->add_dims(128);
+  zeros->add_dims(28);
+  zeros->set_raw_data(std::string(128 * 28 * 4, '\0'));
+  onnx::TensorProto* big = model.mutable_graph()->add_initializer();
+  *big = *zeros;
+  big->set_name("big_zeros");
+  big->set_raw_data(std::string(ModelFile::kMaxInlineZeros + 1, '\0'));
+  const std::string in = Save(model);
+  ModelFile file = ModelFile::Open(in, 1024);
+  const onnx::GraphProto& graph = file.model().graph();
+  const int count = graph.initializer_size();
+  EXPECT_EQ(graph.initializer(count - 2).raw_data(), std::string(128 * 28 * 4, '\0'));  // kept
+  EXPECT_EQ(graph.initializer(count - 1).raw_data().size(), ModelFile::kPlaceholderSize);  // over 1 MiB: deferred
+  EXPECT_EQ(graph.initializer(0).raw_data().size(), ModelFile::kPlaceholderSize);  // not zeros: deferred
+  file.Write(PathOf("out.onnx"));
+  EXPECT_EQ(ReadFile(PathOf("out.onnx")), ReadFile(in));
+}
+
 TEST_F(ModelFileTest, ThresholdBelowPlaceholderSizeIsRaised) {
   const ModelFile file = ModelFile::Open(Save(SampleModel()), 1);
   EXPECT_EQ(file.model().graph().initializer(2).raw_data(), Payload(16, 3));  // 16 < kMinPayloadThreshold
@@ -512,9 +539,36 @@ TEST_F(ModelFileTest, WriteOverADirectoryFailsAndRemovesTheTemporary) {
   const ModelFile file = ModelFile::Open(Save(SampleModel()));
   fs::create_directory(PathOf("out.onnx"));
   WriteFile(PathOf("out.onnx/keep"), "x");
-  ExpectError([&] { file.Write(PathOf("out.onnx")); }, ExitCode::kCannotWrite, "cannot rename");
+  ExpectError([&] { file.Write(PathOf("out.onnx")); }, ExitCode::kCannotWrite, "is not a regular file (a directory)");
   EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", "out.onnx"}));
   EXPECT_EQ(Listing(PathOf("out.onnx")), std::set<std::string>{"keep"});
+}
+
+// `-o /dev/full` as root renamed the temporary over the device node (issue 23): a destination that is
+// neither a regular file nor a symlink is refused before anything is written, and left as it is.
+TEST_F(ModelFileTest, WriteOverASpecialFileIsRefused) {
+  const ModelFile file = ModelFile::Open(Save(SampleModel()));
+  ASSERT_EQ(mkfifo(PathOf("fifo.onnx").c_str(), 0600), 0);
+  ExpectError([&] { file.Write(PathOf("fifo.onnx")); }, ExitCode::kCannotWrite, "is not a regular file (a FIFO)");
+  struct stat info;
+  ASSERT_EQ(lstat(PathOf("fifo.onnx").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", "fifo.onnx"}));
+  if (mknod(PathOf("null.onnx").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0) {  // /dev/null's numbers; root only
+    ExpectError([&] { file.Write(PathOf("null.onnx")); }, ExitCode::kCannotWrite, "(a character device)");
+    ASSERT_EQ(lstat(PathOf("null.onnx").c_str(), &info), 0);
+    EXPECT_TRUE(S_ISCHR(info.st_mode));
+  }
+}
+
+// A valid 255-byte name was refused ("File name too long"): the temporary's name was 16 bytes longer.
+TEST_F(ModelFileTest, TheLongestNameIsWritten) {
+  const ModelFile file = ModelFile::Open(Save(SampleModel()));
+  const std::string name = std::string(250, 'n') + ".onnx";
+  file.Write(PathOf(name));
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", name}));
+  ExpectError([&] { file.Write(PathOf("n" + name)); }, ExitCode::kCannotWrite, "cannot create a file in");
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"in.onnx", name}));
 }
 
 /// Runs `action` in a child process and returns its exit status: 0 if it threw Error(kCannotWrite).

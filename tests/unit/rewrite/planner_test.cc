@@ -217,14 +217,14 @@ TEST(Planner, SkipsAreKeyedLikeEditsAndSayWhy) {
 
 TEST(Planner, NodeFilterLeavesOtherStatesAlone) {
   PlanOptions options;
-  options.node_filter = std::regex("^second$");
+  options.node_filter = NodePattern("^second$");
   Planned p = PlanOf(R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
   Y = GRU <hidden_size = 3> (X, W, R)
   Z = GRU <hidden_size = 3> (X, W, R)
 })",
                      options);
   EXPECT_TRUE(p.plan.edits.empty());  // neither node is named "second"
-  options.node_filter = std::regex("GRU_1");
+  options.node_filter = NodePattern("GRU_1");
   Planned q = PlanOf(R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
   Y = GRU <hidden_size = 3> (X, W, R)
   Z = GRU <hidden_size = 3> (X, W, R)

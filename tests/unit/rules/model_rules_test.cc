@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
@@ -365,6 +367,48 @@ TEST(ModelRules, ARewriteOnnxCannotVouchForIsUnsupportedNotInvalid) {
     EXPECT_EQ(e.code(), ExitCode::kUnsupported);
     EXPECT_THAT(e.what(), HasSubstr("cannot validate the rewrite: the input model does not pass onnx's checker"));
   }
+}
+
+// A Loop whose trip count is a float was rewritten without a warning: onnx's full_check (shape inference
+// with type checks) and ONNX Runtime refuse it. Now every command refuses it as an invalid model (issue 23).
+TEST(ModelRules, ControlFlowOperandsOfTheWrongTypeAreInvalid) {
+  const onnx::ModelProto loop = Model(R"(g (float M, bool c, float[1] v0) => (float[1] v) {
+  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
+    cond_out = Identity (cond)
+    y = Neg (x)
+  }>
+})");
+  EXPECT_THAT(Verdict(loop), HasSubstr("its trip count 'M' has element type FLOAT; Loop takes INT64"));
+  const onnx::ModelProto condition = Model(R"(g (int64 M, float c, float[1] v0) => (float[1] v) {
+  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
+    cond_out = Identity (cond)
+    y = Neg (x)
+  }>
+})");
+  EXPECT_THAT(Verdict(condition), HasSubstr("its condition 'c' has element type FLOAT; Loop takes BOOL"));
+  const onnx::ModelProto branch = Model(R"(g (int32 c, float[1] a) => (float[1] v) {
+  v = If (c) <then_branch = t () => (float[1] y) { y = Neg (a) }, else_branch = e () => (float[1] z) { z = Identity (a) }>
+})");
+  EXPECT_THAT(Verdict(branch), HasSubstr("its condition 'c' has element type INT32; If takes BOOL"));
+  onnx::ModelProto copy = loop;
+  for (const auto& run : std::vector<std::function<void()>>{[&] { RewriteForStreaming(copy); },
+                                                            [&] { CheckForStreaming(loop); },
+                                                            [&] { ReportOf(loop); }}) {
+    try {
+      run();
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      EXPECT_EQ(std::string(e.what()), Verdict(loop));
+    }
+  }
+  const onnx::ModelProto valid = Model(R"(g (int64 M, bool c, float[1] v0) => (float[1] v) {
+  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
+    cond_out = Identity (cond)
+    y = Neg (x)
+  }>
+})");
+  EXPECT_EQ(Verdict(valid), "");
 }
 
 TEST(ModelRules, RewriteCheckAndReportReachTheSameVerdict) {
