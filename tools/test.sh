@@ -34,5 +34,5 @@ asan_built=$SECONDS
 # The published models' suites (label real_models) ran in the Release pass: ONNX Runtime on large graphs is
 # not what the sanitizers check.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" -E '^e2e_' -LE real_models)
+  RNNSTATE_TEST_TIME_SCALE=5 ctest --output-on-failure -j "$jobs" -E '^e2e_' -LE real_models)
 echo "== sanitizers: build $((asan_built - asan_start)) s, tests $((SECONDS - asan_built)) s"

@@ -140,8 +140,11 @@ struct StatePair {
 std::string ElementTypeName(int32_t elem_type);
 
 /// The pairs recorded in `model`, or an empty list when there is no `rnnstate` key.
-/// Sets `error` (and returns what could be read) when the value is not valid metadata.
-std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error);
+/// Sets `error` (and returns what could be read) when the value is not valid metadata. With `document`,
+/// also gives the parsed document (nullopt when there is none, or it is no JSON object), so that a
+/// reader of other keys ("packed") does not parse the value again.
+std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error,
+                                      std::optional<Json>* document = nullptr);
 
 /// The JSON array of `pairs` (as in the metadata's "states").
 Json StatePairsJson(const std::vector<StatePair>& pairs);

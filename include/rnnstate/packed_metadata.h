@@ -80,6 +80,8 @@ struct PackedStates {
 /// (and returns nullopt) when it is not a valid description; `state_count` is the number of "states"
 /// its members may refer to.
 std::optional<PackedStates> ReadPackedStates(const onnx::ModelProto& model, size_t state_count, std::string* error);
+/// The same, from the metadata document already parsed (see ReadStatePairs).
+std::optional<PackedStates> ReadPackedStates(const Json& document, size_t state_count, std::string* error);
 
 /// The "packed" object as JSON.
 Json PackedStatesJson(const PackedStates& packed);

@@ -360,8 +360,10 @@ bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<MetaDim>
   return true;
 }
 
-std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error) {
+std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error,
+                                      std::optional<Json>* document_out) {
   std::vector<StatePair> pairs;
+  if (document_out) document_out->reset();
   const std::string key = std::string("metadata '") + kMetadataKey + "'";
   int entries = 0;
   for (const auto& prop : model.metadata_props()) {
@@ -392,6 +394,7 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
     } catch (const std::exception& e) {
       if (error) *error = key + " is invalid: " + (in_entry ? "states[" + std::to_string(at) + "]: " : "") + e.what();
     }
+    if (document_out && document.is_object()) *document_out = std::move(document);
   }
   if (entries > 1 && error) {
     // Two values of one key: which one a reader takes is arbitrary (onnx's checker refuses duplicate keys).

@@ -131,8 +131,12 @@ bool HasPackedStates(const onnx::ModelProto& model) {
 std::optional<PackedStates> ReadPackedStates(const onnx::ModelProto& model, size_t state_count, std::string* error) {
   std::optional<Json> document = ReadStateDocument(model);
   if (!document) return std::nullopt;
-  auto packed = document->find("packed");
-  if (packed == document->end()) return std::nullopt;
+  return ReadPackedStates(*document, state_count, error);
+}
+
+std::optional<PackedStates> ReadPackedStates(const Json& document, size_t state_count, std::string* error) {
+  auto packed = document.find("packed");
+  if (packed == document.end()) return std::nullopt;
   try {
     if (!packed->is_object()) throw runtime_error("not an object");
     PackedStates out;

@@ -21,16 +21,19 @@ namespace {
 /// A producer of recurrent states: appends the nodes owning states (described for reports), their states
 /// and notes on what looked state-like but is not a state. A new kind of owner is one more producer in
 /// kStateProducers; they run in order (loops leave the variables carrying an operator's state to it).
-using StateProducer = void (*)(const ModelIndex&, const AnalysisOptions&, Findings*);
+/// `recorded`: the pairs of the model's metadata (read once, before the producers run).
+using StateProducer = void (*)(const ModelIndex&, const AnalysisOptions&, const std::vector<StatePair>& recorded,
+                               Findings*);
 
 constexpr StateProducer kStateProducers[] = {
-    [](const ModelIndex& index, const AnalysisOptions&, Findings* found) {
+    [](const ModelIndex& index, const AnalysisOptions&, const std::vector<StatePair>&, Findings* found) {
       FindOpStates(index, &found->nodes, &found->states);
     },
-    [](const ModelIndex& index, const AnalysisOptions& options, Findings* found) {
-      FindLoopStates(index, options.refused_time_axes, found);
+    [](const ModelIndex& index, const AnalysisOptions& options, const std::vector<StatePair>& recorded,
+       Findings* found) { FindLoopStates(index, options.refused_time_axes, recorded, found); },
+    [](const ModelIndex& index, const AnalysisOptions&, const std::vector<StatePair>&, Findings* found) {
+      FindStatefulOps(index, found);
     },
-    [](const ModelIndex& index, const AnalysisOptions&, Findings* found) { FindStatefulOps(index, found); },
 };
 
 /// The tensor an initial state reads, used to detect sharing (states reading the very same tensor).
@@ -362,7 +365,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
     analysis.packed = std::move(metadata.packed);
   }
   Findings found;
-  for (StateProducer produce : kStateProducers) produce(index, options, &found);
+  for (StateProducer produce : kStateProducers) produce(index, options, analysis.recorded_pairs, &found);
   analysis.nodes = std::move(found.nodes);
   analysis.notes = std::move(found.notes);
   std::map<std::pair<GraphPath, int>, int> node_of_owner;

@@ -34,7 +34,7 @@ struct MainInputs {
   std::set<std::string> state_inputs;  ///< of a rewritten model: the inputs its recorded pairs feed
 };
 
-MainInputs ReadMainInputs(const ModelIndex& index) {
+MainInputs ReadMainInputs(const ModelIndex& index, const std::vector<StatePair>& recorded) {
   MainInputs inputs;
   const GraphIndex& main = index.graph(GraphPath{});
   for (const auto& input : index.model().graph().input()) {
@@ -43,7 +43,7 @@ MainInputs ReadMainInputs(const ModelIndex& index) {
       if (d.has_dim_param() && !d.dim_param().empty()) inputs.known.insert(d.dim_param());
     }
   }
-  for (const StatePair& pair : ReadStatePairs(index.model(), nullptr)) inputs.state_inputs.insert(pair.input);
+  for (const StatePair& pair : recorded) inputs.state_inputs.insert(pair.input);
   return inputs;
 }
 
@@ -294,9 +294,10 @@ std::string EnclosingLoop(const ModelIndex& index, const GraphPath& path) {
 
 }  // namespace
 
-void FindLoopStates(const ModelIndex& index, const std::set<std::string>& refused_time_axes, Findings* found) {
+void FindLoopStates(const ModelIndex& index, const std::set<std::string>& refused_time_axes,
+                    const std::vector<StatePair>& recorded, Findings* found) {
   const CarrierSlots op_carriers = OperatorCarriers(index, found->states);
-  const MainInputs inputs = ReadMainInputs(index);
+  const MainInputs inputs = ReadMainInputs(index, recorded);
   for (const auto& [path, graph_index] : index.graphs()) {
     const onnx::GraphProto* graph = ResolveGraph(index.model(), path);
     if (graph == nullptr) continue;

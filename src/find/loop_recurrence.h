@@ -12,15 +12,19 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "find/state_findings.h"
 #include "graph/model_index.h"
+#include "rnnstate/metadata.h"
 
 namespace rnnstate {
 
 /// Appends every Loop and Scan-9+ with a recurring carried variable (as an owner) and its states, and a
 /// note for every other carried variable. `found` must already hold the recurrent operators' states:
-/// the variables carrying those stay theirs. `refused_time_axes`: see AnalysisOptions.
-void FindLoopStates(const ModelIndex& index, const std::set<std::string>& refused_time_axes, Findings* found);
+/// the variables carrying those stay theirs. `refused_time_axes`: see AnalysisOptions. `recorded`: the pairs
+/// of the model's metadata (their inputs are states, not data, when a carried variable's batch is named).
+void FindLoopStates(const ModelIndex& index, const std::set<std::string>& refused_time_axes,
+                    const std::vector<StatePair>& recorded, Findings* found);
 
 }  // namespace rnnstate

@@ -334,8 +334,9 @@ std::string MetadataReading::Summary() const {
 MetadataReading ReadMetadata(const onnx::ModelProto& model) {
   MetadataReading reading;
   std::string error;
-  reading.pairs = ReadStatePairs(model, &error);
-  if (error.empty()) reading.packed = ReadPackedStates(model, reading.pairs.size(), &error);
+  std::optional<Json> document;  // parsed once: a model may carry a million pairs
+  reading.pairs = ReadStatePairs(model, &error, &document);
+  if (error.empty() && document) reading.packed = ReadPackedStates(*document, reading.pairs.size(), &error);
   if (!error.empty()) {
     reading.document_valid = false;
     reading.problems.push_back({Kind::kBadMetadata, error});
