@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -153,11 +154,12 @@ TEST(MetadataRules, CommandsThatActOnPairsRefuseInvalidMetadata) {
 }
 
 // 10,000 pairs took 0.3 s, 100,000 6.6 s: export openvino's object grew by a lookup of every key.
-TEST(MetadataRules, OpenVinoExportIsLinearInThePairs) {
-  onnx::ModelProto model = Rewritten();
+/// `model` with its one recorded pair copied `count` times under names of their own.
+onnx::ModelProto WithCopiedPairs(const onnx::ModelProto& rewritten, int count) {
+  onnx::ModelProto model = rewritten;
   Json document = ParseJson(MetadataText(model));
   Json states = Json::array();
-  for (int i = 0; i < 20000; ++i) {
+  for (int i = 0; i < count; ++i) {
     Json pair = document["states"][0];
     pair["input"] = "in_" + std::to_string(i);
     pair["output"] = "out_" + std::to_string(i);
@@ -165,11 +167,28 @@ TEST(MetadataRules, OpenVinoExportIsLinearInThePairs) {
   }
   document["states"] = std::move(states);
   MetadataText(model) = DumpJson(document);
-  const auto start = std::chrono::steady_clock::now();
-  const OpenVinoPairs pairs = OpenVinoStatePairs(model);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(pairs.json["param_res_names"].size(), 20000u);
-  EXPECT_LT(seconds, 2.0) << "20,000 pairs; quadratic took about 10 s";
+  return model;
+}
+
+/// The fastest of three exports of `model`'s pairs, in seconds.
+double FastestExport(const onnx::ModelProto& model, size_t expected_pairs) {
+  double best = 1e9;
+  for (int run = 0; run < 3; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    const OpenVinoPairs pairs = OpenVinoStatePairs(model);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    EXPECT_EQ(pairs.json["param_res_names"].size(), expected_pairs);
+  }
+  return best;
+}
+
+// A ratio measured in one run (the build and the machine's load cancel out), not a time limit: ten times
+// the pairs cost about ten times as much; the quadratic key lookup this replaced cost a hundred times.
+TEST(MetadataRules, OpenVinoExportIsLinearInThePairs) {
+  const onnx::ModelProto rewritten = Rewritten();
+  const double small = FastestExport(WithCopiedPairs(rewritten, 2000), 2000);
+  const double large = FastestExport(WithCopiedPairs(rewritten, 20000), 20000);
+  EXPECT_LT(large / std::max(small, 1e-6), 35.0) << "2,000 pairs: " << small << " s; 20,000 pairs: " << large << " s";
 }
 
 /// One random edit of `text`: a byte changed, removed or repeated, a span cut or doubled, or a JSON token
