@@ -175,9 +175,11 @@ void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before,
   if (before.empty() && after.empty()) return;
   auto* nodes = graph.mutable_node();
   std::vector<onnx::NodeProto*> old(nodes->size());
-  for (int i = nodes->size() - 1; i >= 0; --i) old[i] = nodes->ReleaseLast();
+  // The Unsafe variants hand the pointers over as they are: the nodes go back into the field they came
+  // from, so on the model's arena they stay on it (ReleaseLast would copy every node off the arena).
+  for (int i = nodes->size() - 1; i >= 0; --i) old[i] = nodes->UnsafeArenaReleaseLast();
   for (auto& node : before) *nodes->Add() = std::move(node);
-  for (onnx::NodeProto* node : old) nodes->AddAllocated(node);
+  for (onnx::NodeProto* node : old) nodes->UnsafeArenaAddAllocated(node);
   for (auto& node : after) *nodes->Add() = std::move(node);
 }
 

@@ -1,5 +1,7 @@
 #include "graph/model_index.h"
 
+#include <future>
+
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
 
@@ -16,8 +18,9 @@ void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   }
 }
 
-void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReferences& references,
-                google::protobuf::Arena& arena) {
+/// The structure of `graph` into `index`: every value's producer and uses, the inputs, initializers and
+/// outputs by name, and the names its subgraphs read from outer scopes. Reads `graph` only.
+void IndexStructure(const onnx::GraphProto& graph, GraphIndex& index, OuterReferences& references) {
   // Room for about one value per initializer, input and node, made once rather than by rehashing.
   index.values.reserve(static_cast<size_t>(graph.initializer_size() + graph.input_size() + graph.node_size()));
   for (int i = 0; i < graph.initializer_size(); ++i) {
@@ -46,17 +49,20 @@ void IndexGraph(const onnx::GraphProto& graph, GraphIndex& index, OuterReference
     for (const auto& name : kept) index.values[name].consumers.push_back(Consumer{n, -1});
   }
   for (int i = 0; i < graph.output_size(); ++i) index.outputs[graph.output(i).name()] = i;
+}
 
-  // Declared types first, then inferred ones where nothing was declared.
+/// The types of `inferred` (the same graph after shape inference) into `index`: declared types first,
+/// then inferred ones where nothing was declared, then the initializers' own.
+void AddTypes(const onnx::GraphProto& inferred, GraphIndex& index, google::protobuf::Arena& arena) {
   auto add_type = [&](const onnx::ValueInfoProto& info) {
     if (!info.has_type()) return;
     const onnx::TypeProto*& type = index.values[info.name()].type;
     if (type == nullptr) type = &info.type();
   };
-  for (const auto& info : graph.input()) add_type(info);
-  for (const auto& info : graph.output()) add_type(info);
-  for (const auto& info : graph.value_info()) add_type(info);
-  for (const auto& tensor : graph.initializer()) {
+  for (const auto& info : inferred.input()) add_type(info);
+  for (const auto& info : inferred.output()) add_type(info);
+  for (const auto& info : inferred.value_info()) add_type(info);
+  for (const auto& tensor : inferred.initializer()) {
     const onnx::TypeProto*& known = index.values[tensor.name()].type;
     if (known != nullptr) continue;
     auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
@@ -92,25 +98,32 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
       used_dim_params_(memory_.get()) {
   onnx_opset_ = OnnxOpset(model);
 
+  // Producers, uses and names come from `model` itself, indexed on another thread while shape inference
+  // runs on the copy (both only read `model`); the types are attached once inference is done.
+  std::future<void> structure = std::async(std::launch::async, [this, &model] {
+    GraphPath root;
+    OuterReferences references;  // each subgraph's free names, worked out once
+    ForEachGraph(model.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+      GraphIndex& index = graphs_.try_emplace(path, memory_.get()).first->second;
+      index.path = path;
+      if (!path.empty()) {
+        index.parent = GraphPath(path.begin(), path.end() - 1);
+        index.parent_index = &graphs_.at(*index.parent);  // parents come first; map nodes do not move
+      }
+      index.proto = &graph;
+      IndexStructure(graph, index, references);
+      CollectNames(graph, index);
+    });
+  });
   onnx::ModelProto& inferred = *copy.model;
   inference_error_ = InferShapes(inferred);
-
-  GraphPath root;
-  OuterReferences references;  // each subgraph's free names, worked out once
-  ForEachGraph(inferred.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
-    GraphIndex& index = graphs_.try_emplace(path, memory_.get()).first->second;
-    index.path = path;
-    if (!path.empty()) {
-      index.parent = GraphPath(path.begin(), path.end() - 1);
-      index.parent_index = &graphs_.at(*index.parent);  // parents come first; map nodes do not move
-    }
-    index.proto = ResolveGraph(model, path);
-    IndexGraph(graph, index, references, *arena_);
-    CollectNames(graph, index);
+  structure.get();
+  for (auto& [path, index] : graphs_) {
+    AddTypes(*ResolveGraph(inferred, path), index, *arena_);
     for (const auto& [name, value] : index.values) {
       if (value.type != nullptr) CollectDimParams(*value.type, used_dim_params_);
     }
-  });
+  }
 }
 
 void ModelIndex::CollectNames(const onnx::GraphProto& graph, const GraphIndex& index) {

@@ -64,7 +64,8 @@ struct ValueEntry {
 };
 
 /// The index of one graph (main graph or subgraph). The map with an entry per value is keyed by views of
-/// the names in the ModelIndex's inferred copy of the model and takes its memory from the ModelIndex: no
+/// the names in the indexed model (or, for a name only inference declares, in the ModelIndex's inferred
+/// copy; the model must not change while its index lives) and takes its memory from the ModelIndex: no
 /// allocation per value to build it, no free to drop it, and one entry per value, not one per map.
 struct GraphIndex {
   explicit GraphIndex(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : values(memory) {}
@@ -107,8 +108,10 @@ struct ResolvedName {
 /// The index of a whole model.
 class ModelIndex {
  public:
-  /// Indexes `model`. Runs onnx shape inference on a structural copy (tensor payloads are not copied);
-  /// if it fails, `inference_error()` says why and only declared types are known.
+  /// Indexes `model`. Runs onnx shape inference on a structural copy (tensor payloads are not copied)
+  /// while another thread indexes producers, uses and names from `model`; if inference fails,
+  /// `inference_error()` says why and only declared types are known. `model` must outlive the index and
+  /// not change while it lives.
   explicit ModelIndex(const onnx::ModelProto& model) : ModelIndex(model, MakeStructuralCopy(model)) {}
   /// Indexes `model` from `copy`, its StructuralCopy made beforehand (IndexValidModel makes it beside the
   /// structural rules).

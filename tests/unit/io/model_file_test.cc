@@ -260,6 +260,13 @@ TEST_F(ModelFileTest, UnchangedModelIsWrittenByteIdentical) {
   }
 }
 
+TEST_F(ModelFileTest, TheModelIsParsedOntoAnArena) {
+  // Allocation and teardown of a big graph are a few blocks, not one malloc and free per message.
+  const ModelFile file = ModelFile::Open(Save(SampleModel()));
+  EXPECT_NE(file.model().GetArena(), nullptr);
+  EXPECT_EQ(file.model().graph().GetArena(), file.model().GetArena());
+}
+
 TEST_F(ModelFileTest, DefersOnlyPayloadsAtLeastTheThreshold) {
   const ModelFile file = ModelFile::Open(Save(SampleModel()), 1024);
   // W 4000, R 2000, S 1500, T_init 1200, C 3000, L0 1100, SV 1250, G0 1400, FC 1100, TI 1300

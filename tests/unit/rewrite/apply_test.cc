@@ -81,6 +81,37 @@ g (float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[1, 2, 3] o) {
   EXPECT_EQ(NodeOfType(g, "Relu").input(0), "hn");  // existing consumers untouched
 }
 
+TEST(Apply, OnAnArenaTheModelsOwnNodesAreMovedNotCopied) {
+  // A file's model lives on an arena (io/model_file.h): inserting the Identity must keep the existing
+  // NodeProtos where they are, not copy each one off the arena and back (a million copies on a big graph).
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  model->CopyFrom(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[1, 2, 3] o) {
+  a = Relu (X)
+  Y, hn = GRU <hidden_size = 3> (a, W, R)
+  o = Relu (hn)
+})"));
+  std::vector<const onnx::NodeProto*> before;
+  for (const auto& node : model->graph().node()) before.push_back(&node);
+  Plan plan;
+  StateEdit edit = GruEdit(NewInput{NoDefault{}, "h_in", {}}, IdentityOutput{});
+  edit.key = StateKey{{}, 1, 5};
+  edit.site = StateSite{{}, 1, 5, 1, false};
+  edit.final_value = "hn";
+  plan.edits.push_back(edit);
+  ApplyPlan(plan, *model);
+  const auto& g = model->graph();
+  ASSERT_EQ(g.node_size(), 4);
+  std::vector<const onnx::NodeProto*> kept;
+  for (const auto& node : g.node()) {
+    EXPECT_EQ(node.GetArena(), &arena);
+    if (node.op_type() != "Identity") kept.push_back(&node);
+  }
+  EXPECT_EQ(kept, before);
+  EXPECT_EQ(Producer(g, "h_out")->op_type(), "Identity");
+}
+
 TEST(Apply, KeptStatesChangeNothingButTheMetadata) {
   onnx::ModelProto model = GruModel();
   const std::string before = testing::Bytes(model);
