@@ -8,9 +8,11 @@ namespace rnnstate {
 
 std::vector<StateTensor> StateTensorsOf(const onnx::ModelProto& model) {
   std::string error;
-  const std::vector<StatePair> pairs = ReadStatePairs(model, &error);
+  std::optional<Json> document;  // parsed once: the pairs, then the packed description
+  const std::vector<StatePair> pairs = ReadStatePairs(model, &error, &document);
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
-  const std::optional<PackedStates> packed = ReadPackedStates(model, pairs.size(), &error);
+  const std::optional<PackedStates> packed =
+      document ? ReadPackedStates(*document, pairs.size(), &error) : std::nullopt;
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
   if (pairs.empty()) throw Error(ExitCode::kUnsupported, "no state pairs recorded (run rnnstate rewrite first)");
   for (const StatePair& pair : pairs) {

@@ -14,8 +14,9 @@ namespace rnnstate {
 
 AppliedTransforms TransformsOf(const onnx::ModelProto& model) {
   AppliedTransforms applied;
-  applied.packed = HasPackedStates(model);
-  for (const StatePair& pair : ReadStatePairs(model, nullptr)) applied.batch_first |= !pair.layout.empty();
+  std::optional<Json> document;  // parsed once for both questions
+  for (const StatePair& pair : ReadStatePairs(model, nullptr, &document)) applied.batch_first |= !pair.layout.empty();
+  applied.packed = document && document->contains("packed");
   return applied;
 }
 
@@ -52,9 +53,10 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
                                  const std::set<std::string>& own_outputs) {
   TransformOutcome outcome;
   std::string error;
-  outcome.pairs = ReadStatePairs(model, &error);
+  std::optional<Json> recorded;  // the metadata as the model came
+  outcome.pairs = ReadStatePairs(model, &error, &recorded);
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
-  if (HasPackedStates(model)) {
+  if (recorded && recorded->contains("packed")) {
     if (options.pack != PackKind::kNone) {
       throw Error(ExitCode::kUnsupported,
                   "the model's states are packed already; pack the model they came from "
