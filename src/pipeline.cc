@@ -57,7 +57,7 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
                           const std::function<void()>& structure_valid = {}) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
-  const ModelIndex index = IndexValidModel(model, structure_valid);
+  ModelIndex index = IndexValidModel(model, structure_valid);
   RewriteOutcome outcome;
   AnalysisOptions analysis_options;
   analysis_options.refused_time_axes.insert(time_axes.refused.begin(), time_axes.refused.end());
@@ -84,6 +84,10 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
         Warning{Warning::Kind::kMetadata, outcome.analysis.metadata_error + " (it will be rewritten)"});
   }
   outcome.time_axis_changes = time_axes.Describe();
+  // Nothing planned refers to the index: it is freed beside what the caller does next (a rewrite applies
+  // and validates meanwhile), not before it.
+  auto doomed = std::make_unique<ModelIndex>(std::move(index));
+  outcome.index_released = std::async(std::launch::async, [doomed = std::move(doomed)]() mutable { doomed.reset(); });
   return outcome;
 }
 

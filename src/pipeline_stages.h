@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <future>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct RewriteOutcome {
   std::vector<std::string> transform_lines;
   /// What `--time-axis` changes before the states are planned (one line each, for --dry-run).
   std::vector<std::string> time_axis_changes;
+  /// The analysis's index being freed on another thread (a big graph's maps and inferred copy take a
+  /// while to free); the outcome waits for it when it goes.
+  std::future<void> index_released;
 
   /// Every line of the plan in the order --dry-run prints them: time axes, one per state edit, transforms.
   std::vector<std::string> PlanLines() const;

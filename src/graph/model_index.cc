@@ -52,12 +52,16 @@ void IndexStructure(const onnx::GraphProto& graph, GraphIndex& index, OuterRefer
 }
 
 /// The types of `inferred` (the same graph after shape inference) into `index`: declared types first,
-/// then inferred ones where nothing was declared, then the initializers' own.
-void AddTypes(const onnx::GraphProto& inferred, GraphIndex& index, google::protobuf::Arena& arena) {
+/// then inferred ones where nothing was declared, then the initializers' own. The dim_params of the
+/// types taken go to `dim_params` (an initializer's type has none).
+void AddTypes(const onnx::GraphProto& inferred, GraphIndex& index, google::protobuf::Arena& arena,
+              NameViews& dim_params) {
   auto add_type = [&](const onnx::ValueInfoProto& info) {
     if (!info.has_type()) return;
     const onnx::TypeProto*& type = index.values[info.name()].type;
-    if (type == nullptr) type = &info.type();
+    if (type != nullptr) return;
+    type = &info.type();
+    CollectDimParams(*type, dim_params);
   };
   for (const auto& info : inferred.input()) add_type(info);
   for (const auto& info : inferred.output()) add_type(info);
@@ -119,10 +123,7 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
   inference_error_ = InferShapes(inferred);
   structure.get();
   for (auto& [path, index] : graphs_) {
-    AddTypes(*ResolveGraph(inferred, path), index, *arena_);
-    for (const auto& [name, value] : index.values) {
-      if (value.type != nullptr) CollectDimParams(*value.type, used_dim_params_);
-    }
+    AddTypes(*ResolveGraph(inferred, path), index, *arena_, used_dim_params_);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <future>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -55,8 +56,9 @@ std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::stri
 
 /// Names visible in the scope being checked: those of the enclosing graphs defined before the node
 /// that holds the subgraph, then the scope's own, each with the depth of the scope that defines it
-/// (the innermost). Views into the model, which outlives the check.
-using VisibleNames = std::unordered_map<std::string_view, int>;
+/// (the innermost). Views into the model, which outlives the check. Their memory comes from one
+/// monotonic buffer: no malloc and free per name (a million of each on a million-node graph).
+using VisibleNames = std::pmr::unordered_map<std::string_view, int>;
 using NameSet = std::unordered_set<std::string_view>;
 
 /// Makes room for `more` names at once. Never shrinks: unordered_map::reserve rehashes a big map down to
@@ -188,7 +190,8 @@ std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
 }  // namespace
 
 std::string StructuralProblem(const onnx::ModelProto& model) {
-  VisibleNames visible;
+  std::pmr::monotonic_buffer_resource memory;
+  VisibleNames visible(&memory);
   return CheckScope(model.graph(), visible, 0, "main");
 }
 
