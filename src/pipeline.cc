@@ -51,16 +51,17 @@ void AddWarnings(Warning::Kind kind, const std::vector<std::string>& texts, std:
 }
 
 /// The analysis and plan of `model`'s states, after the `--time-axis` stage planned `time_axes` (its
-/// refusals are the analysis's input). Throws Error(kBadInput) for an invalid model. `structure_valid` as
-/// IndexValidModel's.
+/// refusals are the analysis's input). Throws Error(kBadInput) for an invalid model. `origin_sources`: see
+/// AnalysisOptions (report shows them). `structure_valid` as IndexValidModel's.
 RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options, const TimeAxisPlan& time_axes,
-                          const std::function<void()>& structure_valid = {}) {
+                          bool origin_sources, const std::function<void()>& structure_valid = {}) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
   ModelIndex index = IndexValidModel(model, structure_valid);
   RewriteOutcome outcome;
   AnalysisOptions analysis_options;
   analysis_options.refused_time_axes.insert(time_axes.refused.begin(), time_axes.refused.end());
+  analysis_options.origin_sources = origin_sources;
   outcome.analysis = Analyze(index, analysis_options);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
   // model.
@@ -120,7 +121,7 @@ void RequireSupportedOpset(const Analysis& analysis) {
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
   TimeAxisPlan time_axes;
   const std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
-  return PlanStates(staged ? *staged : model, options, time_axes);
+  return PlanStates(staged ? *staged : model, options, time_axes, /*origin_sources=*/true);
 }
 
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
@@ -133,7 +134,8 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   // from the moment the structure is known to be valid, and is done before anything changes the input.
   std::future<std::optional<std::string>> input_checked;
   RewriteOutcome outcome =
-      PlanStates(target, options, time_axes, [&] { input_checked = StartChecker(model, model_dir); });
+      PlanStates(target, options, time_axes, /*origin_sources=*/false,
+                 [&] { input_checked = StartChecker(model, model_dir); });
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + SkipText(outcome.plan.skipped.front()));
@@ -191,7 +193,9 @@ RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& op
 
 CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options) {
   const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
-  const Analysis analysis = Analyze(index);
+  AnalysisOptions analysis_options;
+  analysis_options.origin_sources = false;  // check shows no origins
+  const Analysis analysis = Analyze(index, analysis_options);
   CheckResult result;
   result.recorded = analysis.recorded_pairs;
   AddWarnings(Warning::Kind::kNote, CheckWarnings(analysis), result.warnings);

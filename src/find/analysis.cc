@@ -310,12 +310,12 @@ void MarkWithinCall(const std::vector<StatePair>& recorded_pairs, std::vector<St
 }
 
 StateAnalysis Trace(const ModelIndex& index, const RecordedPairs& records, const BranchFacts& facts,
-                    RecurrentState state, int node) {
+                    RecurrentState state, int node, bool origin_sources) {
   StateAnalysis out;
   out.node = node;
   out.site = LocateSite(index, state);
   out.thread_problem = FindThreadLevels(index, out.site, &out.levels);
-  out.origin = TraceInitialState(index, out.site);
+  out.origin = TraceInitialState(index, out.site, origin_sources);
   out.final_state = DescribeFinalState(index, out.site);
   out.finding = FindExposure(index, state, out.site, &facts);
   out.exposure = out.finding.exposure;
@@ -376,7 +376,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   const BranchFacts facts = found.states.empty() ? BranchFacts() : BranchFacts::Find(index);
   for (auto& state : found.states) {
     const int node = node_of_owner.at({state.owner.graph, state.owner.node});
-    analysis.states.push_back(Trace(index, records, facts, std::move(state), node));
+    analysis.states.push_back(Trace(index, records, facts, std::move(state), node, options.origin_sources));
   }
   ChooseOutputs(analysis.states);
   DropConflictingExposures(analysis.states);

@@ -86,6 +86,10 @@ struct AnalysisOptions {
   /// `--time-axis` options ("x:1") that were given and changed nothing: the reason a fixed-length Loop over
   /// such an axis does not stream points to that option's warning instead of advising it again.
   std::set<std::string> refused_time_axes;
+  /// Trace where each computed initial state comes from (StateOrigin's `from_inputs`,
+  /// `from_initializers`): `report` shows it; rewrite and check have no use for it, and with many states
+  /// the walks are most of their analysis.
+  bool origin_sources = true;
 };
 
 /// Finds every recurrent state of the indexed model with each producer (one per kind of owner: the

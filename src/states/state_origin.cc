@@ -4,6 +4,7 @@
 #include <deque>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
 #include "graph/constant_value.h"
 #include "graph/op_semantics.h"
@@ -114,11 +115,19 @@ bool DerivesFromSite(const ModelIndex& index, const GraphPath& body, const std::
   return false;
 }
 
+/// A value seen by FindSources: the graph (by its path in the index) and the name.
+struct SeenHash {
+  size_t operator()(const std::pair<const GraphPath*, std::string_view>& seen) const {
+    return std::hash<std::string_view>()(seen.second) ^ (std::hash<const void*>()(seen.first) * 31);
+  }
+};
+
 /// The main-graph inputs and initializers `name` (seen from `path`) is computed from (see StateOrigin).
 void FindSources(const ModelIndex& index, const GraphPath& path, const std::string& name, StateOrigin& origin) {
   // Graphs by their path in the index and names by the strings in the model: nothing is copied per value.
   std::vector<std::pair<const GraphPath*, const std::string*>> pending{{&index.graph(path).path, &name}};
-  std::set<std::pair<const GraphPath*, std::string_view>> seen;
+  // Hashed: a few hundred string comparisons per value in an ordered set were most of the walk.
+  std::unordered_set<std::pair<const GraphPath*, std::string_view>, SeenHash> seen;
   constexpr size_t kMaxValues = 256;
   while (!pending.empty() && seen.size() < kMaxValues) {
     const auto [at, value] = pending.back();
@@ -192,7 +201,7 @@ std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std
   return "";
 }
 
-StateOrigin TraceInitialState(const ModelIndex& index, const StateSite& site) {
+StateOrigin TraceInitialState(const ModelIndex& index, const StateSite& site, bool with_sources) {
   const GraphIndex& graph_index = index.graph(site.graph);
   StateOrigin origin;
   origin.value = SlotValue(NodeAt(index, site.graph, site.node).input(), site.input_slot);
@@ -221,7 +230,7 @@ StateOrigin TraceInitialState(const ModelIndex& index, const StateSite& site) {
       origin.kind = StateOrigin::Kind::kComputed;
       origin.zero = IsProvablyZero(index, site.graph, origin.value);
       origin.computed_by = ComputingNodes(index, resolved.graph, origin.value);
-      FindSources(index, site.graph, origin.value, origin);
+      if (with_sources) FindSources(index, site.graph, origin.value, origin);
       break;
     case Producer::Kind::kOuterScope: origin.kind = StateOrigin::Kind::kUndefined; break;
   }

@@ -87,8 +87,10 @@ std::vector<StateSite> CarrierChain(const ModelIndex& index, const RecurrentStat
 /// cannot be threaded out (a container other than Loop, If or Scan-9+).
 std::string FindThreadLevels(const ModelIndex& index, const StateSite& site, std::vector<ThreadLevel>* levels);
 
-/// Traces the initial state at `site`.
-StateOrigin TraceInitialState(const ModelIndex& index, const StateSite& site);
+/// Traces the initial state at `site`. With `with_sources`, also the inputs and initializers a computed
+/// value comes from (`from_inputs`, `from_initializers`: what `report` shows), a walk back through up to
+/// 256 values; without, they stay empty.
+StateOrigin TraceInitialState(const ModelIndex& index, const StateSite& site, bool with_sources = true);
 
 /// Describes the final state at `site`.
 FinalState DescribeFinalState(const ModelIndex& index, const StateSite& site);
