@@ -88,5 +88,7 @@ Json PackedStatesJson(const PackedStates& packed);
 
 /// True when `model`'s metadata has a "packed" object (valid or not).
 bool HasPackedStates(const onnx::ModelProto& model);
+/// The same, from the metadata document already parsed (see ReadStatePairs; nullopt: none).
+bool HasPackedStates(const std::optional<Json>& document);
 
 }  // namespace rnnstate

@@ -123,10 +123,9 @@ std::pair<int, int> PackedStates::MemberOf(int64_t state) const {
   return {-1, -1};
 }
 
-bool HasPackedStates(const onnx::ModelProto& model) {
-  std::optional<Json> document = ReadStateDocument(model);
-  return document && document->contains("packed");
-}
+bool HasPackedStates(const onnx::ModelProto& model) { return HasPackedStates(ReadStateDocument(model)); }
+
+bool HasPackedStates(const std::optional<Json>& document) { return document && document->contains("packed"); }
 
 std::optional<PackedStates> ReadPackedStates(const onnx::ModelProto& model, size_t state_count, std::string* error) {
   std::optional<Json> document = ReadStateDocument(model);

@@ -16,7 +16,7 @@ AppliedTransforms TransformsOf(const onnx::ModelProto& model) {
   AppliedTransforms applied;
   std::optional<Json> document;  // parsed once for both questions
   for (const StatePair& pair : ReadStatePairs(model, nullptr, &document)) applied.batch_first |= !pair.layout.empty();
-  applied.packed = document && document->contains("packed");
+  applied.packed = HasPackedStates(document);
   return applied;
 }
 
@@ -56,7 +56,7 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
   std::optional<Json> recorded;  // the metadata as the model came
   outcome.pairs = ReadStatePairs(model, &error, &recorded);
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
-  if (recorded && recorded->contains("packed")) {
+  if (HasPackedStates(recorded)) {
     if (options.pack != PackKind::kNone) {
       throw Error(ExitCode::kUnsupported,
                   "the model's states are packed already; pack the model they came from "
