@@ -26,7 +26,7 @@ echo "== Release: setup + build $((built - start)) s, tests $((SECONDS - built))
 echo "== sanitizers (ASan + UBSan): unit and CLI tests"
 asan_start=$SECONDS
 # -Og -g1 (line tables only): stack traces keep files and lines, the suite runs as fast as at -O1, and the
-# build takes 409 s instead of 1123 s at "-g -O1" (measured on the 2-core CI machine, 2026-12-04).
+# build takes 409 s instead of 1123 s at "-g -O1" (measured on a 2-core machine, 2026-12-04).
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -Og" -DRNNSTATE_WERROR=ON \
   -DRNNSTATE_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs" >/dev/null

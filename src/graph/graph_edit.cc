@@ -171,13 +171,17 @@ bool HasGraphOutput(const onnx::GraphProto& graph, const std::string& name) {
   return false;
 }
 
+std::vector<onnx::NodeProto*> ReleaseNodes(onnx::GraphProto& graph) {
+  auto* nodes = graph.mutable_node();
+  std::vector<onnx::NodeProto*> released(nodes->size());
+  for (int i = nodes->size() - 1; i >= 0; --i) released[i] = nodes->UnsafeArenaReleaseLast();
+  return released;
+}
+
 void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after) {
   if (before.empty() && after.empty()) return;
+  const std::vector<onnx::NodeProto*> old = ReleaseNodes(graph);
   auto* nodes = graph.mutable_node();
-  std::vector<onnx::NodeProto*> old(nodes->size());
-  // The Unsafe variants hand the pointers over as they are: the nodes go back into the field they came
-  // from, so on the model's arena they stay on it (ReleaseLast would copy every node off the arena).
-  for (int i = nodes->size() - 1; i >= 0; --i) old[i] = nodes->UnsafeArenaReleaseLast();
   for (auto& node : before) *nodes->Add() = std::move(node);
   for (onnx::NodeProto* node : old) nodes->UnsafeArenaAddAllocated(node);
   for (auto& node : after) *nodes->Add() = std::move(node);

@@ -64,6 +64,11 @@ bool HasGraphOutput(const onnx::GraphProto& graph, const std::string& name);
 /// and dims. Nothing for IR >= 4.
 void DeclareInitializersAsInputs(onnx::ModelProto& model);
 
+/// Takes every node out of `graph`'s node list, in order, without copying: a rebuild of the list puts
+/// each one back with `UnsafeArenaAddAllocated` on the same list (so a node on the model's arena stays
+/// on it; `ReleaseLast` would copy every node off the arena).
+std::vector<onnx::NodeProto*> ReleaseNodes(onnx::GraphProto& graph);
+
 /// Puts `before` at the front of `graph`'s node list and `after` at its end, in order, moving (not
 /// copying) the nodes already there.
 void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after);

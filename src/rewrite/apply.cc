@@ -286,11 +286,8 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
 /// Rebuilds the node list with the inserted nodes, moving (not copying) the existing NodeProtos.
 void InsertNodes(onnx::GraphProto& graph, GraphEdits& edits) {
   if (edits.before.empty() && edits.after.empty()) return;
+  const std::vector<onnx::NodeProto*> old = ReleaseNodes(graph);
   auto* nodes = graph.mutable_node();
-  std::vector<onnx::NodeProto*> old(nodes->size());
-  // The Unsafe variants hand the pointers over as they are: the nodes go back into the field they came
-  // from, so on the model's arena they stay on it (ReleaseLast would copy every node off the arena).
-  for (int i = nodes->size() - 1; i >= 0; --i) old[i] = nodes->UnsafeArenaReleaseLast();
   for (onnx::NodeProto* node : old) {
     if (auto it = edits.before.find(node); it != edits.before.end()) {
       for (auto& inserted : it->second) *nodes->Add() = std::move(inserted);
