@@ -68,12 +68,7 @@ void AddTypes(const onnx::GraphProto& inferred, GraphIndex& index, google::proto
   for (const auto& info : inferred.value_info()) add_type(info);
   for (const auto& tensor : inferred.initializer()) {
     const onnx::TypeProto*& known = index.values[tensor.name()].type;
-    if (known != nullptr) continue;
-    auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
-    type->mutable_tensor_type()->set_elem_type(tensor.data_type());
-    auto* shape = type->mutable_tensor_type()->mutable_shape();
-    for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
-    known = type;
+    if (known == nullptr) known = InitializerType(tensor, arena);
   }
 }
 
@@ -97,6 +92,7 @@ const onnx::TypeProto* GraphIndex::TypeOf(const std::string& name) const {
 ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
     : model_(&model),
       arena_(std::move(copy.arena)),
+      inferred_(copy.model),
       memory_(std::make_unique<std::pmr::monotonic_buffer_resource>()),
       used_names_(memory_.get()),
       used_dim_params_(memory_.get()) {

@@ -139,12 +139,16 @@ class ModelIndex {
   /// The ai.onnx opset the model imports (0 if none).
   int64_t onnx_opset() const { return onnx_opset_; }
   const std::string& inference_error() const { return inference_error_; }
+  /// The structural copy shape inference ran on, with the types it inferred: the model as it was when
+  /// indexed (later changes to the model do not reach it). Shares its memory, which outlives the index.
+  InferredModel inferred() const { return InferredModel{arena_, inferred_}; }
 
  private:
   const onnx::ModelProto* model_;
   // Owns the inferred structural copy and the initializer types that `types` point to; one arena, so
-  // that neither costs an allocation per message.
-  std::unique_ptr<google::protobuf::Arena> arena_;
+  // that neither costs an allocation per message. Shared with inferred()'s callers.
+  std::shared_ptr<google::protobuf::Arena> arena_;
+  const onnx::ModelProto* inferred_ = nullptr;
   // The memory of the maps below, released at once with the index (declared first: dropped last).
   std::unique_ptr<std::pmr::monotonic_buffer_resource> memory_;
   std::map<GraphPath, GraphIndex> graphs_;

@@ -13,13 +13,9 @@ namespace rnnstate {
 
 namespace {
 
-/// Initializers up to this size are copied whole: shape inference reads small constants (Slice bounds,
-/// Reshape targets, Squeeze axes given as initializers); weights are never this small.
-constexpr size_t kSmallInitializerBytes = 1024;
-
 /// Adds `tensor` to `dst`'s initializers: whole when small, else only its name, type and dims.
 void AddInitializerStructure(const onnx::TensorProto& tensor, onnx::GraphProto* dst) {
-  if (tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+  if (CopiedWhole(tensor)) {
     *dst->add_initializer() = tensor;
     return;
   }
@@ -116,6 +112,21 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& sche
 }
 
 }  // namespace
+
+bool CopiedWhole(const onnx::TensorProto& tensor) {
+  // Shape inference reads small constants (Slice bounds, Reshape targets, Squeeze axes given as
+  // initializers); weights are never this small.
+  constexpr size_t kSmallInitializerBytes = 1024;
+  return tensor.ByteSizeLong() <= kSmallInitializerBytes && tensor.data_location() != onnx::TensorProto::EXTERNAL;
+}
+
+const onnx::TypeProto* InitializerType(const onnx::TensorProto& tensor, google::protobuf::Arena& arena) {
+  auto* type = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena);
+  type->mutable_tensor_type()->set_elem_type(tensor.data_type());
+  auto* shape = type->mutable_tensor_type()->mutable_shape();
+  for (auto dim : tensor.dims()) shape->add_dim()->set_dim_value(dim);
+  return type;
+}
 
 google::protobuf::ArenaOptions StructuralCopyArenaOptions() {
   google::protobuf::ArenaOptions options;

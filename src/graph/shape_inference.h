@@ -17,6 +17,13 @@ namespace rnnstate {
 /// shape inference without duplicating the weights. Allocated on (and owned by) `arena`.
 onnx::ModelProto* StructuralCopy(const onnx::ModelProto& model, google::protobuf::Arena& arena);
 
+/// True when a StructuralCopy keeps `tensor`, an initializer, whole (small, not external data): the
+/// initializers shape inference may read the values of. Of the others it keeps name, type and dims.
+bool CopiedWhole(const onnx::TensorProto& tensor);
+
+/// The type of initializer `tensor` (its element type and dims), allocated on `arena`.
+const onnx::TypeProto* InitializerType(const onnx::TensorProto& tensor, google::protobuf::Arena& arena);
+
 /// A StructuralCopy with the arena that owns it.
 struct OwnedCopy {
   std::unique_ptr<google::protobuf::Arena> arena;
@@ -25,6 +32,13 @@ struct OwnedCopy {
 
 /// StructuralCopy of `model` on an arena of its own.
 OwnedCopy MakeStructuralCopy(const onnx::ModelProto& model);
+
+/// A StructuralCopy after InferShapes (the types it inferred in its value infos), sharing the ownership of
+/// the arena it is on.
+struct InferredModel {
+  std::shared_ptr<const google::protobuf::Arena> memory;
+  const onnx::ModelProto* model = nullptr;  ///< nullptr: none kept
+};
 
 /// Options for the arena of a StructuralCopy: blocks that grow to 1 MiB (protobuf's default stops growing
 /// at 8 KiB: thousands of allocations for a big graph).
