@@ -52,9 +52,11 @@ void AddWarnings(Warning::Kind kind, const std::vector<std::string>& texts, std:
 
 /// The analysis and plan of `model`'s states, after the `--time-axis` stage planned `time_axes` (its
 /// refusals are the analysis's input). Throws Error(kBadInput) for an invalid model. `origin_sources`: see
-/// AnalysisOptions (report shows them). `structure_valid` as IndexValidModel's.
+/// AnalysisOptions (report shows them). `structure_valid` as IndexValidModel's. `inferred`, when given,
+/// gets the model as the index saw it, with its inferred types (ModelIndex::inferred).
 RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options, const TimeAxisPlan& time_axes,
-                          bool origin_sources, const std::function<void()>& structure_valid = {}) {
+                          bool origin_sources, const std::function<void()>& structure_valid = {},
+                          InferredModel* inferred = nullptr) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
   ModelIndex index = IndexValidModel(model, structure_valid);
@@ -85,6 +87,7 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
         Warning{Warning::Kind::kMetadata, outcome.analysis.metadata_error + " (it will be rewritten)"});
   }
   outcome.time_axis_changes = time_axes.Describe();
+  if (inferred != nullptr) *inferred = index.inferred();
   // Nothing planned refers to the index: it is freed beside what the caller does next (a rewrite applies
   // and validates meanwhile), not before it.
   auto doomed = std::make_unique<ModelIndex>(std::move(index));
@@ -133,9 +136,10 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   // onnx's checker on the input (the validation's baseline) only reads it: it runs beside the analysis,
   // from the moment the structure is known to be valid, and is done before anything changes the input.
   std::future<std::optional<std::string>> input_checked;
-  RewriteOutcome outcome =
-      PlanStates(target, options, time_axes, /*origin_sources=*/false,
-                 [&] { input_checked = StartChecker(model, model_dir); });
+  InferredModel inferred;
+  RewriteOutcome outcome = PlanStates(
+      target, options, time_axes, /*origin_sources=*/false, [&] { input_checked = StartChecker(model, model_dir); },
+      &inferred);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + SkipText(outcome.plan.skipped.front()));
@@ -145,6 +149,10 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   if (!outcome.plan.ChangesModel() && !options.Transforms() && !switch_mode && !staged) return outcome;
   ValidationBaseline baseline =
       MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir, std::move(input_checked));
+  // What the rewrite changes is checked against the model the checker passed: not after `--time-axis`,
+  // whose copy onnx's checker has not seen.
+  if (!staged) baseline.input = std::move(inferred);
+  inferred = InferredModel{};
   if (!baseline.why_not.empty()) {
     outcome.warnings.push_back(Warning{Warning::Kind::kValidation, "full validation skipped: " + baseline.why_not});
   }
@@ -173,7 +181,7 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
     outcome.transform_lines = std::move(transform.lines);
     outcome.plan.pairs = std::move(transform.pairs);
   }
-  if (outcome.changed) ValidateRewritten(target, baseline);
+  if (outcome.changed) ValidateRewritten(target, std::move(baseline));
   if (staged) model = std::move(*staged);
   return outcome;
 }

@@ -19,6 +19,7 @@
 #include "graph/model_index.h"
 #include "graph/shape_inference.h"
 #include "rnnstate/error.h"
+#include "rules/changed_region.h"
 
 // Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a
 // context, needed to tell the checker where external data files are (it otherwise looks in the
@@ -159,6 +160,49 @@ std::optional<std::string> CheckerProblem(const onnx::ModelProto& model, const s
   }
 }
 
+/// True when what `model`'s rewrite changed passes onnx's checker and shape inference and infers the input's
+/// types where the rest of the graph reads them (changed_region.h): then the whole model passes. False when
+/// the region cannot tell (the whole model is then checked, which also names any problem).
+bool ChangedRegionPasses(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  google::protobuf::Arena arena(StructuralCopyArenaOptions());
+  std::optional<ChangedRegion> region = FindChangedRegion(model, *baseline.input.model, arena);
+  if (!region) return false;
+  try {
+    // Every initializer, as the checker checks them in the whole graph (the region holds the changed ones).
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(model.ir_version()));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& opset : model.opset_import()) opsets[opset.domain()] = static_cast<int>(opset.version());
+    ctx.set_opset_imports(opsets);
+    ctx.set_model_dir(baseline.model_dir.empty() ? "." : baseline.model_dir);
+    for (const auto& tensor : model.graph().initializer()) onnx::checker::check_tensor(tensor, ctx);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (CheckerProblem(*region->model, baseline.model_dir)) return false;
+  if (!InferShapes(*region->model).empty()) return false;
+  std::unordered_map<std::string_view, const onnx::TypeProto*> inferred;
+  const onnx::GraphProto& graph = region->model->graph();
+  for (const auto* infos : {&graph.input(), &graph.output(), &graph.value_info()}) {
+    for (const auto& info : *infos) {
+      if (info.has_type()) inferred.emplace(info.name(), &info.type());
+    }
+  }
+  for (const auto& [name, type] : region->kept) {
+    auto found = inferred.find(name);
+    const onnx::TypeProto* now = found == inferred.end() ? nullptr : found->second;
+    if ((type == nullptr) != (now == nullptr)) return false;
+    if (type != nullptr && !SameTypeUpToSymbols(*type, *now)) return false;
+  }
+  return true;
+}
+
+/// Whether the changed region may be checked instead of the whole: onnx's checker and inference passed
+/// the input, whose inferred copy is kept.
+bool ByRegion(const ValidationBaseline& baseline) {
+  return baseline.checker_applies && baseline.inference_applies && baseline.input.model != nullptr;
+}
+
 bool OpsetsKnown(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import()) {
     if (IsOnnxDomain(opset.domain()) && opset.version() > kCheckerMaxOpset) return false;
@@ -222,21 +266,39 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
   return baseline;
 }
 
-void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
-  // The three checks only read the model: shape inference (the longest) runs on another thread while the
-  // structure and onnx's checker are checked here; the verdicts are taken in this order. (Unlike an
-  // input, the output is rnnstate's own rewrite of a model that passed every rule and this inference: a
-  // structural problem is a bug of rnnstate, still reported as one.)
+bool ChangesPassOnTheirOwn(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  return ByRegion(baseline) && ChangedRegionPasses(model, baseline);
+}
+
+void ValidateRewritten(const onnx::ModelProto& model, ValidationBaseline baseline) {
+  // Every check only reads the model, and the longest runs on another thread while the structure of the
+  // whole is checked here: onnx's checker and shape inference on what the rewrite changed where that
+  // suffices (changed_region.h), else shape inference of the whole. (Unlike an input, the output is
+  // rnnstate's own rewrite of a model that passed every rule and this inference: a structural problem is
+  // a bug of rnnstate, still reported as one.)
+  auto infer_whole = [&model] {
+    google::protobuf::Arena arena(StructuralCopyArenaOptions());
+    // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
+    return InferShapes(*StructuralCopy(model, arena));
+  };
+  const bool by_region = ByRegion(baseline);
+  std::future<bool> region_passes;
   std::future<std::string> inferred;
-  if (baseline.inference_applies) {
-    inferred = std::async(std::launch::async, [&model] {
-      google::protobuf::Arena arena(StructuralCopyArenaOptions());
-      // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail.
-      return InferShapes(*StructuralCopy(model, arena));
-    });
+  if (by_region) {
+    region_passes =
+        std::async(std::launch::async, [&model, &baseline] { return ChangedRegionPasses(model, baseline); });
+  } else if (baseline.inference_applies) {
+    inferred = std::async(std::launch::async, infer_whole);
   }
   if (std::string problem = StructuralProblem(model); !problem.empty()) {
     throw Error(ExitCode::kInternal, "rewritten model is invalid: " + problem);
+  }
+  if (by_region) {
+    if (region_passes.get()) return;
+    // The whole model then, which also names the problem if there is one; the input's copy goes first,
+    // so that it and the output's are not held at once.
+    baseline.input = InferredModel{};
+    inferred = std::async(std::launch::async, infer_whole);
   }
   if (baseline.checker_applies) {
     if (const std::optional<std::string> problem = CheckerProblem(model, baseline.model_dir)) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/shape_inference.h"
+
 namespace rnnstate {
 
 /// What the input model allowed us to check.
@@ -21,6 +23,9 @@ struct ValidationBaseline {
   /// Operators (`domain.op_type`) of domains onnx 1.12 has no schemas for (e.g. com.microsoft): its checker
   /// and shape inference pass over those nodes without checking them.
   std::vector<std::string> unchecked_ops;
+  /// The input as the analysis indexed it, with its inferred types: when set, and the checker and inference
+  /// apply, only what the rewrite changed is given to them where that suffices (changed_region.h).
+  InferredModel input;
 };
 
 /// onnx's checker on `model` (the input of a rewrite), started on another thread so that it runs beside
@@ -36,10 +41,17 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
                                           std::future<std::optional<std::string>> checked = {});
 
 /// Checks `model`: every value defined before use in its scope, single assignment, unique graph inputs
-/// and outputs; then onnx's checker and shape inference as the baseline allows. Throws Error(kInternal)
+/// and outputs; then onnx's checker and shape inference as the baseline allows — on the part the rewrite
+/// changed when that vouches for the whole (ChangesPassOnTheirOwn), else on the whole. Throws Error(kInternal)
 /// naming the first problem — except a shape inference failure on a model whose input onnx's checker
 /// could not vouch for (too new, or rejected for a reason outside model_rules): Error(kUnsupported).
-void ValidateRewritten(const onnx::ModelProto& model, const ValidationBaseline& baseline);
+void ValidateRewritten(const onnx::ModelProto& model, ValidationBaseline baseline);
+
+/// True when onnx's checker and shape inference, run on the part of `model` its rewrite changed (the
+/// region FindChangedRegion finds against `baseline.input`), vouch for the whole model; false when the
+/// whole model must be checked (no input kept, checks that do not apply, a region that cannot stand for
+/// the whole, or one that fails). What ValidateRewritten tries first.
+bool ChangesPassOnTheirOwn(const onnx::ModelProto& model, const ValidationBaseline& baseline);
 
 /// Only the structural part of ValidateRewritten, returning the first problem as "GRAPH: PROBLEM" or "":
 /// a name read before anything defines it (undefined, or nodes out of order / in a cycle), a name defined

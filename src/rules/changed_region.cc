@@ -1,0 +1,348 @@
+#include "rules/changed_region.h"
+
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/proto_access.h"
+#include "graph/shape_inference.h"
+
+namespace rnnstate {
+
+namespace {
+
+using NameSet = std::unordered_set<std::string_view>;
+using Strings = google::protobuf::RepeatedPtrField<std::string>;
+
+/// How far ahead of the last matched node of the input the rewritten model's next node is looked for: the
+/// nodes skipped were removed (a replaced initial state's computation). Beyond it the nodes are taken
+/// as changed, which is never wrong, only slower.
+constexpr int kLookahead = 64;
+
+/// Equal messages serialize to the same bytes (onnx's messages have no maps, whose order could differ).
+bool SameMessage(const google::protobuf::MessageLite& a, const google::protobuf::MessageLite& b) {
+  return a.ByteSizeLong() == b.ByteSizeLong() && a.SerializeAsString() == b.SerializeAsString();
+}
+
+bool SameStrings(const Strings& a, const Strings& b) {
+  if (a.size() != b.size()) return false;
+  for (int i = 0; i < a.size(); ++i) {
+    if (a.Get(i) != b.Get(i)) return false;
+  }
+  return true;
+}
+
+/// Equal in everything onnx's checker and shape inference read (not the doc string).
+bool SameNode(const onnx::NodeProto& a, const onnx::NodeProto& b) {
+  if (a.op_type() != b.op_type() || a.domain() != b.domain() || a.name() != b.name() ||
+      !SameStrings(a.output(), b.output()) || !SameStrings(a.input(), b.input()) ||
+      a.attribute_size() != b.attribute_size()) {
+    return false;
+  }
+  for (int i = 0; i < a.attribute_size(); ++i) {
+    if (!SameMessage(a.attribute(i), b.attribute(i))) return false;
+  }
+  return true;
+}
+
+bool HasSubgraph(const onnx::NodeProto& node) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.has_g() || attribute.graphs_size() > 0) return true;
+  }
+  return false;
+}
+
+bool SameOpsets(const onnx::ModelProto& a, const onnx::ModelProto& b) {
+  if (a.opset_import_size() != b.opset_import_size()) return false;
+  for (int i = 0; i < a.opset_import_size(); ++i) {
+    if (!SameMessage(a.opset_import(i), b.opset_import(i))) return false;
+  }
+  return true;
+}
+
+template <typename Message>
+std::unordered_map<std::string_view, const Message*> ByName(const google::protobuf::RepeatedPtrField<Message>& list) {
+  std::unordered_map<std::string_view, const Message*> named;
+  named.reserve(static_cast<size_t>(list.size()));
+  for (const auto& item : list) named.emplace(item.name(), &item);
+  return named;
+}
+
+/// Whether `tensor` carries values (a StructuralCopy keeps none of a large initializer's).
+bool HasPayload(const onnx::TensorProto& tensor) {
+  return !tensor.raw_data().empty() || tensor.external_data_size() > 0 || tensor.float_data_size() > 0 ||
+         tensor.int32_data_size() > 0 || tensor.string_data_size() > 0 || tensor.int64_data_size() > 0 ||
+         tensor.double_data_size() > 0 || tensor.uint64_data_size() > 0;
+}
+
+/// `now`, an initializer of the rewritten model, against `was`, the same-named one of the input's
+/// StructuralCopy: all of it when the copy keeps it whole (shape inference may read its values), else what
+/// the copy keeps (onnx's checker checks every initializer of the rewritten model itself).
+bool SameInitializer(const onnx::TensorProto& now, const onnx::TensorProto& was) {
+  if (CopiedWhole(now)) return SameMessage(now, was);
+  return !HasPayload(was) && now.data_type() == was.data_type() && now.dims_size() == was.dims_size() &&
+         std::equal(now.dims().begin(), now.dims().end(), was.dims().begin());
+}
+
+bool ReadsAny(const onnx::NodeProto& node, const NameSet& names) {
+  for (const auto& input : node.input()) {
+    if (names.count(input)) return true;
+  }
+  return false;
+}
+
+bool DefinesAny(const onnx::NodeProto& node, const NameSet& names) {
+  for (const auto& output : node.output()) {
+    if (names.count(output)) return true;
+  }
+  return false;
+}
+
+/// True when onnx's checker accepts `type` on a main graph input: an element type, and a shape for a
+/// tensor (of a sequence or optional too). The types the region reads come from inference, which may
+/// leave them incomplete.
+bool CompleteForChecker(const onnx::TypeProto& type) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return type.tensor_type().elem_type() != onnx::TensorProto::UNDEFINED && type.tensor_type().has_shape();
+    case onnx::TypeProto::kSequenceType:
+      return type.sequence_type().has_elem_type() && CompleteForChecker(type.sequence_type().elem_type());
+    case onnx::TypeProto::kOptionalType:
+      return type.optional_type().has_elem_type() && CompleteForChecker(type.optional_type().elem_type());
+    default:
+      return false;
+  }
+}
+
+/// How the rewritten model's interface differs from the input's.
+struct InterfaceChanges {
+  NameSet changed;     ///< graph inputs and initializers new or different: their readers are in the region
+  NameSet redeclared;  ///< graph outputs and value infos new or different: their definers are in the region
+  std::vector<const onnx::ValueInfoProto*> inputs;     ///< the changed graph inputs
+  std::vector<const onnx::TensorProto*> initializers;  ///< the changed initializers
+  std::vector<const onnx::ValueInfoProto*> outputs;    ///< the changed graph outputs
+};
+
+/// The items of `now` (graph inputs, initializers or outputs) that `was` has none equal to (`same`) of
+/// the same name, in order.
+template <typename Message, typename Same>
+std::vector<const Message*> Changed(const google::protobuf::RepeatedPtrField<Message>& now,
+                                    const google::protobuf::RepeatedPtrField<Message>& was, Same same) {
+  const auto was_named = ByName(was);
+  std::vector<const Message*> changed;
+  for (const auto& item : now) {
+    auto it = was_named.find(item.name());
+    if (it == was_named.end() || !same(item, *it->second)) changed.push_back(&item);
+  }
+  return changed;
+}
+
+/// The interface changes of `now` against `was`; false when an initializer name repeats (the whole
+/// model's check names that).
+bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& was, InterfaceChanges& changes) {
+  NameSet initializer_names;
+  for (const auto& tensor : now.initializer()) {
+    if (!initializer_names.insert(tensor.name()).second) return false;
+  }
+  auto same_info = [](const onnx::ValueInfoProto& a, const onnx::ValueInfoProto& b) { return SameMessage(a, b); };
+  changes.inputs = Changed(now.input(), was.input(), same_info);
+  changes.initializers = Changed(now.initializer(), was.initializer(), SameInitializer);
+  for (const auto* input : changes.inputs) changes.changed.insert(input->name());
+  for (const auto* tensor : changes.initializers) changes.changed.insert(tensor->name());
+  // The input's outputs and value infos as inference left them (declared types merged with inferred
+  // ones): a declaration equal to that is one inference already agreed with.
+  changes.outputs = Changed(now.output(), was.output(), same_info);
+  for (const auto* output : changes.outputs) changes.redeclared.insert(output->name());
+  // The rewrite keeps the value infos it does not touch in their order, and appends new ones.
+  for (int i = 0; i < now.value_info_size(); ++i) {
+    if (i >= was.value_info_size() || !SameMessage(now.value_info(i), was.value_info(i))) {
+      changes.redeclared.insert(now.value_info(i).name());
+    }
+  }
+  return true;
+}
+
+/// The nodes of `now` in the region (changed_region.h), in order; nullopt for a node with a subgraph.
+/// `constants` gets the Constant nodes outside the region by output, for the region to take those it
+/// reads.
+std::optional<std::vector<int>> FindRegionNodes(const onnx::GraphProto& now, const onnx::GraphProto& was,
+                                                const InterfaceChanges& changes,
+                                                std::unordered_map<std::string_view, int>& constants) {
+  std::vector<int> region;
+  const int was_count = was.node_size();
+  int next = 0;  // the input's node expected next: unchanged nodes keep their order
+  for (int i = 0; i < now.node_size(); ++i) {
+    const onnx::NodeProto& node = now.node(i);
+    if (HasSubgraph(node)) return std::nullopt;
+    bool same = false;
+    for (int ahead = 0; ahead <= kLookahead && next + ahead < was_count; ++ahead) {
+      const onnx::NodeProto& candidate = was.node(next + ahead);
+      if (SameStrings(node.output(), candidate.output())) {
+        same = SameNode(node, candidate);
+        next += ahead + 1;
+        break;
+      }
+    }
+    if (!same || ReadsAny(node, changes.changed) || DefinesAny(node, changes.redeclared)) {
+      region.push_back(i);
+    } else if (IsOnnxOp(node, {"Constant"}) && node.output_size() == 1) {
+      constants.emplace(node.output(0), i);
+    }
+  }
+  return region;
+}
+
+}  // namespace
+
+bool SameTypeUpToSymbols(const onnx::TypeProto& a, const onnx::TypeProto& b) {
+  if (a.value_case() != b.value_case()) return false;
+  switch (a.value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      const auto& x = a.tensor_type();
+      const auto& y = b.tensor_type();
+      if (x.elem_type() != y.elem_type() || x.has_shape() != y.has_shape()) return false;
+      if (!x.has_shape()) return true;
+      if (x.shape().dim_size() != y.shape().dim_size()) return false;
+      for (int d = 0; d < x.shape().dim_size(); ++d) {
+        const auto& u = x.shape().dim(d);
+        const auto& v = y.shape().dim(d);
+        if (u.has_dim_value() != v.has_dim_value() || u.dim_value() != v.dim_value()) return false;
+      }
+      return true;
+    }
+    case onnx::TypeProto::kSequenceType:
+      return a.sequence_type().has_elem_type() == b.sequence_type().has_elem_type() &&
+             (!a.sequence_type().has_elem_type() ||
+              SameTypeUpToSymbols(a.sequence_type().elem_type(), b.sequence_type().elem_type()));
+    case onnx::TypeProto::kOptionalType:
+      return a.optional_type().has_elem_type() == b.optional_type().has_elem_type() &&
+             (!a.optional_type().has_elem_type() ||
+              SameTypeUpToSymbols(a.optional_type().elem_type(), b.optional_type().elem_type()));
+    default:
+      return SameMessage(a, b);
+  }
+}
+
+std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten, const onnx::ModelProto& before,
+                                               google::protobuf::Arena& arena) {
+  // IR 3 requires every initializer to be a graph input, a rule about the whole graph.
+  if (rewritten.ir_version() < 4 || rewritten.ir_version() != before.ir_version() || !SameOpsets(rewritten, before) ||
+      rewritten.functions_size() > 0 || before.functions_size() > 0) {
+    return std::nullopt;
+  }
+  const onnx::GraphProto& now = rewritten.graph();
+  const onnx::GraphProto& was = before.graph();
+  if (now.sparse_initializer_size() > 0 || was.sparse_initializer_size() > 0) return std::nullopt;
+  InterfaceChanges changes;
+  if (!FindInterfaceChanges(now, was, changes)) return std::nullopt;
+  std::unordered_map<std::string_view, int> constants;
+  std::optional<std::vector<int>> nodes = FindRegionNodes(now, was, changes, constants);
+  // When most of the graph changed, the whole is checked: it costs no more.
+  if (!nodes || nodes->size() > static_cast<size_t>(now.node_size()) / 2 + 16) return std::nullopt;
+
+  // What the region defines, and what it reads from the rest of the graph (in order of first use).
+  NameSet defined;
+  NameSet constant_outputs;  // of the region's Constant nodes
+  NameSet read_set;
+  std::vector<std::string_view> reads;
+  for (int n : *nodes) {
+    for (const auto& input : now.node(n).input()) {
+      if (input.empty() || defined.count(input) || changes.changed.count(input)) continue;
+      if (read_set.insert(input).second) reads.push_back(input);
+    }
+    for (const auto& output : now.node(n).output()) {
+      if (!output.empty()) defined.insert(output);
+    }
+    if (IsOnnxOp(now.node(n), {"Constant"})) {
+      for (const auto& output : now.node(n).output()) constant_outputs.insert(output);
+    }
+  }
+  for (const auto* output : changes.outputs) {
+    if (!defined.count(output->name()) && !changes.changed.count(output->name())) return std::nullopt;
+  }
+  // Constant nodes the region reads come along (their values are data that inference reads).
+  std::vector<int> constant_nodes;
+  std::vector<std::string_view> boundary;
+  for (std::string_view name : reads) {
+    auto constant = constants.find(name);
+    if (constant != constants.end()) {
+      constant_nodes.push_back(constant->second);
+    } else {
+      boundary.push_back(name);
+    }
+  }
+
+  // The input's types of what the region reads and defines (declared, else inferred, else an
+  // initializer's), and which of the region's values the input defined.
+  std::unordered_map<std::string_view, const onnx::TypeProto*> types;
+  auto take = [&](const onnx::ValueInfoProto& info) {
+    if (info.has_type() && (read_set.count(info.name()) || defined.count(info.name()))) {
+      types.emplace(info.name(), &info.type());
+    }
+  };
+  for (const auto& info : was.input()) take(info);
+  for (const auto& info : was.output()) take(info);
+  for (const auto& info : was.value_info()) take(info);
+  NameSet existed;
+  for (const auto& tensor : was.initializer()) {
+    if (defined.count(tensor.name())) existed.insert(tensor.name());
+    if (read_set.count(tensor.name()) && !types.count(tensor.name())) {
+      types.emplace(tensor.name(), InitializerType(tensor, arena));
+    }
+  }
+  for (const auto& input : was.input()) {
+    if (defined.count(input.name())) existed.insert(input.name());
+  }
+  for (const auto& node : was.node()) {
+    for (const auto& output : node.output()) {
+      if (defined.count(output)) existed.insert(output);
+    }
+  }
+
+  ChangedRegion region;
+  region.changed_nodes = static_cast<int>(nodes->size());
+  region.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  onnx::ModelProto& model = *region.model;
+  model.set_ir_version(rewritten.ir_version());
+  *model.mutable_opset_import() = rewritten.opset_import();
+  *model.mutable_metadata_props() = rewritten.metadata_props();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  graph.set_name(now.name());
+  for (const auto* input : changes.inputs) *graph.add_input() = *input;
+  for (const auto* tensor : changes.initializers) *graph.add_initializer() = *tensor;
+  // The rest of the graph as the region reads it: an unchanged graph input as declared, a small
+  // initializer whole (inference may read its values), anything else as an input of the inferred type.
+  const auto now_inputs = ByName(now.input());
+  const auto now_initializers = ByName(now.initializer());
+  for (std::string_view name : boundary) {
+    auto initializer = now_initializers.find(name);
+    const bool whole = initializer != now_initializers.end() && CopiedWhole(*initializer->second);
+    if (whole) *graph.add_initializer() = *initializer->second;
+    if (auto input = now_inputs.find(name); input != now_inputs.end()) {
+      *graph.add_input() = *input->second;
+      continue;
+    }
+    if (whole) continue;
+    auto type = types.find(name);
+    if (type == types.end() || !CompleteForChecker(*type->second)) return std::nullopt;
+    onnx::ValueInfoProto* input = graph.add_input();
+    input->set_name(std::string(name));
+    *input->mutable_type() = *type->second;
+  }
+  for (int n : constant_nodes) *graph.add_node() = now.node(n);
+  for (int n : *nodes) *graph.add_node() = now.node(n);
+  for (const auto* output : changes.outputs) *graph.add_output() = *output;
+  for (const auto& info : now.value_info()) {
+    if (defined.count(info.name())) *graph.add_value_info() = info;
+  }
+  for (std::string_view name : existed) {
+    // Inference reads a Constant node's value (the shape a Reshape after it takes, say): one the input
+    // had, now given by a changed node, could change what nodes outside the region infer.
+    if (constant_outputs.count(name)) return std::nullopt;
+    auto type = types.find(name);
+    region.kept.emplace_back(std::string(name), type == types.end() ? nullptr : type->second);
+  }
+  return region;
+}
+
+}  // namespace rnnstate
