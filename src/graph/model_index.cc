@@ -116,6 +116,7 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
     });
   });
   onnx::ModelProto& inferred = *copy.model;
+  declared_value_infos_ = inferred.graph().value_info_size();
   inference_error_ = InferShapes(inferred);
   structure.get();
   for (auto& [path, index] : graphs_) {

@@ -38,6 +38,8 @@ OwnedCopy MakeStructuralCopy(const onnx::ModelProto& model);
 struct InferredModel {
   std::shared_ptr<const google::protobuf::Arena> memory;
   const onnx::ModelProto* model = nullptr;  ///< nullptr: none kept
+  /// How many of the main graph's value infos the model declared: inference appends the rest after them.
+  int declared_value_infos = 0;
 };
 
 /// Options for the arena of a StructuralCopy: blocks that grow to 1 MiB (protobuf's default stops growing

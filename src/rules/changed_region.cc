@@ -137,9 +137,11 @@ std::vector<const Message*> Changed(const google::protobuf::RepeatedPtrField<Mes
   return changed;
 }
 
-/// The interface changes of `now` against `was`; false when an initializer name repeats (the whole
-/// model's check names that).
-bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& was, InterfaceChanges& changes) {
+/// The interface changes of `now` against `was`, whose first `declared_value_infos` value infos are the
+/// input's own; false when an initializer name repeats (the whole model's check names that) or the input's
+/// value infos are not all kept.
+bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& was, int declared_value_infos,
+                          InterfaceChanges& changes) {
   NameSet initializer_names;
   for (const auto& tensor : now.initializer()) {
     if (!initializer_names.insert(tensor.name()).second) return false;
@@ -153,10 +155,16 @@ bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& w
   // ones): a declaration equal to that is one inference already agreed with.
   changes.outputs = Changed(now.output(), was.output(), same_info);
   for (const auto* output : changes.outputs) changes.redeclared.insert(output->name());
-  // The rewrite keeps the value infos it does not touch in their order, and appends new ones.
+  // A declaration gone (an output no longer one, say) leaves its value to inference alone, maybe less
+  // precise than the input's: its definer is in the region, whose types must match the input's.
+  for (const auto* gone : Changed(was.output(), now.output(), same_info)) changes.redeclared.insert(gone->name());
+  // The rewrite keeps the value infos it does not touch in their order, and appends new ones; those the
+  // input declared come first in `was`, inference's after them.
+  if (now.value_info_size() < declared_value_infos) return false;
   for (int i = 0; i < now.value_info_size(); ++i) {
-    if (i >= was.value_info_size() || !SameMessage(now.value_info(i), was.value_info(i))) {
+    if (i >= declared_value_infos || !SameMessage(now.value_info(i), was.value_info(i))) {
       changes.redeclared.insert(now.value_info(i).name());
+      if (i < declared_value_infos) changes.redeclared.insert(was.value_info(i).name());
     }
   }
   return true;
@@ -223,8 +231,9 @@ bool SameTypeUpToSymbols(const onnx::TypeProto& a, const onnx::TypeProto& b) {
   }
 }
 
-std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten, const onnx::ModelProto& before,
+std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten, const InferredModel& inferred,
                                                google::protobuf::Arena& arena) {
+  const onnx::ModelProto& before = *inferred.model;
   // IR 3 requires every initializer to be a graph input, a rule about the whole graph.
   if (rewritten.ir_version() < 4 || rewritten.ir_version() != before.ir_version() || !SameOpsets(rewritten, before) ||
       rewritten.functions_size() > 0 || before.functions_size() > 0) {
@@ -234,7 +243,7 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   const onnx::GraphProto& was = before.graph();
   if (now.sparse_initializer_size() > 0 || was.sparse_initializer_size() > 0) return std::nullopt;
   InterfaceChanges changes;
-  if (!FindInterfaceChanges(now, was, changes)) return std::nullopt;
+  if (!FindInterfaceChanges(now, was, inferred.declared_value_infos, changes)) return std::nullopt;
   std::unordered_map<std::string_view, int> constants;
   std::optional<std::vector<int>> nodes = FindRegionNodes(now, was, changes, constants);
   // When most of the graph changed, the whole is checked: it costs no more.

@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/shape_inference.h"
+
 namespace rnnstate {
 
 /// The changed part of a rewritten model, as a model (FindChangedRegion).
@@ -43,11 +45,11 @@ struct ChangedRegion {
 };
 
 /// The region of `rewritten` that differs from `before` — the input model's StructuralCopy after shape
-/// inference (ModelIndex::inferred) — allocated on `arena`; nullopt when the region cannot stand for the
-/// whole model: subgraphs or model-local functions, IR version below 4 or changed, opsets changed, sparse
+/// inference (ModelIndex::inferred), which must hold one — allocated on `arena`; nullopt when the region cannot stand
+/// for the whole model: subgraphs or model-local functions, IR version below 4 or changed, opsets changed, sparse
 /// initializers, a value the region reads whose type the input's inference left incomplete, or most of the
 /// graph changed (validating the whole costs no more). Reads both models only.
-std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten, const onnx::ModelProto& before,
+std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten, const InferredModel& before,
                                                google::protobuf::Arena& arena);
 
 /// True when `a` and `b` are the same type except for the names of symbolic dimensions: the same element

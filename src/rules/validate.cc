@@ -165,7 +165,7 @@ std::optional<std::string> CheckerProblem(const onnx::ModelProto& model, const s
 /// the region cannot tell (the whole model is then checked, which also names any problem).
 bool ChangedRegionPasses(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
   google::protobuf::Arena arena(StructuralCopyArenaOptions());
-  std::optional<ChangedRegion> region = FindChangedRegion(model, *baseline.input.model, arena);
+  std::optional<ChangedRegion> region = FindChangedRegion(model, baseline.input, arena);
   if (!region) return false;
   try {
     // Every initializer, as the checker checks them in the whole graph (the region holds the changed ones).

@@ -54,7 +54,7 @@ ValidationBaseline Baseline(const onnx::ModelProto& input, const std::string& di
 /// FindChangedRegion of `model` against `input`, with the memory it lives in.
 struct Region {
   Region(const onnx::ModelProto& model, const onnx::ModelProto& input)
-      : before(Inferred(input)), found(FindChangedRegion(model, *before.model, arena)) {}
+      : before(Inferred(input)), found(FindChangedRegion(model, before, arena)) {}
   google::protobuf::Arena arena;
   InferredModel before;
   std::optional<ChangedRegion> found;
@@ -246,6 +246,32 @@ TEST(ChangedRegion, TheConstantsTheRegionReadsComeAlong) {
   output->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, Baseline(input)));
   EXPECT_NE(WholeVerdict(model, Baseline(input)), "");
+}
+
+TEST(ChangedRegion, AnOutputNoLongerDeclaredPutsItsDefinerInTheRegion) {
+  const onnx::ModelProto input = Model(R"(g (float[4, 2] X) => (float[4, 2] Z, float[4, 2] Y) {
+  Y = Relu (X)
+  Z = Neg (Y)
+})");
+  onnx::ModelProto model = input;
+  model.mutable_graph()->mutable_output()->RemoveLast();
+  const Region cut(model, input);
+  ASSERT_TRUE(cut.found);
+  EXPECT_THAT(Ops(*cut.found), ElementsAre("Relu"));
+  EXPECT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
+}
+
+TEST(ChangedRegion, AValueInfoTheRewriteDropsIsLeftToTheWholeModel) {
+  onnx::ModelProto input = Model(R"(g (float[4, 2] X) => (float[4, 2] Z) {
+  Y = Relu (X)
+  Z = Neg (Y)
+})");
+  auto* declared = input.mutable_graph()->add_value_info();
+  declared->set_name("Y");
+  *declared->mutable_type() = input.graph().input(0).type();
+  onnx::ModelProto model = input;
+  model.mutable_graph()->clear_value_info();
+  EXPECT_FALSE(Region(model, input).found);
 }
 
 TEST(ChangedRegion, AConstantTheRestReadsGivenByAChangedNodeIsLeftToTheWholeModel) {
