@@ -173,7 +173,7 @@ namespace {
 /// Writes `text` to `path` atomically (a temporary renamed into place), flushed to disk.
 void WriteTextFile(const std::string& path, const std::string& text) {
   const BytePiece piece{reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-  output::WriteFileAtomically(path, {piece}, output::InputFile{-1, nullptr, 0}, true);
+  output::WriteFileAtomically(path, {piece}, output::InputFile{-1, nullptr, 0, /*mapped=*/false}, true);
 }
 
 }  // namespace

@@ -72,8 +72,8 @@ class PieceWriter {
   static constexpr uint64_t kKernelCopyMin = 64 << 10;
   static constexpr uint64_t kMappingSlice = 64 << 20;
 
-  /// Writes a large span of the mapping in slices, unmapping each slice's pages once written so that the
-  /// process never holds more than a slice of the file (the pages stay in the page cache).
+  /// Writes a large span of the input in slices; of a mapping, each slice's pages are dropped once written,
+  /// so that the process never holds more than a slice of the file (the pages stay in the page cache).
   void WriteFromMapping(const BytePiece& piece) {
     Flush();
     const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -82,10 +82,13 @@ class PieceWriter {
       const uint64_t size = std::min(kMappingSlice, piece.size - done);
       pending_.push_back({const_cast<uint8_t*>(slice), size});
       Flush();
+      done += size;
+      // Never on the process's own memory: MADV_DONTNEED zeroes private anonymous pages, the heap's
+      // bookkeeping and other objects on them included.
+      if (!input_.mapped) continue;
       const uintptr_t first_page = reinterpret_cast<uintptr_t>(slice) & ~(page - 1);
       madvise(reinterpret_cast<void*>(first_page), reinterpret_cast<uintptr_t>(slice) + size - first_page,
               MADV_DONTNEED);
-      done += size;
     }
   }
 

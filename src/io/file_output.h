@@ -16,6 +16,9 @@ struct InputFile {
   int fd;
   const uint8_t* data;
   uint64_t size;
+  /// `data` is a read-only mapping of the file, whose pages may be dropped once written (MADV_DONTNEED);
+  /// false for bytes in the process's own memory (a small file read whole), which dropping would zero.
+  bool mapped;
 };
 
 /// Writes the concatenation of `pieces` to `path`: into a new temporary file in the same directory

@@ -108,6 +108,8 @@ class ModelFile::Mapping {
 
   int fd() const { return fd_; }
   const uint8_t* data() const { return data_; }
+  /// True for a mapping of the file; false for a small file read into memory.
+  bool mapped() const { return mapped_; }
   uint64_t size() const { return size_; }
 
  private:
@@ -190,7 +192,7 @@ void ModelFile::Write(const std::string& out_path, Durability durability) const 
   // Errors do not repeat the path: callers name the file.
   const std::string serialized = SerializeDeterministic(*model_);
   const auto* const bytes = reinterpret_cast<const uint8_t*>(serialized.data());
-  const output::InputFile input{mapping_->fd(), mapping_->data(), mapping_->size()};
+  const output::InputFile input{mapping_->fd(), mapping_->data(), mapping_->size(), mapping_->mapped()};
   const bool sync = durability == Durability::kSync;
   if (payloads_.empty()) {
     // Nothing to splice back, and no placeholder can have appeared: Load verified that the input holds
