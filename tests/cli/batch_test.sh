@@ -55,6 +55,15 @@ check "--out-dir file output" test -s "$work/single/rnn_dyn.onnx"
 check "--out-dir inside the input tree: exit 0" run 0 rewrite "$zoo" --out-dir "$zoo/streaming"
 check "--out-dir inside the tree: second run exit 0" run 0 rewrite "$zoo" --out-dir "$zoo/streaming"
 check "--out-dir inside the tree is not walked" lines out 4
+# Another file system (where the kernel cannot copy payloads file to file): every bundled model written
+# there in one process, byte for byte what the same rewrite writes on the input's file system.
+shm=/dev/shm/rnnstate_batch_test.$$
+if [ -d /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$models")" ]; then
+  check "--out-dir on another file system: exit 0" run 0 rewrite -j 2 "$models" --out-dir "$shm"
+  check "--out-dir on the input's file system: exit 0" run 0 rewrite -j 2 "$models" --out-dir "$work/same_fs"
+  check "both write the same bytes" diff -r "$shm" "$work/same_fs"
+  rm -rf "$shm"
+fi
 mkdir -p "$work/other" && cp "$models/torch/gru2_dyn.onnx" "$work/other/gru.onnx"
 check "two inputs mapping to one output: usage error (2)" run 2 rewrite "$zoo/torch/deep/gru.onnx" "$work/other/gru.onnx" --out-dir "$work/clash"
 check "the clash is named" has err "written twice"
