@@ -1,5 +1,6 @@
 #include "rules/changed_region.h"
 
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -114,6 +115,21 @@ bool CompleteForChecker(const onnx::TypeProto& type) {
   }
 }
 
+/// Every name `graph` and its subgraphs define (inputs, initializers, node outputs) into `names`; their
+/// nodes counted into `nodes`.
+void DefinedInside(const onnx::GraphProto& graph, std::unordered_set<std::string>& names, int64_t& nodes) {
+  for (const auto& input : graph.input()) names.insert(input.name());
+  for (const auto& tensor : graph.initializer()) names.insert(tensor.name());
+  nodes += graph.node_size();
+  for (const auto& node : graph.node()) {
+    for (const auto& output : node.output()) names.insert(output);
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) DefinedInside(attribute.g(), names, nodes);
+      for (const auto& sub : attribute.graphs()) DefinedInside(sub, names, nodes);
+    }
+  }
+}
+
 /// How the rewritten model's interface differs from the input's.
 struct InterfaceChanges {
   NameSet changed;     ///< graph inputs and initializers new or different: their readers are in the region
@@ -170,9 +186,10 @@ bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& w
   return true;
 }
 
-/// The nodes of `now` in the region (changed_region.h), in order; nullopt for a node with a subgraph.
-/// `constants` gets the Constant nodes outside the region by output, for the region to take those it
-/// reads.
+/// The nodes of `now` in the region (changed_region.h), in order; nullopt for an unchanged node with a
+/// subgraph (what its subgraphs read and define would have to be checked against every change). A changed
+/// one (the If of a computed default) is in the region with its subgraphs. `constants` gets the Constant
+/// nodes outside the region by output, for the region to take those it reads.
 std::optional<std::vector<int>> FindRegionNodes(const onnx::GraphProto& now, const onnx::GraphProto& was,
                                                 const InterfaceChanges& changes,
                                                 std::unordered_map<std::string_view, int>& constants) {
@@ -181,7 +198,6 @@ std::optional<std::vector<int>> FindRegionNodes(const onnx::GraphProto& now, con
   int next = 0;  // the input's node expected next: unchanged nodes keep their order
   for (int i = 0; i < now.node_size(); ++i) {
     const onnx::NodeProto& node = now.node(i);
-    if (HasSubgraph(node)) return std::nullopt;
     bool same = false;
     for (int ahead = 0; ahead <= kLookahead && next + ahead < was_count; ++ahead) {
       const onnx::NodeProto& candidate = was.node(next + ahead);
@@ -193,6 +209,8 @@ std::optional<std::vector<int>> FindRegionNodes(const onnx::GraphProto& now, con
     }
     if (!same || ReadsAny(node, changes.changed) || DefinesAny(node, changes.redeclared)) {
       region.push_back(i);
+    } else if (HasSubgraph(node)) {
+      return std::nullopt;
     } else if (IsOnnxOp(node, {"Constant"}) && node.output_size() == 1) {
       constants.emplace(node.output(0), i);
     }
@@ -254,16 +272,47 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   NameSet constant_outputs;  // of the region's Constant nodes
   NameSet read_set;
   std::vector<std::string_view> reads;
+  // The outer names the region's subgraphs read, and every name they define: onnx's checker refuses a
+  // subgraph name the main graph defines too, and the region holds only part of the main graph.
+  std::set<std::string> outer_reads;
+  std::unordered_set<std::string> inner_names;
+  int64_t inner_nodes = 0;
   for (int n : *nodes) {
-    for (const auto& input : now.node(n).input()) {
-      if (input.empty() || defined.count(input) || changes.changed.count(input)) continue;
-      if (read_set.insert(input).second) reads.push_back(input);
+    const onnx::NodeProto& node = now.node(n);
+    if (HasSubgraph(node)) {
+      for (const auto& attribute : node.attribute()) {
+        if (attribute.has_g()) DefinedInside(attribute.g(), inner_names, inner_nodes);
+        for (const auto& sub : attribute.graphs()) DefinedInside(sub, inner_names, inner_nodes);
+      }
     }
-    for (const auto& output : now.node(n).output()) {
+    std::set<std::string> subgraph_reads = HasSubgraph(node) ? SubgraphReferences(node) : std::set<std::string>();
+    auto read = [&](const std::string& input) {
+      if (input.empty() || defined.count(input) || changes.changed.count(input)) return;
+      if (read_set.insert(input).second) reads.push_back(input);
+    };
+    for (const auto& input : node.input()) read(input);
+    for (const auto& name : subgraph_reads) read(*outer_reads.insert(name).first);
+    for (const auto& output : node.output()) {
       if (!output.empty()) defined.insert(output);
     }
-    if (IsOnnxOp(now.node(n), {"Constant"})) {
-      for (const auto& output : now.node(n).output()) constant_outputs.insert(output);
+    if (IsOnnxOp(node, {"Constant"})) {
+      for (const auto& output : node.output()) constant_outputs.insert(output);
+    }
+  }
+  // Subgraphs that hold more than the main graph (a model inside a Loop) are as cheap to check whole.
+  if (inner_nodes > now.node_size()) return std::nullopt;
+  if (!inner_names.empty()) {
+    auto clashes = [&](const std::string& name) { return inner_names.count(name) > 0; };
+    for (const auto& input : now.input()) {
+      if (clashes(input.name())) return std::nullopt;
+    }
+    for (const auto& tensor : now.initializer()) {
+      if (clashes(tensor.name())) return std::nullopt;
+    }
+    for (const auto& node : now.node()) {
+      for (const auto& output : node.output()) {
+        if (clashes(output)) return std::nullopt;
+      }
     }
   }
   for (const auto* output : changes.outputs) {

@@ -5,11 +5,14 @@
 /// whole graph again (on a million-node graph, the rewrite's longest step after the input's own
 /// inference).
 ///
-/// Why checking the region is as good as checking the whole, for a flat main graph (no subgraphs, no
-/// model-local functions) whose input passed onnx's checker and shape inference:
+/// Why checking the region is as good as checking the whole, for a main graph whose only subgraphs are in
+/// nodes the rewrite changed (the If of a computed default), without model-local functions, whose input
+/// passed onnx's checker and shape inference:
 /// - onnx's checker looks at each node alone (its schema, its attributes, the opsets), at each graph input,
 ///   output and initializer alone, and at names (defined before use, defined once), which rnnstate's own
-///   structural check covers on the whole output. A node, input, output or initializer equal to the
+///   structural check covers on the whole output — but for a name a subgraph defines again, which the
+///   checker refuses and the region, holding part of the main graph, could miss: no name a changed node's
+///   subgraphs define may be one the main graph defines. A node, input, output or initializer equal to the
 ///   input's passed there.
 /// - onnx's shape inference gives a node's outputs from the node and the types (and, for initializers and
 ///   Constant nodes, the data) of its inputs; it fails on a node, or where an inferred type contradicts a
@@ -46,9 +49,11 @@ struct ChangedRegion {
 
 /// The region of `rewritten` that differs from `before` — the input model's StructuralCopy after shape
 /// inference (ModelIndex::inferred), which must hold one — allocated on `arena`; nullopt when the region cannot stand
-/// for the whole model: subgraphs or model-local functions, IR version below 4 or changed, opsets changed, sparse
-/// initializers, a value the region reads whose type the input's inference left incomplete, or most of the
-/// graph changed (validating the whole costs no more). Reads both models only.
+/// for the whole model: an unchanged node with a subgraph, a changed one whose subgraphs define a name the
+/// main graph defines or hold more nodes than the main graph, model-local functions, IR version below 4 or
+/// changed, opsets changed, sparse initializers, a value the region reads whose type the input's inference
+/// left incomplete, a Constant the rest reads now given by a changed node, or most of the graph changed
+/// (validating the whole costs no more). Reads both models only.
 std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten, const InferredModel& before,
                                                google::protobuf::Arena& arena);
 

@@ -286,7 +286,61 @@ TEST(ChangedRegion, AConstantTheRestReadsGivenByAChangedNodeIsLeftToTheWholeMode
   EXPECT_FALSE(Region(model, input).found);
 }
 
-TEST(ChangedRegion, SubgraphsAndOldIrVersionsAreLeftToTheWholeModel) {
+/// Two cheap nodes, and the condition an If added by a rewrite reads.
+const char* kRelus = R"(g (bool c, float[4, 2] X) => (float[4, 2] Z) {
+  A = Relu (X)
+  Z = Neg (A)
+})";
+
+/// kRelus with an If added at the end: `then_branch` defines `inner` from X, `else_branch` negates X.
+onnx::ModelProto WithAddedIf(const std::string& inner) {
+  onnx::ModelProto model =
+      Model(R"(g (bool c, float[4, 2] X) => (float[4, 2] Z, float[4, 2] W) {
+  A = Relu (X)
+  Z = Neg (A)
+  W = If (c) <then_branch = t () => (float[4, 2] )" +
+            inner + R"() { )" + inner + R"( = Abs (X) }, else_branch = e () => (float[4, 2] b) { b = Neg (X) }>
+})");
+  return model;
+}
+
+TEST(ChangedRegion, AChangedNodeWithASubgraphIsInTheRegionWithWhatItsBranchesRead) {
+  const onnx::ModelProto input = Model(kRelus);
+  const onnx::ModelProto model = WithAddedIf("inner");
+  const Region cut(model, input);
+  ASSERT_TRUE(cut.found);
+  EXPECT_THAT(Ops(*cut.found), ElementsAre("If"));
+  // c as the If reads it, X as its branches do.
+  EXPECT_THAT(Names(cut.found->model->graph().input()), ElementsAre("c", "X"));
+  EXPECT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
+}
+
+TEST(ChangedRegion, ABranchNameTheMainGraphDefinesIsLeftToTheWholeModel) {
+  const onnx::ModelProto input = Model(kRelus);
+  // The then_branch defines A, which the main graph defines: onnx's checker refuses that, and the region
+  // does not hold the Relu that defines A.
+  const onnx::ModelProto model = WithAddedIf("A");
+  EXPECT_FALSE(Region(model, input).found);
+  EXPECT_THAT(WholeVerdict(model, Baseline(input)), HasSubstr("fails onnx's checker"));
+}
+
+TEST(ChangedRegion, TheBundledComputedDefaultsAreCheckedByTheirRegion) {
+  // Their rewrite adds an If (the model's own value, or the state fed) around each computed initial state.
+  for (const char* name : {"gru_nonzero_default", "lstm_init_state", "lstm_shared_init"}) {
+    SCOPED_TRACE(name);
+    onnx::ModelProto input;
+    std::ifstream file(std::string(RNNSTATE_SOURCE_DIR) + "/models/handbuilt/" + name + ".onnx", std::ios::binary);
+    ASSERT_TRUE(input.ParseFromIstream(&file));
+    onnx::ModelProto model = input;
+    RewriteModel(model, {}, /*strict=*/false);
+    const Region cut(model, input);
+    ASSERT_TRUE(cut.found);
+    EXPECT_THAT(Ops(*cut.found), ::testing::Contains("If"));
+    EXPECT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
+  }
+}
+
+TEST(ChangedRegion, UnchangedSubgraphsAndOldIrVersionsAreLeftToTheWholeModel) {
   const onnx::ModelProto with_if = Model(R"(g (bool c, float[2] X) => (float[2] Z) {
   Z = If (c) <then_branch = t () => (float[2] a) { a = Relu (X) }, else_branch = e () => (float[2] b) { b = Neg (X) }>
 })");
