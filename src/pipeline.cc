@@ -136,10 +136,12 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   // onnx's checker on the input (the validation's baseline) only reads it: it runs beside the analysis,
   // from the moment the structure is known to be valid, and is done before anything changes the input.
   std::future<std::optional<std::string>> input_checked;
+  // The input as the analysis inferred it, for validating only what the rewrite changes: not after
+  // `--time-axis`, whose copy onnx's checker has not seen.
   InferredModel inferred;
   RewriteOutcome outcome = PlanStates(
       target, options, time_axes, /*origin_sources=*/false, [&] { input_checked = StartChecker(model, model_dir); },
-      &inferred);
+      staged ? nullptr : &inferred);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + SkipText(outcome.plan.skipped.front()));
@@ -149,10 +151,7 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
   if (!outcome.plan.ChangesModel() && !options.Transforms() && !switch_mode && !staged) return outcome;
   ValidationBaseline baseline =
       MakeValidationBaseline(model, outcome.analysis.inference_error.empty(), model_dir, std::move(input_checked));
-  // What the rewrite changes is checked against the model the checker passed: not after `--time-axis`,
-  // whose copy onnx's checker has not seen.
-  if (!staged) baseline.input = std::move(inferred);
-  inferred = InferredModel{};
+  baseline.input = std::move(inferred);
   if (!baseline.why_not.empty()) {
     outcome.warnings.push_back(Warning{Warning::Kind::kValidation, "full validation skipped: " + baseline.why_not});
   }
