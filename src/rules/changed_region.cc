@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/graph_path.h"
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
 
@@ -115,18 +116,19 @@ bool CompleteForChecker(const onnx::TypeProto& type) {
   }
 }
 
-/// Every name `graph` and its subgraphs define (inputs, initializers, node outputs) into `names`; their
-/// nodes counted into `nodes`.
-void DefinedInside(const onnx::GraphProto& graph, std::unordered_set<std::string>& names, int64_t& nodes) {
-  for (const auto& input : graph.input()) names.insert(input.name());
-  for (const auto& tensor : graph.initializer()) names.insert(tensor.name());
-  nodes += graph.node_size();
-  for (const auto& node : graph.node()) {
-    for (const auto& output : node.output()) names.insert(output);
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g()) DefinedInside(attribute.g(), names, nodes);
-      for (const auto& sub : attribute.graphs()) DefinedInside(sub, names, nodes);
-    }
+/// Every name the subgraphs of `node` define (inputs, initializers, node outputs, at any depth) into
+/// `names`; their nodes counted into `nodes`.
+void DefinedInSubgraphs(const onnx::NodeProto& node, std::unordered_set<std::string>& names, int64_t& nodes) {
+  auto collect = [&](const GraphPath&, const onnx::GraphProto& graph) {
+    for (const auto& input : graph.input()) names.insert(input.name());
+    for (const auto& tensor : graph.initializer()) names.insert(tensor.name());
+    nodes += graph.node_size();
+    for (const auto& inner : graph.node()) names.insert(inner.output().begin(), inner.output().end());
+  };
+  GraphPath path;
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.has_g()) ForEachGraph(attribute.g(), path, collect);
+    for (const auto& sub : attribute.graphs()) ForEachGraph(sub, path, collect);
   }
 }
 
@@ -279,13 +281,11 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   int64_t inner_nodes = 0;
   for (int n : *nodes) {
     const onnx::NodeProto& node = now.node(n);
+    std::set<std::string> subgraph_reads;
     if (HasSubgraph(node)) {
-      for (const auto& attribute : node.attribute()) {
-        if (attribute.has_g()) DefinedInside(attribute.g(), inner_names, inner_nodes);
-        for (const auto& sub : attribute.graphs()) DefinedInside(sub, inner_names, inner_nodes);
-      }
+      DefinedInSubgraphs(node, inner_names, inner_nodes);
+      subgraph_reads = SubgraphReferences(node);
     }
-    std::set<std::string> subgraph_reads = HasSubgraph(node) ? SubgraphReferences(node) : std::set<std::string>();
     auto read = [&](const std::string& input) {
       if (input.empty() || defined.count(input) || changes.changed.count(input)) return;
       if (read_set.insert(input).second) reads.push_back(input);
