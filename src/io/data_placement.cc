@@ -74,7 +74,8 @@ void CopyAtomically(const input::RegularFile& data, const fs::path& target) {
   try {
     std::vector<BytePiece> pieces;
     if (size > 0) pieces.push_back({bytes, size});
-    output::WriteFileAtomically(target.string(), pieces, output::InputFile{data.fd(), bytes, size, /*mapped=*/true}, false);
+    output::WriteFileAtomically(target.string(), pieces, output::InputFile{data.fd(), bytes, size, /*mapped=*/true},
+                                false);
   } catch (Error& e) {
     if (mapped != nullptr) munmap(mapped, size);
     e.AppendContext("cannot copy external data to '" + target.string() + "'");
