@@ -1,4 +1,4 @@
-#include "pipeline_stages.h"
+#include "rnnstate/pipeline.h"
 
 #include <onnx/defs/schema.h>
 
@@ -10,14 +10,15 @@
 #include "graph/contrib_schemas.h"
 #include "graph/model_index.h"
 #include "pack/state_transform.h"
+#include "pipeline_stages.h"
 #include "rewrite/apply.h"
 #include "rewrite/planner.h"
 #include "rewrite/time_axis.h"
 #include "rnnstate/error.h"
-#include "rnnstate/pipeline.h"
 #include "rules/metadata_rules.h"
 #include "rules/model_rules.h"
 #include "rules/validate.h"
+#include "time/stream_verdict.h"
 #include "views/check.h"
 #include "views/dot.h"
 #include "views/report.h"
@@ -65,6 +66,9 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   analysis_options.refused_time_axes.insert(time_axes.refused.begin(), time_axes.refused.end());
   analysis_options.origin_sources = origin_sources;
   outcome.analysis = Analyze(index, analysis_options);
+  std::vector<InputAxis> time_axes_given;
+  for (const TimeAxisOption& axis : options.time_axes) time_axes_given.push_back(InputAxis{axis.input, axis.axis});
+  JudgeStream(index, outcome.analysis, time_axes_given);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
   // model.
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
@@ -202,7 +206,8 @@ CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions&
   const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
   AnalysisOptions analysis_options;
   analysis_options.origin_sources = false;  // check shows no origins
-  const Analysis analysis = Analyze(index, analysis_options);
+  Analysis analysis = Analyze(index, analysis_options);
+  JudgeStream(index, analysis);
   CheckResult result;
   result.recorded = analysis.recorded_pairs;
   AddWarnings(Warning::Kind::kNote, CheckWarnings(analysis), result.warnings);

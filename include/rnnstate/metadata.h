@@ -101,7 +101,9 @@ struct StatePair {
   std::string graph;       ///< graph path of that node, for display ("main", "main/Loop_3:body")
   std::string kind;        ///< "h" or "c" of a recurrent operator, "state" of a loop (readers accept any kind)
   bool optional = true;    ///< the input has a default (may be left unfed)
-  bool streamable = true;  ///< chunked runs equal one full run (forward recurrences)
+  /// Chunked runs with the state fed back equal one full run: the recurrence carries the state and the
+  /// whole model streams (judged on every output; see the document's "stream" object).
+  bool streamable = true;
   /// Set for a state the model exposes stacked (PyTorch's `(h0, c0)`): rows [first, second) on axis 0
   /// of `input` and of `output` are this state's; other pairs hold the other rows of the same tensors.
   std::optional<RowRange> rows;
@@ -125,12 +127,15 @@ struct StatePair {
   /// Set when `region` is not a box of `input` but of a view of it (see ViewSplit: a strided state, one
   /// axis of `input` holding two of the state's axes): the view's shape, one item per axis of `region`.
   std::vector<MetaDim> view = {};
+  /// The recurrence carries the state from call to call (forward, no sequence_lens): a runner feeds the
+  /// output back. Written only where it differs from `streamable`; absent, it is `streamable`.
+  bool carried = true;
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
-           optional == o.optional && streamable == o.streamable && rows == o.rows && dtype == o.dtype &&
-           shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path && region == o.region &&
-           axes == o.axes && view == o.view && layout == o.layout && variable == o.variable;
+           optional == o.optional && streamable == o.streamable && carried == o.carried && rows == o.rows &&
+           dtype == o.dtype && shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path &&
+           region == o.region && axes == o.axes && view == o.view && layout == o.layout && variable == o.variable;
   }
 };
 
@@ -152,9 +157,13 @@ Json StatePairsJson(const std::vector<StatePair>& pairs);
 /// The complete metadata value for `pairs`.
 std::string StateMetadataValue(const std::vector<StatePair>& pairs);
 
+/// The document's key for the whole model's streaming verdict (docs/metadata.md, "stream").
+inline constexpr const char* kStreamKey = "stream";
+
 /// Sets the `rnnstate` key of `model` to `pairs`, replacing an old value in place. Other top-level keys of
-/// an old value (written by a newer stage, such as "packed") are kept.
-void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs);
+/// an old value (written by a newer stage, such as "packed") are kept; `stream`, when not null, replaces
+/// the "stream" object.
+void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream = Json());
 
 /// The parsed `rnnstate` document of `model` (an object), or nullopt when there is none or it is not a
 /// JSON object.

@@ -130,6 +130,7 @@ StatePair PairFromJson(const Json& entry) {
   }
   pair.optional = flag("optional", false);
   pair.streamable = flag("streamable", false);
+  pair.carried = flag("carried", pair.streamable);
   if (auto rows = entry.find("rows"); rows != entry.end() && !rows->is_null()) {
     const bool bounded =
         rows->is_array() && rows->size() == 2 && (*rows)[0].is_number_integer() && (*rows)[1].is_number_integer();
@@ -409,6 +410,9 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
     Json entry = {{"input", pair.input},          {"output", pair.output}, {"node", pair.node},
                   {"graph", pair.graph},          {"kind", pair.kind},     {"optional", pair.optional},
                   {"streamable", pair.streamable}};
+    // Written where it says more than `streamable` (a recurrence that carries its state in a model whose
+    // chunked runs differ from one run): readers take `streamable` when it is absent.
+    if (pair.carried != pair.streamable) entry["carried"] = pair.carried;
     if (pair.rows) entry["rows"] = RowRangeJson(*pair.rows);
     if (!pair.region.empty()) {
       entry["region"] = RegionJson(pair.region);
@@ -460,13 +464,14 @@ void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
   prop->set_value(value);
 }
 
-void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs) {
+void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream) {
   Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
   if (std::optional<Json> old = ReadStateDocument(model)) {
     for (const auto& [key, value] : old->items()) {
       if (key != "version" && key != "states") document[key] = value;
     }
   }
+  if (!stream.is_null()) document[kStreamKey] = stream;
   WriteStateDocument(model, document);
 }
 

@@ -363,6 +363,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   if (metadata.document_valid) {
     analysis.recorded_pairs = std::move(metadata.pairs);
     analysis.packed = std::move(metadata.packed);
+    analysis.recorded_stream = std::move(metadata.stream);
   }
   Findings found;
   for (StateProducer produce : kStateProducers) produce(index, options, analysis.recorded_pairs, &found);

@@ -4,11 +4,13 @@
 /// the origin and destination of its values, which states share an origin, and which are already
 /// exposed. Pure analysis: nothing is modified.
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "contract/stream_record.h"
 #include "exposure/exposed_state.h"
 #include "find/recurrent_node.h"
 #include "find/state_findings.h"
@@ -20,6 +22,8 @@
 #include "states/state_origin.h"
 
 namespace rnnstate {
+
+struct StreamVerdict;  // time/stream_verdict.h: the whole model's verdict, judged after this analysis
 
 /// One recurrent state, traced.
 struct StateAnalysis {
@@ -52,6 +56,15 @@ struct StateAnalysis {
   /// state in their own inputs (a speech enhancer's intra-frame RNN over frequency). Their protocol
   /// is the one to follow.
   std::string within_call;
+  /// Why chunked runs of the whole model, this state fed back, do not equal one run ("" when they do, or
+  /// when there is no time axis to chunk): an operator around the recurrences (a convolution or a
+  /// reduction over time, a final state used as another layer's initial state), or a fixed length. Set
+  /// by the stream verdict (time/stream_verdict.h).
+  std::string stream_problem;
+
+  /// True when chunked runs with this state fed back equal one run: its recurrence carries it
+  /// (`state.streamable`) and the whole model streams.
+  bool Streams() const { return state.streamable && stream_problem.empty(); }
 };
 
 /// The analysis of a whole model.
@@ -71,6 +84,10 @@ struct Analysis {
   int64_t onnx_opset = 0;
   int64_t ir_version = 0;
   std::string inference_error;  ///< why onnx shape inference failed, if it did
+  /// The metadata's "stream" object (what an earlier rewrite judged).
+  std::optional<StreamRecord> recorded_stream;
+  /// The whole model's verdict on streaming (time/stream_verdict.h), once judged.
+  std::shared_ptr<const StreamVerdict> stream;
 
   /// Marks every state that is not exposed yet, and its node, as not rewritable for `problem` (an
   /// unsupported opset).

@@ -32,8 +32,19 @@ enum class OpClass {
   kReduction,         ///< axes removed or kept as 1 by combining along them (ReduceSum, ArgMax)
   kView,              ///< the elements of input 0 in another arrangement (Reshape, Transpose, Squeeze)
   kDataMovement,      ///< elements selected, joined or repeated (Slice, Gather, Concat, Expand, ScatterND)
-  kContraction,       ///< products summed along an axis (MatMul, Gemm, Conv)
+  kContraction,       ///< products summed along an axis (MatMul, Gemm)
+  kWindow,            ///< a window slid along axes 2.. (Conv, ConvTranspose, MaxPool): kernel, strides, pads
   kShapeComputation,  ///< reads or makes shapes, not elements (Shape, Size, ConstantOfShape, Range)
+};
+
+/// Which axes of input 0 an output element combines: the question "does the operator stay within one
+/// frame of the time axis?" asks this of every operator that keeps the time axis where it is.
+enum class AxisMixing {
+  kNone,             ///< none: each output element reads input 0 at its own index on every axis it keeps
+  kNamedAxes,        ///< the axes the row's operand names (reductions, ArgMax, Softmax since 13, CumSum)
+  kNamedAxisOnward,  ///< the named axis and every axis after it (LayerNormalization; Softmax before 13)
+  kSpatial,          ///< axes 2.. (InstanceNormalization, GlobalAveragePool)
+  kWindow,           ///< a window along each of axes 2.. (the kWindow class)
 };
 
 /// Where an operator reads an integer-list operand (axes, perm, starts...) in an opset range.
@@ -53,6 +64,10 @@ struct OpSemantics {
   /// The operand naming the axes the operator works on (Squeeze's axes, Transpose's perm, Softmax's
   /// axis), when it has one.
   OperandSource axes;
+  /// Which axes of input 0 an output element combines.
+  AxisMixing mixing = AxisMixing::kNone;
+  /// The named axis when the operand is absent (Softmax: 1 before opset 13, -1 since; Concat: none, 0).
+  int64_t default_axis = 0;
 
   static constexpr int kLatestOpset = 1 << 20;
 };

@@ -265,6 +265,53 @@ std::optional<std::vector<int64_t>> IntValues(const ModelIndex& index, const Gra
   return Ints(index, path, name, 0);
 }
 
+std::optional<bool> KnownCondition(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  // Each step goes one node back: a condition is a handful of nodes.
+  std::string at = name;
+  GraphPath where = path;
+  bool negate = false;
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    if (std::optional<ConstantValue> constant = FindConstant(index, where, at)) {
+      const std::optional<bool> value = OneBool(*constant);
+      if (!value) return std::nullopt;
+      return *value != negate;
+    }
+    const ResolvedName resolved = index.Resolve(where, at);
+    if (resolved.node == nullptr || !IsOnnxDomain(resolved.node->domain())) return std::nullopt;
+    const onnx::NodeProto& node = *resolved.node;
+    where = resolved.graph;
+    if (IsOnnxOp(node, {"Cast", "Identity", "Squeeze", "Unsqueeze", "Not"}) && node.input_size() > 0) {
+      negate = negate != (node.op_type() == "Not");
+      at = node.input(0);
+      continue;
+    }
+    if (IsOnnxOp(node, {"And", "Or"}) && node.input_size() == 2) {
+      const std::optional<bool> a = KnownCondition(index, where, node.input(0));
+      const std::optional<bool> b = KnownCondition(index, where, node.input(1));
+      const bool is_and = node.op_type() == "And";
+      // One known operand can decide it alone: false for And, true for Or.
+      if ((a && *a != is_and) || (b && *b != is_and)) return !is_and != negate;
+      if (!a || !b) return std::nullopt;
+      return (is_and ? (*a && *b) : (*a || *b)) != negate;
+    }
+    if (IsOnnxOp(node, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) && node.input_size() == 2) {
+      const std::optional<std::vector<int64_t>> a = IntValues(index, where, node.input(0));
+      const std::optional<std::vector<int64_t>> b = IntValues(index, where, node.input(1));
+      if (!a || !b || a->size() != 1 || b->size() != 1) return std::nullopt;
+      const int64_t x = a->front(), y = b->front();
+      const std::string& op = node.op_type();
+      const bool value = op == "Equal"         ? x == y
+                         : op == "Less"        ? x < y
+                         : op == "Greater"     ? x > y
+                         : op == "LessOrEqual" ? x <= y
+                                               : x >= y;
+      return value != negate;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 SymShape MergeShapes(const std::optional<SymShape>& a, const std::optional<SymShape>& b) {
   if (!a) return b ? *b : SymShape{};
   if (!b || b->size() != a->size()) return *a;

@@ -35,6 +35,12 @@ std::optional<SymShape> FilledShape(const ModelIndex& index, const GraphPath& pa
 /// The integer values of `name` when every element is known (see ShapeValue).
 std::optional<std::vector<int64_t>> IntValues(const ModelIndex& index, const GraphPath& path, const std::string& name);
 
+/// The value of the one-element boolean `name` when shapes and constants decide it: a constant, and Not,
+/// And, Or, Cast, Identity, Squeeze and Unsqueeze of such values, and Equal, Less, Greater, LessOrEqual,
+/// GreaterOrEqual of one-element integers IntValues knows (PyTorch's `Equal(Shape(x)[0], 1)` before
+/// squeezing a batch of one); nullopt otherwise.
+std::optional<bool> KnownCondition(const ModelIndex& index, const GraphPath& path, const std::string& name);
+
 /// How a Reshape relates its input's axes to its output's: groups of consecutive axes with the same
 /// number of elements. An empty side is a unit axis added or removed.
 struct ReshapeGroup {

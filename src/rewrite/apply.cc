@@ -385,7 +385,7 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
     PruneDropped(*graph, graph_edits.dropped_originals);
   }
   DeclareInitializersAsInputs(model);
-  if (plan.metadata_changes) WriteStatePairs(model, plan.pairs);
+  if (plan.metadata_changes) WriteStatePairs(model, plan.pairs, plan.stream);
 }
 
 }  // namespace rnnstate

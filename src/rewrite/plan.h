@@ -206,7 +206,8 @@ struct StateEdit {
   OutputEdit output_edit;
 
   bool optional = true;
-  bool streamable = true;
+  bool streamable = true;  ///< chunked runs equal one run (the recurrence carries it, the model streams)
+  bool carried = true;     ///< the recurrence carries the state from call to call
   /// Set for a state that lives in a part of `input` and `output` (the same part of both) that it shares
   /// with other states: a state the model exposes in its own tensors, or one recorded with rows or a
   /// region. Unset: the state is all of both tensors.
@@ -247,6 +248,8 @@ struct Plan {
   /// model input that now feeds the state only when the new input is empty, a state that does not stream).
   std::vector<std::string> notes;
   bool metadata_changes = false;
+  /// The metadata's "stream" object to write (the whole model's verdict; null: none).
+  Json stream;
 
   /// True when applying the plan changes the model.
   bool ChangesModel() const;

@@ -9,6 +9,7 @@
 #include "rewrite/data_batch.h"
 #include "rewrite/input_planner.h"
 #include "rewrite/owner_names.h"
+#include "time/stream_verdict.h"
 
 namespace rnnstate {
 
@@ -219,7 +220,8 @@ class StatePlanner {
       plan_.notes.push_back("state input '" + edit.input + "': the default is not zeros (a learned or computed " +
                             "initial state); feed an empty tensor (batch 0) on the first call to get it");
     }
-    if (!edit.streamable && (edit.Changes() || first_record)) {
+    // The recurrence's own reason; the whole model's is one note of its own (MakePlan).
+    if (!edit.carried && (edit.Changes() || first_record)) {
       std::string note = "state input '" + edit.input + "' is not streamable (" + state.not_streamable_reason +
                          "): chunked runs will not equal one full run";
       // Once per input: states sharing one input (h and c in the authors' tensor) have the same reason.
@@ -240,6 +242,7 @@ class StatePlanner {
     pair.kind = edit.kind;
     pair.optional = edit.optional;
     pair.streamable = edit.streamable;
+    pair.carried = edit.carried;
     if (edit.place) {
       pair.rows = edit.place->rows;
       pair.region = edit.place->region;
@@ -326,7 +329,8 @@ StateEdit EditHeader(const StateAnalysis& analyzed, std::string owner_name, std:
   edit.elem_type = state.elem_type;
   edit.original = analyzed.origin.value;
   edit.final_value = analyzed.final_state.value;
-  edit.streamable = state.streamable;
+  edit.streamable = analyzed.Streams();
+  edit.carried = state.streamable;
   edit.batch_axis = state.batch_axis;
   return edit;
 }
@@ -372,6 +376,17 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
   // packing after this plan, whose new nodes would move the indices an unnamed node's label is made of.
   // A model whose states are all exposed keeps its graph as it is. Named, a re-run changes nothing.
   plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
+  if (analysis.stream && !plan.pairs.empty()) {
+    std::set<std::string> state_outputs;
+    for (const StatePair& pair : plan.pairs) state_outputs.insert(pair.output);
+    const StreamRecord record = RecordOf(*analysis.stream, state_outputs);
+    plan.stream = StreamRecordJson(record);
+    plan.metadata_changes |= !analysis.recorded_stream || StreamRecordJson(*analysis.recorded_stream) != plan.stream;
+    if (!analysis.stream->problem.empty()) {
+      plan.notes.push_back("chunked runs will not equal one full run (" + analysis.stream->problem +
+                           "): every state is recorded streamable: false");
+    }
+  }
   bool edits_change = false;
   for (const auto& edit : plan.edits) edits_change |= edit.Changes();
   if (edits_change || options.Transforms()) {

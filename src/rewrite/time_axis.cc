@@ -132,9 +132,8 @@ std::string PlanOne(const ModelIndex& index, const TimeAxisOption& option, const
   for (const FixedLoop& loop : all) {
     if (loop.fixed.time == edit->time && loop.fixed.length == edit->length) loops.push_back(loop);
   }
-  if (loops.empty()) {
-    return "no Loop walks " + edit->time.Text() + " with the constant trip count " + std::to_string(edit->length);
-  }
+  const FixedLengthEdits outside = FindFixedLength(index, edit->time, edit->length);
+  if (!outside.refusal.empty()) return outside.refusal;
   std::vector<int> main_loops;
   for (const FixedLoop& loop : loops) {
     edit->loops.push_back(DescribeNode(index.model(), loop.graph, loop.node));
@@ -159,6 +158,16 @@ std::string PlanOne(const ModelIndex& index, const TimeAxisOption& option, const
       if (std::string why = ShapeEdit(index, shape, &edit->shapes); !why.empty()) return why;
     }
   }
+  for (const LengthInShape& shape : outside.shapes) {
+    if (std::any_of(edit->shapes.begin(), edit->shapes.end(),
+                    [&](const ShapeWithoutLength& s) { return s.value == shape.value; })) {
+      continue;
+    }
+    if (std::string why = ShapeEdit(index, shape, &edit->shapes); !why.empty()) return why;
+  }
+  edit->slices = outside.slices;
+  for (SliceToEnd& slice : edit->slices) slice.ends_name = names.Allocate(NodeStem(option.input) + ".time_axis.ends");
+  edit->declared = outside.declared;
   for (int k = 0; k < graph.output_size(); ++k) {
     const std::optional<int> axis = TimeAxisOf(index, graph.output(k).name(), main_loops);
     const auto& output_type = graph.output(k).type();
@@ -181,6 +190,22 @@ void SetDimParam(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* value
     if (value.name() != name) continue;
     auto* shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (axis < shape->dim_size()) shape->mutable_dim(axis)->set_dim_param(param);
+  }
+}
+
+/// Sets axis `declared.axis` of the declared shape of `declared.value` to `param`, or unknown when empty.
+void SetDeclared(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* values, const DeclaredLength& declared,
+                 const std::string& param) {
+  for (auto& value : *values) {
+    if (value.name() != declared.value) continue;
+    auto* shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (declared.axis >= shape->dim_size()) continue;
+    auto* dim = shape->mutable_dim(declared.axis);
+    dim->clear_dim_value();
+    if (param.empty())
+      dim->clear_dim_param();
+    else
+      dim->set_dim_param(param);
   }
 }
 
@@ -235,11 +260,17 @@ std::vector<std::string> TimeAxisPlan::Describe() const {
   for (const auto& edit : edits) {
     std::string loops;
     for (const auto& loop : edit.loops) loops += (loops.empty() ? "" : ", ") + loop;
+    std::vector<std::string> parts;
+    if (!edit.constants.empty()) {
+      parts.push_back(std::to_string(edit.constants.size()) + " constant(s) become the fed length (" + loops + ")");
+    }
+    if (!edit.shapes.empty()) parts.push_back(std::to_string(edit.shapes.size()) + " Reshape target(s) infer it");
+    if (!edit.slices.empty()) parts.push_back(std::to_string(edit.slices.size()) + " Slice(s) run to the end");
+    if (!edit.declared.empty()) parts.push_back(std::to_string(edit.declared.size()) + " declared shape(s) follow");
+    std::string what;
+    for (const std::string& part : parts) what += (what.empty() ? "; " : ", ") + part;
     lines.push_back("--time-axis " + edit.time.Text() + ": length " + std::to_string(edit.length) + " -> '" +
-                    edit.dim_param + "'; " + std::to_string(edit.constants.size()) +
-                    " constant(s) become the fed length" +
-                    (edit.shapes.empty() ? "" : ", " + std::to_string(edit.shapes.size()) + " Reshape target(s) infer it") +
-                    " (" + loops + ")");
+                    edit.dim_param + "'" + what);
   }
   return lines;
 }
@@ -257,7 +288,7 @@ TimeAxisPlan PlanTimeAxes(const ModelIndex& index, const std::vector<TimeAxisOpt
     if (!why.empty()) {
       plan.warnings.push_back("--time-axis " + text + ": " + why + "; nothing changed for it");
       plan.refused.push_back(text);
-    } else if (!edit.constants.empty()) {
+    } else if (edit.length > 0) {
       const bool twice =
           std::any_of(plan.edits.begin(), plan.edits.end(), [&](const TimeAxisEdit& e) { return e.time == edit.time; });
       if (!twice) plan.edits.push_back(std::move(edit));
@@ -273,6 +304,19 @@ void ApplyTimeAxes(const TimeAxisPlan& plan, onnx::ModelProto& model) {
     SetDimParam(main.mutable_input(), edit.time.input, static_cast<int>(edit.time.axis), edit.dim_param);
     for (const auto& [output, axis] : edit.output_dims)
       SetDimParam(main.mutable_output(), output, axis, edit.dim_param);
+    for (const DeclaredLength& declared : edit.declared) {
+      SetDeclared(declared.output ? main.mutable_output() : main.mutable_value_info(), declared,
+                  declared.symbolic ? edit.dim_param : "");
+    }
+    for (const SliceToEnd& slice : edit.slices) {
+      onnx::GraphProto* graph = ResolveGraph(model, slice.graph);
+      if (graph == nullptr || slice.node >= graph->node_size()) {
+        throw Error(ExitCode::kInternal, "--time-axis plan does not fit the model");
+      }
+      graph->mutable_node(slice.node)->set_input(2, slice.ends_name);
+      front[graph].push_back(Int64ConstantNode(slice.ends_name, slice.ends));
+    }
+    if (edit.constants.empty()) continue;  // no loop constant needs the fed length
     std::vector<onnx::NodeProto>& main_front = front[&main];
     main_front.push_back(MakeNode("Shape", {edit.time.input}, {edit.shape}));
     main_front.push_back(Int64ConstantNode(edit.axis, {edit.time.axis}, /*scalar=*/true));

@@ -1,18 +1,19 @@
 #pragma once
 /// \file
 /// `rewrite --time-axis INPUT:AXIS`, a stage before the state rewrite with its own plan (data) and apply
-/// (the only code here that mutates). tf2onnx writes a Keras layer it cannot fuse as a Loop whose trip
-/// count is a constant equal to the static sequence length, with the same constant as the bound of its
-/// condition `t + 1 < T`: such a model runs one fixed length only. For every Loop that walks INPUT's AXIS
-/// that way (see loop_streaming.h), the plan makes the axis symbolic and replaces those constants by the
-/// fed input's length, so chunks of any length run:
-///   before: T = Constant(6)                  Loop(T, Less(0, T'), ...)   T' = Constant(6:int32)
-///   after:  T = Identity(Gather(Shape(x), 1)) Loop(T, ...)               T' = Cast(Gather(Shape(x), 1), int32)
-/// Reshape targets on the way from the input to the loops that hold the length where the time axis is
-/// (tf2onnx writes a batch-1 transpose as `Reshape(x, [60, 1, F])`) get -1 there, and a Loop reading,
-/// at its counter, the scan output of another such Loop (stacked layers) is planned with it.
-/// Graph outputs whose length along that axis comes from the Loop's scan outputs (through Identity,
-/// Transpose, ConcatFromSequence) get the symbolic dim too.
+/// (the only code here that mutates). An export without dynamic axes (PyTorch's default, keras2onnx with a
+/// fixed `input_shape`, tf2onnx's Keras layers as Loops) runs one length only; this makes the axis
+/// symbolic and every value that holds its length derive it from the fed input, so chunks of any length
+/// run:
+///   - a Loop walking the axis with a constant trip count equal to the length, with the same constant as
+///     the bound of its condition `t + 1 < T` (tf2onnx): those constants become the fed length
+///       before: T = Constant(6)                   Loop(T, Less(0, T'), ...)   T' = Constant(6:int32)
+///       after:  T = Identity(Gather(Shape(x), 1))  Loop(T, ...)               T' = Cast(Gather(Shape(x), 1), int32)
+///     and a Loop reading, at its counter, the scan output of another such Loop (stacked layers) with it;
+///   - Reshape targets that hold the length where time lands get -1 there, Slices along time to the length
+///     end at INT64_MAX, and declared shapes (outputs, value_info) name the new dimension (fixed_length.h).
+/// A constant of the whole length that no input explains (a positional table added to the frames) is
+/// refused, named.
 
 #include <onnx/onnx_pb.h>
 
@@ -22,6 +23,7 @@
 
 #include "find/time_source.h"
 #include "graph/model_index.h"
+#include "rewrite/fixed_length.h"
 #include "rnnstate/options.h"
 
 namespace rnnstate {
@@ -46,6 +48,8 @@ struct TimeAxisEdit {
   std::vector<LengthConstant> constants;
   std::vector<ShapeWithoutLength> shapes;
   std::vector<std::pair<std::string, int>> output_dims;  ///< main-graph outputs and their axis made symbolic
+  std::vector<SliceToEnd> slices;                        ///< Slices along time whose end was the length
+  std::vector<DeclaredLength> declared;                  ///< declared shapes holding the length
   std::vector<std::string> loops;                        ///< the Loops, described, for messages
   std::string shape, axis, length_value;                 ///< names of Shape(x), the axis constant, the length
 };

@@ -337,6 +337,13 @@ MetadataReading ReadMetadata(const onnx::ModelProto& model) {
   std::optional<Json> document;  // parsed once: a model may carry a million pairs
   reading.pairs = ReadStatePairs(model, &error, &document);
   if (error.empty() && document) reading.packed = ReadPackedStates(*document, reading.pairs.size(), &error);
+  if (error.empty() && document && document->contains(kStreamKey)) {
+    try {
+      reading.stream = StreamRecordFromJson((*document)[kStreamKey]);
+    } catch (const std::exception& e) {
+      error = kWhere + " is invalid: " + e.what();
+    }
+  }
   if (!error.empty()) {
     reading.document_valid = false;
     reading.problems.push_back({Kind::kBadMetadata, error});

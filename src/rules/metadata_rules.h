@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/stream_record.h"
 #include "rnnstate/check_problem.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/packed_metadata.h"
@@ -27,6 +28,7 @@ inline constexpr size_t kMaxPairsPerTensor = 1024;
 struct MetadataReading {
   std::vector<StatePair> pairs;        ///< as read (what could be read when the document is malformed)
   std::optional<PackedStates> packed;  ///< the "packed" object, when there is a valid one
+  std::optional<StreamRecord> stream;  ///< the "stream" object, when there is a valid one
   /// Every rule a pair or the document breaks, in document order; kinds as check reports them
   /// (kBadMetadata for the document and field values, kNotGraphInput, kDuplicateInput, ...).
   std::vector<CheckProblem> problems;

@@ -146,7 +146,7 @@ void CheckRegionWiring(const StatePair& pair, const StateAnalysis& analyzed, std
            " and its final state of " + OwnerLabel(state) + found});
 }
 
-void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentState& state, bool input_ok,
+void CheckFlags(const GraphIndex& main, const StatePair& pair, const StateAnalysis& analyzed, bool input_ok,
                 std::vector<CheckProblem>& problems) {
   const std::string label = PairLabel(pair) + ": ";
   bool has_default = main.initializers.count(pair.input) > 0;
@@ -155,10 +155,21 @@ void CheckFlags(const GraphIndex& main, const StatePair& pair, const RecurrentSt
                         label + "optional is " + Bool(pair.optional) + " but input '" + pair.input + "' " +
                             (has_default ? "has" : "has no") + " default (initializer of the same name)"});
   }
-  if (pair.streamable != state.streamable) {
+  const RecurrentState& state = analyzed.state;
+  if (pair.carried != state.streamable) {
+    problems.push_back(
+        {CheckProblem::Kind::kFlagMismatch,
+         label + "carried is " + Bool(pair.carried) + " but the node " +
+             (state.streamable ? "carries it from call to call" : "does not (" + state.not_streamable_reason + ")")});
+  } else if (pair.streamable != analyzed.Streams()) {
+    // A claim the whole model refutes (a convolution or a reduction over time, a final state chained into
+    // another layer) is what `verify` would show: chunked runs differ.
     problems.push_back({CheckProblem::Kind::kFlagMismatch,
-                        label + "streamable is " + Bool(pair.streamable) + " but the node is " +
-                            (state.streamable ? "streamable" : "not (" + state.not_streamable_reason + ")")});
+                        label + "streamable is " + Bool(pair.streamable) + " but " +
+                            (analyzed.Streams() ? "chunked runs of the model equal one run"
+                             : !state.streamable
+                                 ? "the node is not (" + state.not_streamable_reason + ")"
+                                 : "chunked runs of the model differ from one run (" + analyzed.stream_problem + ")")});
   }
 }
 
@@ -190,7 +201,7 @@ void CheckPair(const ModelIndex& index, const StateLookup& states, const StatePa
     // input).
     CheckWiring(index, pair, state->state, input_ok, output_ok, problems);
   }
-  CheckFlags(main, pair, state->state, input_ok, problems);
+  CheckFlags(main, pair, *state, input_ok, problems);
 }
 
 /// One problem per name (or state) that more than one pair uses.

@@ -4,6 +4,7 @@
 
 #include "contract/state_tensors.h"
 #include "rnnstate/packed_metadata.h"
+#include "views/stream_report.h"
 
 namespace rnnstate {
 
@@ -273,6 +274,7 @@ Json ReportJson(const std::string& file, const onnx::ModelProto& model, const An
   for (const StateNote& note : analysis.notes) notes.push_back(NoteJson(note));
   report["notes"] = std::move(notes);
   report["changes"] = plan.ChangesModel();
+  report["stream"] = StreamJson(analysis);
   return report;
 }
 
@@ -296,7 +298,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
                      : ", batch " + (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")"))
         << "\n";
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
-    out << "  streamable: " << (n.streamable ? "yes" : "no (" + n.not_streamable_reason + ")") << "\n";
+    out << "  streamable: " << NodeStreamText(analysis, n) << "\n";
     if (n.streamable && !n.streaming_caveat.empty()) out << "  caveat: " << n.streaming_caveat << "\n";
     for (const StateAnalysis* state : by_node[i]) StateText(model, analysis, *state, lookup, out);
   }
@@ -310,6 +312,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
           << ")\n";
     }
   }
+  out << StreamText(analysis);
   if (const std::string option = OneTimeAxisOption(analysis); !option.empty())
     out << "\nevery loop would stream with --time-axis " << option << "\n";
   if (analysis.packed) out << PackedText(*analysis.packed, analysis.recorded_pairs);

@@ -2,6 +2,7 @@
 
 #include "rewrite/planner.h"
 #include "test_models.h"
+#include "time/stream_verdict.h"
 
 namespace rnnstate::testing {
 
@@ -9,7 +10,9 @@ const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
 )";
 
 Analyzed::Analyzed(const std::string& text)
-    : model(ParseModel(text)), index(std::make_unique<ModelIndex>(model)), analysis(Analyze(*index)) {}
+    : model(ParseModel(text)), index(std::make_unique<ModelIndex>(model)), analysis(Analyze(*index)) {
+  JudgeStream(*index, analysis);  // as every command: the whole model's verdict
+}
 
 const StateAnalysis& Analyzed::State(size_t node, const std::string& kind) const {
   for (const StateAnalysis* state : analysis.StatesOf(node)) {

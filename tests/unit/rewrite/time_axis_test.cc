@@ -8,6 +8,7 @@
 
 #include "find/analysis.h"
 #include "graph/graph_edit.h"
+#include "graph/shape_eval.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
@@ -115,10 +116,11 @@ TEST(TimeAxis, AFirstRewriteWithoutTheOptionIsFixedLaterAndItsPairsUpdated) {
   EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
 }
 
-TEST(TimeAxis, AnAxisNoLoopWalksChangesNothingAndSaysWhy) {
+TEST(TimeAxis, AnAxisNoRecurrenceRunsAlongChangesNothingAndSaysWhy) {
   onnx::ModelProto model = ParseModel(kFixedLoop);
   RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:2"), /*strict=*/false);
-  EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Contains(HasSubstr("--time-axis x:2: no Loop walks x:2")));
+  EXPECT_THAT(WarningTexts(outcome.warnings),
+              ::testing::Contains(HasSubstr("--time-axis x:2: no recurrent node or loop runs along x:2")));
   EXPECT_EQ(testing::DeclaredShape(model.graph(), "x"), "[batch,6,3]");
   onnx::ModelProto other = ParseModel(kFixedLoop);
   outcome = RewriteModel(other, WithTimeAxis("nope:1"), /*strict=*/false);
@@ -146,7 +148,8 @@ TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
   onnx::ModelProto model = ParseModel(testing::Tf2onnxStacked());
   RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
   EXPECT_THAT(outcome.time_axis_changes,
-              ElementsAre(HasSubstr("4 constant(s) become the fed length, 2 Reshape target(s) infer it")));
+              ElementsAre(::testing::AllOf(HasSubstr("4 constant(s) become the fed length (Loop"),
+                                           HasSubstr("), 2 Reshape target(s) infer it"))));
   const onnx::GraphProto& g = model.graph();
   EXPECT_EQ(testing::DeclaredShape(g, "x"), "[1,x_time,3]");
   for (const char* target : {"s1", "s2"}) {
@@ -161,6 +164,63 @@ TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
   EXPECT_TRUE(pairs[1].streamable);
   ModelIndex index(model);
   EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
+}
+
+}  // namespace
+}  // namespace rnnstate
+
+namespace rnnstate {
+namespace {
+
+/// PyTorch without dynamic axes: x [1, 6, 2] viewed as [1, 6, 2, 1] and back (the Reshape constants hold
+/// the length 6), a GRU over time, its frames declared [6, 1, 1, 3].
+const char* kFixedExport = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[1, 6, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[6, 1, 1, 3] y) {
+  s4 = Constant <value = int64[4] {1, 6, 2, 1}> ()
+  v = Reshape (x, s4)
+  s3 = Constant <value = int64[3] {1, 6, 2}> ()
+  back = Reshape (v, s3)
+  tm = Transpose <perm = [1, 0, 2]> (back)
+  zero = Constant <value = int64[1] {0}> ()
+  end = Constant <value = int64[1] {6}> ()
+  one = Constant <value = int64[1] {1}> ()
+  all = Slice (tm, zero, end, zero, one)
+  y, h = GRU <hidden_size = 3> (all, w, r)
+})";
+
+TEST(TimeAxis, AFixedLengthExportWithoutLoopsOpens) {
+  onnx::ModelProto model = ParseModel(kFixedExport);
+  const RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  EXPECT_THAT(outcome.time_axis_changes,
+              ElementsAre(HasSubstr("2 Reshape target(s) infer it, 1 Slice(s) run to the end")));
+  EXPECT_EQ(testing::DeclaredShape(model.graph(), "x"), "[1,x_time,2]");
+  EXPECT_EQ(testing::DeclaredShape(model.graph(), "y"), "[x_time,1,1,3]");
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_TRUE(pairs[0].streamable);
+  // The Reshape targets infer the length; the Slice runs to the end.
+  ModelIndex index(model);
+  EXPECT_EQ(*IntValues(index, {}, Producer(model.graph(), "v")->input(1)), (std::vector<int64_t>{1, -1, 2, 1}));
+  EXPECT_EQ(IntValues(index, {}, Producer(model.graph(), "all")->input(2))->front(), INT64_MAX);
+  // Rewritten again: nothing changes.
+  const std::string bytes = testing::Bytes(model);
+  RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  EXPECT_EQ(testing::Bytes(model), bytes);
+}
+
+TEST(TimeAxis, AConstantOfTheWholeLengthIsRefusedNamed) {
+  std::string text = kFixedExport;
+  // A positional table of the whole length added to the frames: no input's length explains it.
+  text.replace(text.find("  v = Reshape"), 0,
+               "  pos = Constant <value = float[1, 6, 2] {0,1,2,3,4,5,6,7,8,9,10,11}> ()\n"
+               "  xp = Add (x, pos)\n");
+  text.replace(text.find("v = Reshape (x, s4)"), std::string("v = Reshape (x, s4)").size(), "v = Reshape (xp, s4)");
+  onnx::ModelProto model = ParseModel(text);
+  const RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/false);
+  EXPECT_THAT(
+      WarningTexts(outcome.warnings),
+      ::testing::Contains(::testing::AllOf(HasSubstr("holds the whole length 6 in a constant"), HasSubstr("'pos'"))));
+  EXPECT_EQ(testing::DeclaredShape(model.graph(), "x"), "[1,6,2]");
 }
 
 }  // namespace

@@ -4,14 +4,16 @@
 #include "views/check.h"
 
 #include <gmock/gmock.h>
-#include <functional>
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
+#include "time/stream_verdict.h"
 
 namespace rnnstate {
 namespace {
@@ -80,7 +82,9 @@ onnx::ModelProto Rewritten(const char* text, StateInputMode mode = StateInputMod
 
 std::vector<CheckProblem> Problems(const onnx::ModelProto& model) {
   ModelIndex index(model);
-  return CheckModel(index, Analyze(index));
+  Analysis analysis = Analyze(index);
+  JudgeStream(index, analysis);  // as every command: the whole model's verdict
+  return CheckModel(index, analysis);
 }
 
 std::vector<std::string> Kinds(const onnx::ModelProto& model) {

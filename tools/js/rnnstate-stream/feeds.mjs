@@ -100,25 +100,34 @@ export function firstFeedTensor(spec, Tensor) {
  * Throws for a sequence-packed model: onnxruntime's JavaScript API cannot feed a Sequence.
  * @param {import('./metadata.mjs').RnnstateMetadata} metadata
  * @returns {Array<{input: string, output: string, pairs: import('./metadata.mjs').StatePair[], dtype: string,
- *   shape: Array<number|string>, batch_axis: number, init: string, streamable: boolean}>}
+ *   shape: Array<number|string>, batch_axis: number, init: string, streamable: boolean, carried: boolean}>}
+ * `streamable`: chunked runs equal one full run; `carried`: the recurrences carry these states from call to
+ * call (a runner feeds them back), also where the model around them makes chunked runs differ.
  */
 export function stateValues(metadata) {
   const packed = metadata.packed;
   if (!packed) {
     return groupByInput(metadata.states).map((g) => ({
       ...g, dtype: g.pairs[0].dtype, shape: g.pairs[0].shape, batch_axis: g.pairs[0].batch_axis, init: g.pairs[0].init,
-      streamable: g.pairs.every((p) => p.streamable !== false),
+      streamable: g.pairs.every((p) => p.streamable !== false), carried: g.pairs.every(carriedPair),
     }));
   }
   if (packed.kind !== 'tensor') {
     throw new Error(`the model's states are packed in a ${packed.kind}, which onnxruntime's JavaScript API cannot feed: ` +
       'rewrite the original model with `rnnstate rewrite MODEL --pack tensor --state-inputs required`');
   }
-  return packed.values.map((v) => ({
-    input: v.input, output: v.output, pairs: v.members.flatMap((m) => m.states.map((i) => metadata.states[i])),
-    dtype: v.dtype, shape: v.shape, batch_axis: v.batch_axis, init: v.init,
-    streamable: v.streamable !== false, optional: v.optional === true,
-  }));
+  return packed.values.map((v) => {
+    const pairs = v.members.flatMap((m) => m.states.map((i) => metadata.states[i]));
+    return {
+      input: v.input, output: v.output, pairs, dtype: v.dtype, shape: v.shape, batch_axis: v.batch_axis, init: v.init,
+      streamable: v.streamable !== false, carried: pairs.every(carriedPair), optional: v.optional === true,
+    };
+  });
+}
+
+/** Whether a pair's recurrence carries its state between calls (`carried`; older metadata: `streamable`). */
+function carriedPair(pair) {
+  return (pair.carried ?? pair.streamable) !== false;
 }
 
 /**

@@ -151,7 +151,9 @@ export class StreamingSession {
 
     // What is fed and fed back: the state inputs, or a packed model's packed tensors (--pack tensor).
     const groups = stateValues(metadata);
-    const notStreamable = groups.filter((g) => !g.streamable);
+    // States whose recurrence does not carry them (bidirectional, reverse, sequence_lens); a model whose
+    // operators around the recurrences make chunks differ (`streamable` false) still carries its states.
+    const notStreamable = groups.filter((g) => !g.carried);
     if (notStreamable.length && this.#options.nonStreamable === 'error') {
       throw new Error(`state input(s) ${notStreamable.map((g) => `'${g.input}'`).join(', ')} do not stream (bidirectional, ` +
         'reverse or sequence_lens: their final state needs the whole sequence); chunked runs would not equal one full ' +

@@ -175,6 +175,7 @@ export async function readMetadataProps(model) {
  * @property {string} kind        "h" or "c" (others may appear)
  * @property {boolean} optional   the input has a default (defaults mode): onnxruntime-node/web hide it
  * @property {boolean} streamable chunked runs with the state fed back equal one full run
+ * @property {boolean} [carried] the recurrence carries the state from call to call (absent: `streamable`)
  * @property {string} dtype       element type of `input`: float32, float64, float16, bfloat16; a loop's state
  *   may be int8, uint8, int16, uint16, int32, uint32, int64, uint64 or bool
  * @property {Array<number|string>} shape  shape of the tensor fed as `input`: numbers and the data
@@ -191,6 +192,8 @@ export async function readMetadataProps(model) {
  * @property {StatePair[]} states
  * @property {{kind: "tensor"|"sequence", values: object[]}} [packed]  a packed model's values (rnnstate
  *   `--pack`): then the states' `input`/`output` are values inside the graph and the packed values are fed
+ * @property {{version: number, time: Array<{input: string, axis: number}>, chunk_exact?: boolean, reason?: string,
+ *   outputs?: object[]}} [stream]  the whole model's verdict on chunked runs (rnnstate docs/metadata.md, "stream")
  */
 
 /**

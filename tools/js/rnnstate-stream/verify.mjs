@@ -81,7 +81,8 @@ export async function verifyStreaming(options) {
     const declared = new Map((rewritten.inputMetadata ?? []).map((m) => [m.name, m]));
     const batchNames = new Set(values.map((v) => v.shape[v.batch_axis]).filter((d) => typeof d === 'string'));
     const given = await parseInputs(ort, options.inputs ?? {}, declared);
-    const timeAxes = options.timeAxes ?? findTimeAxes(dataInputs, declared, batchNames, given);
+    const timeAxes = options.timeAxes ?? recordedTimeAxes(metadata, dataInputs) ??
+      findTimeAxes(dataInputs, declared, batchNames, given);
     checkTimeAxes(timeAxes, dataInputs, declared);
     const { chunks, length } = chunkPlan(options, timeAxes, given);
     const dims = { ...(options.dims ?? {}) };
@@ -137,7 +138,7 @@ export async function verifyStreaming(options) {
     }
     return {
       ok: compared.every((c) => c.ok), chunks, length, batch, time_axes: timeAxes, atol, rtol, compared,
-      state_inputs: [...stateInputs],
+      state_inputs: [...stateInputs], predicted_difference: predictedDifference(metadata),
     };
   } finally {
     await original.release?.();
@@ -186,11 +187,27 @@ async function metadataOf(bytes) {
 }
 
 function refuseNotStreamable(metadata, values) {
-  const states = metadata.states.filter((s) => s.streamable === false).map((s) => `'${s.input}'`);
-  if (!states.length && values.every((v) => v.streamable)) return;
-  throw new VerifyError(4, `the metadata marks state ${[...new Set(states)].join(', ')} as not streamable ` +
+  // States their recurrence does not carry (bidirectional, reverse, sequence_lens) cannot be fed back at
+  // all; a model whose operators around the recurrences make chunks differ is compared, to show it.
+  const states = metadata.states.filter((s) => (s.carried ?? s.streamable) === false).map((s) => `'${s.input}'`);
+  if (!states.length && values.every((v) => v.carried)) return;
+  throw new VerifyError(4, `the metadata marks state ${[...new Set(states)].join(', ')} as not carried ` +
     '(bidirectional, reverse, sequence_lens, or a loop rnnstate cannot prove): chunked runs are not meant to ' +
     'equal one full run. Rewrite with --streamable-only to leave such states out, or run those models unchunked');
+}
+
+/** The metadata's own verdict on chunked runs: its reason when it says they differ, else null. */
+function predictedDifference(metadata) {
+  if (metadata.stream && metadata.stream.chunk_exact === false) return metadata.stream.reason ?? 'chunked runs differ';
+  const states = metadata.states.filter((s) => s.streamable === false);
+  return states.length ? `state '${states[0].input}' is marked not streamable` : null;
+}
+
+/** The time axes the metadata records (`stream.time`), as {input: axis}, or null. */
+function recordedTimeAxes(metadata, dataInputs) {
+  const time = metadata.stream?.time;
+  if (!Array.isArray(time) || !time.length || !time.every((t) => dataInputs.includes(t.input))) return null;
+  return Object.fromEntries(time.map((t) => [t.input, t.axis]));
 }
 
 async function createSession(ort, bytes, sessionOptions, what) {
@@ -368,6 +385,7 @@ export function formatReport(result, { original = 'ORIGINAL', rewritten = 'REWRI
     lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.role.padEnd(6)}  ${c.name.padEnd(width)}  max abs ${num(c.max_abs).padStart(8)}  ` +
       `max rel ${num(c.max_rel).padStart(8)}${c.why ? `  (${c.why})` : ''}`);
   }
+  if (result.predicted_difference) lines.push(`the metadata says chunked runs differ: ${result.predicted_difference}`);
   const failed = result.compared.filter((c) => !c.ok).length;
   lines.push(failed
     ? `FAIL: ${failed} of ${result.compared.length} past atol ${result.atol} + rtol ${result.rtol} * |expected|`

@@ -1,0 +1,103 @@
+#include "contract/stream_record.h"
+
+#include <stdexcept>
+
+namespace rnnstate {
+
+namespace {
+
+const Json& Member(const Json& object, const char* key) {
+  auto found = object.find(key);
+  if (found == object.end()) throw std::runtime_error(std::string("missing '") + key + "'");
+  return *found;
+}
+
+std::string Text(const Json& object, const char* key, bool required) {
+  auto found = object.find(key);
+  if (found == object.end() && !required) return "";
+  const Json& value = found == object.end() ? Member(object, key) : *found;
+  if (!value.is_string()) throw std::runtime_error(std::string("'") + key + "' is not a string");
+  return value.get<std::string>();
+}
+
+int64_t Integer(const Json& object, const char* key, int64_t fallback) {
+  auto found = object.find(key);
+  if (found == object.end()) return fallback;
+  if (!found->is_number_integer()) throw std::runtime_error(std::string("'") + key + "' is not an integer");
+  return found->get<int64_t>();
+}
+
+bool Flag(const Json& object, const char* key) {
+  auto found = object.find(key);
+  if (found == object.end()) return false;
+  if (!found->is_boolean()) throw std::runtime_error(std::string("'") + key + "' is not true or false");
+  return found->get<bool>();
+}
+
+}  // namespace
+
+Json StreamRecordJson(const StreamRecord& record) {
+  Json time = Json::array();
+  for (const StreamRecord::Axis& axis : record.time) time.push_back({{"input", axis.input}, {"axis", axis.axis}});
+  Json json = {{"version", kStreamRecordVersion}, {"time", std::move(time)}};
+  if (record.time.empty()) return json;
+  if (record.fixed_length > 0) json["fixed_length"] = record.fixed_length;
+  json["chunk_exact"] = record.chunk_exact;
+  if (!record.reason.empty()) json["reason"] = record.reason;
+  Json outputs = Json::array();
+  for (const StreamOutputRecord& out : record.outputs) {
+    Json entry = {{"output", out.output}, {"chunked", out.chunked}};
+    if (out.chunked == "frames") entry["axis"] = out.axis;
+    if (out.chunked == "differs") {
+      if (!out.node.empty()) entry["node"] = out.node;
+      entry["why"] = out.why;
+      if (out.past > 0) entry["past"] = out.past;
+      if (out.future > 0) entry["future"] = out.future;
+      if (out.whole) entry["whole"] = true;
+    }
+    outputs.push_back(std::move(entry));
+  }
+  json["outputs"] = std::move(outputs);
+  return json;
+}
+
+StreamRecord StreamRecordFromJson(const Json& json) {
+  if (!json.is_object()) throw std::runtime_error("'stream' is not an object");
+  if (Integer(json, "version", -1) != kStreamRecordVersion) {
+    throw std::runtime_error("'stream' has no 'version' " + std::to_string(kStreamRecordVersion));
+  }
+  StreamRecord record;
+  const Json& time = Member(json, "time");
+  if (!time.is_array()) throw std::runtime_error("'stream.time' is not an array");
+  for (const Json& axis : time) {
+    if (!axis.is_object()) throw std::runtime_error("'stream.time' holds a value that is not an object");
+    StreamRecord::Axis a{Text(axis, "input", true), Integer(axis, "axis", -1)};
+    if (a.axis < 0) throw std::runtime_error("'stream.time' axis of '" + a.input + "' is missing or negative");
+    record.time.push_back(std::move(a));
+  }
+  record.fixed_length = Integer(json, "fixed_length", -1);
+  record.chunk_exact = Flag(json, "chunk_exact");
+  record.reason = Text(json, "reason", false);
+  if (auto outputs = json.find("outputs"); outputs != json.end()) {
+    if (!outputs->is_array()) throw std::runtime_error("'stream.outputs' is not an array");
+    for (const Json& entry : *outputs) {
+      if (!entry.is_object()) throw std::runtime_error("'stream.outputs' holds a value that is not an object");
+      StreamOutputRecord out;
+      out.output = Text(entry, "output", true);
+      out.chunked = Text(entry, "chunked", true);
+      if (out.chunked != "same" && out.chunked != "frames" && out.chunked != "last" && out.chunked != "differs") {
+        throw std::runtime_error("'stream.outputs' chunked '" + out.chunked + "' is not same, frames, last or differs");
+      }
+      out.axis = Integer(entry, "axis", -1);
+      out.node = Text(entry, "node", false);
+      out.why = Text(entry, "why", false);
+      out.past = Integer(entry, "past", 0);
+      out.future = Integer(entry, "future", 0);
+      out.whole = Flag(entry, "whole");
+      record.outputs.push_back(std::move(out));
+    }
+  }
+  return record;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,56 @@
+#pragma once
+/// \file
+/// The metadata's "stream" object: the whole model's verdict on streaming as a rewrite recorded it — the
+/// time axes chunked runs cut, and per graph output whether chunked runs give one run's value (schema in
+/// docs/metadata.md):
+///
+///   "stream": {"version": 1, "time": [{"input": "x", "axis": 1}], "chunk_exact": false,
+///              "reason": "output 'y': Conv 'c' slides a window of 5 frames over time (...)",
+///              "outputs": [{"output": "y", "chunked": "differs", "node": "Conv 'c'", "why": "...",
+///                           "past": 4, "future": 0},
+///                          {"output": "h_n", "chunked": "last"}]}
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rnnstate/json.h"
+
+namespace rnnstate {
+
+/// The version of the "stream" object written.
+inline constexpr int kStreamRecordVersion = 1;
+
+/// One graph output in the record.
+struct StreamOutputRecord {
+  std::string output;
+  std::string chunked;           ///< "same", "frames", "last" or "differs"
+  int64_t axis = -1;             ///< "frames": the axis the chunks concatenate along
+  std::string node;              ///< "differs": the operator that makes it differ ("Conv 'c'"), when one does
+  std::string why;               ///< "differs": why
+  int64_t past = 0, future = 0;  ///< "differs": frames before / after each frame it needs
+  bool whole = false;            ///< "differs": it needs the whole sequence
+};
+
+/// The "stream" object.
+struct StreamRecord {
+  struct Axis {
+    std::string input;
+    int64_t axis = -1;
+    bool operator==(const Axis& o) const { return input == o.input && axis == o.axis; }
+  };
+  std::vector<Axis> time;     ///< empty: no time axis inside one call (the model streams call by call)
+  int64_t fixed_length = -1;  ///< > 0: the time axes have this fixed length
+  bool chunk_exact = false;
+  std::string reason;  ///< why not chunk-exact ("" when it is, or without a time axis)
+  std::vector<StreamOutputRecord> outputs;
+};
+
+/// The record as JSON.
+Json StreamRecordJson(const StreamRecord& record);
+
+/// Reads the "stream" object `json`; throws std::runtime_error naming what is wrong.
+StreamRecord StreamRecordFromJson(const Json& json);
+
+}  // namespace rnnstate

@@ -1,0 +1,182 @@
+// The rows of the operator table (op_semantics.h): one per operator and opset range. Adding an operator the
+// analyses should follow is one row here plus its test in tests/unit/graph/op_semantics_test.cc, which pins
+// every row against onnx's schemas.
+
+#include "graph/op_semantics.h"
+
+namespace rnnstate {
+
+namespace {
+
+using C = OpClass;
+using M = AxisMixing;
+constexpr int kLast = OpSemantics::kLatestOpset;
+
+/// One row: `op` from opset `since` to `until`, of class `c`.
+OpSemantics Row(std::string_view op, C c, bool keeps_zero = false, OperandSource axes = {}, int since = 1,
+                int until = kLast) {
+  OpSemantics row;
+  row.op = op;
+  row.since = since;
+  row.until = until;
+  row.op_class = c;
+  row.keeps_zero = keeps_zero;
+  row.axes = axes;
+  return row;
+}
+
+/// `row` combining input 0's elements along `mixing`, its named axis `default_axis` when unnamed.
+OpSemantics Mixing(OpSemantics row, M mixing, int64_t default_axis = 0) {
+  row.mixing = mixing;
+  row.default_axis = default_axis;
+  return row;
+}
+
+/// `row` whose named axis is `default_axis` when its attribute is absent.
+OpSemantics DefaultAxis(OpSemantics row, int64_t default_axis) { return Mixing(row, row.mixing, default_axis); }
+
+std::vector<OpSemantics> MakeTable() {
+  constexpr bool kZero = true;
+  const OperandSource axes_attribute{"axes", -1};
+  const OperandSource axes_input{"", 1};
+  const OperandSource axis{"axis", -1};
+  std::vector<OpSemantics> table = {
+      // Elementwise, one tensor operand. keeps_zero only where every exporter pattern met needs it.
+      Row("Identity", C::kElementwiseUnary, kZero),
+      Row("Cast", C::kElementwiseUnary, kZero),
+      Row("CastLike", C::kElementwiseUnary, kZero, {}, 15),
+      Row("Dropout", C::kElementwiseUnary),
+      Row("Relu", C::kElementwiseUnary, kZero),
+      Row("Neg", C::kElementwiseUnary, kZero),
+      Row("Abs", C::kElementwiseUnary, kZero),
+      Row("Tanh", C::kElementwiseUnary),
+      Row("Sigmoid", C::kElementwiseUnary),
+      Row("Exp", C::kElementwiseUnary),
+      Row("Log", C::kElementwiseUnary),
+      Row("Sqrt", C::kElementwiseUnary),
+      Row("Erf", C::kElementwiseUnary, false, {}, 9),
+      Row("Softsign", C::kElementwiseUnary),
+      Row("Softplus", C::kElementwiseUnary),
+      Row("LeakyRelu", C::kElementwiseUnary),
+      Row("Elu", C::kElementwiseUnary),
+      Row("Selu", C::kElementwiseUnary),
+      Row("Celu", C::kElementwiseUnary, false, {}, 12),
+      Row("ThresholdedRelu", C::kElementwiseUnary, false, {}, 10),
+      Row("HardSigmoid", C::kElementwiseUnary),
+      Row("HardSwish", C::kElementwiseUnary, false, {}, 14),
+      Row("Mish", C::kElementwiseUnary, false, {}, 18),
+      Row("Gelu", C::kElementwiseUnary, false, {}, 20),
+      Row("Shrink", C::kElementwiseUnary, false, {}, 9),
+      Row("Floor", C::kElementwiseUnary),
+      Row("Ceil", C::kElementwiseUnary),
+      Row("Round", C::kElementwiseUnary, false, {}, 11),
+      Row("Sign", C::kElementwiseUnary, false, {}, 9),
+      Row("Reciprocal", C::kElementwiseUnary),
+      Row("Not", C::kElementwiseUnary),
+      Row("Sin", C::kElementwiseUnary, false, {}, 7),
+      Row("Cos", C::kElementwiseUnary, false, {}, 7),
+      Row("Tan", C::kElementwiseUnary, false, {}, 7),
+      Row("IsNaN", C::kElementwiseUnary, false, {}, 9),
+      Row("IsInf", C::kElementwiseUnary, false, {}, 10),
+      Row("Clip", C::kElementwiseUnary),
+      // Elementwise with broadcasting.
+      Row("Add", C::kElementwiseMany),
+      Row("Sub", C::kElementwiseMany),
+      Row("Mul", C::kElementwiseMany),
+      Row("Div", C::kElementwiseMany),
+      Row("Pow", C::kElementwiseMany),
+      Row("Mod", C::kElementwiseMany, false, {}, 10),
+      Row("Max", C::kElementwiseMany),
+      Row("Min", C::kElementwiseMany),
+      Row("Sum", C::kElementwiseMany),
+      Row("Mean", C::kElementwiseMany),
+      Row("And", C::kElementwiseMany),
+      Row("Or", C::kElementwiseMany),
+      Row("Xor", C::kElementwiseMany),
+      Row("Equal", C::kElementwiseMany),
+      Row("Less", C::kElementwiseMany),
+      Row("Greater", C::kElementwiseMany),
+      Row("LessOrEqual", C::kElementwiseMany, false, {}, 12),
+      Row("GreaterOrEqual", C::kElementwiseMany, false, {}, 12),
+      Row("PRelu", C::kElementwiseMany),
+      Row("Where", C::kElementwiseMany, false, {}, 9),
+      Row("BitShift", C::kElementwiseMany, false, {}, 11),
+      // The shape of input 0; elements mixed along the named axis (and, where the row says so, after it).
+      // Softmax and its kin flattened the input at `axis` (default 1) before opset 13.
+      Mixing(Row("Softmax", C::kNormalization, false, axis, 1, 12), M::kNamedAxisOnward, 1),
+      Mixing(Row("Softmax", C::kNormalization, false, axis, 13), M::kNamedAxes, -1),
+      Mixing(Row("LogSoftmax", C::kNormalization, false, axis, 1, 12), M::kNamedAxisOnward, 1),
+      Mixing(Row("LogSoftmax", C::kNormalization, false, axis, 13), M::kNamedAxes, -1),
+      Mixing(Row("Hardmax", C::kNormalization, false, axis, 1, 12), M::kNamedAxisOnward, 1),
+      Mixing(Row("Hardmax", C::kNormalization, false, axis, 13), M::kNamedAxes, -1),
+      Mixing(Row("LayerNormalization", C::kNormalization, false, axis, 17), M::kNamedAxisOnward, -1),
+      // Inference: each channel's own mean and variance, one element at a time.
+      Row("BatchNormalization", C::kNormalization),
+      Mixing(Row("InstanceNormalization", C::kNormalization), M::kSpatial),
+      Mixing(Row("LpNormalization", C::kNormalization, false, axis), M::kNamedAxes, -1),
+      // A running sum along the axis input 1 names.
+      Mixing(Row("CumSum", C::kNormalization, false, {"", 1}, 11), M::kNamedAxes),
+      // Reductions: axes an attribute until the opset that made them an input; none named means all.
+      Mixing(Row("ReduceSum", C::kReduction, false, axes_attribute, 1, 12), M::kNamedAxes),
+      Mixing(Row("ReduceSum", C::kReduction, false, axes_input, 13), M::kNamedAxes),
+      Mixing(Row("ArgMax", C::kReduction, false, axis), M::kNamedAxes),
+      Mixing(Row("ArgMin", C::kReduction, false, axis), M::kNamedAxes),
+      Mixing(Row("GlobalAveragePool", C::kReduction), M::kSpatial),
+      Mixing(Row("GlobalMaxPool", C::kReduction), M::kSpatial),
+      Mixing(Row("GlobalLpPool", C::kReduction), M::kSpatial),
+  };
+  for (std::string_view reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                                  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+    table.push_back(Mixing(Row(reduce, C::kReduction, false, axes_attribute, 1, 17), M::kNamedAxes));
+    table.push_back(Mixing(Row(reduce, C::kReduction, false, axes_input, 18), M::kNamedAxes));
+  }
+  const std::vector<OpSemantics> rest = {
+      // Views: the elements of input 0, rearranged.
+      Row("Reshape", C::kView, kZero, {}, 5),
+      DefaultAxis(Row("Flatten", C::kView, kZero, axis), 1),
+      Row("Squeeze", C::kView, kZero, axes_attribute, 1, 12),
+      Row("Squeeze", C::kView, kZero, axes_input, 13),
+      Row("Unsqueeze", C::kView, kZero, axes_attribute, 1, 12),
+      Row("Unsqueeze", C::kView, kZero, axes_input, 13),
+      Row("Transpose", C::kView, kZero, {"perm", -1}),
+      // Data movement: elements selected, joined, repeated or written.
+      Row("Slice", C::kDataMovement, kZero, axes_attribute, 1, 9),
+      Row("Slice", C::kDataMovement, kZero, {"", 3}, 10),
+      Row("Gather", C::kDataMovement, kZero, axis),
+      Row("GatherElements", C::kDataMovement, kZero, axis, 11),
+      Row("GatherND", C::kDataMovement, kZero, {}, 11),
+      Row("Concat", C::kDataMovement, false, axis),
+      Row("Split", C::kDataMovement, kZero, axis),
+      Row("Expand", C::kDataMovement, kZero, {}, 8),
+      Row("Tile", C::kDataMovement, kZero),
+      Row("Pad", C::kDataMovement),
+      Row("ScatterND", C::kDataMovement, false, {}, 11),
+      Row("ScatterElements", C::kDataMovement, false, axis, 11),
+      Row("ConcatFromSequence", C::kDataMovement, false, axis, 11),
+      // Contractions.
+      Row("MatMul", C::kContraction),
+      Row("Gemm", C::kContraction),
+      // Windows slid along the spatial axes 2..: the kernel, strides, dilations and pads say how far.
+      Mixing(Row("Conv", C::kWindow), M::kWindow),
+      Mixing(Row("ConvTranspose", C::kWindow), M::kWindow),
+      Mixing(Row("MaxPool", C::kWindow), M::kWindow),
+      Mixing(Row("AveragePool", C::kWindow), M::kWindow),
+      Mixing(Row("LpPool", C::kWindow), M::kWindow),
+      // Shapes.
+      Row("Shape", C::kShapeComputation),
+      Row("Size", C::kShapeComputation),
+      Row("ConstantOfShape", C::kShapeComputation, false, {}, 9),
+      Row("Range", C::kShapeComputation, false, {}, 11),
+  };
+  table.insert(table.end(), rest.begin(), rest.end());
+  return table;
+}
+
+}  // namespace
+
+const std::vector<OpSemantics>& AllOpSemantics() {
+  static const auto* table = new std::vector<OpSemantics>(MakeTable());
+  return *table;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,165 @@
+#include "time/stream_verdict.h"
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "time/time_flow.h"
+
+namespace rnnstate {
+
+namespace {
+
+using Kind = TimeFact::Kind;
+
+/// The verdict on graph output `name`, whose fact the flow found.
+OutputVerdict JudgeOutput(const std::string& name, const TimeFact& fact) {
+  OutputVerdict out;
+  out.output = name;
+  if (fact.steady()) return out;
+  if (fact.exact() && fact.frames() && (!fact.folded || fact.outer)) {
+    out.kind = OutputVerdict::Kind::kFrames;
+    out.axis = fact.axis;
+    return out;
+  }
+  if (fact.exact() && fact.kind == Kind::kFinal) {
+    out.kind = OutputVerdict::Kind::kLast;
+    return out;
+  }
+  out.kind = OutputVerdict::Kind::kDiffers;
+  if (fact.broken) {
+    out.broken = fact.broken;
+  } else {
+    TimeBreak b;
+    b.why = fact.kind == Kind::kLength  ? "is the chunk's length"
+            : fact.kind == Kind::kFirst ? "is read from the first frames, which only the first call has"
+                                        : "holds time folded inside another axis";
+    out.broken = b;
+  }
+  return out;
+}
+
+std::string AxisText(const InputAxis& axis) { return axis.input + ":" + std::to_string(axis.axis); }
+
+}  // namespace
+
+const char* OutputVerdictName(OutputVerdict::Kind kind) {
+  switch (kind) {
+    case OutputVerdict::Kind::kSame:
+      return "same";
+    case OutputVerdict::Kind::kFrames:
+      return "frames";
+    case OutputVerdict::Kind::kLast:
+      return "last";
+    case OutputVerdict::Kind::kDiffers:
+      return "differs";
+  }
+  return "?";
+}
+
+std::string StreamVerdict::TimeText() const {
+  std::string text;
+  for (const InputAxis& axis : time.axes) text += (text.empty() ? "" : ", ") + AxisText(axis);
+  return text;
+}
+
+void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given) {
+  auto shared = std::make_shared<StreamVerdict>();
+  StreamVerdict& verdict = *shared;
+  analysis.stream = shared;
+  std::vector<InputAxis> recorded;
+  if (analysis.recorded_stream && analysis.metadata_error.empty()) {
+    for (const StreamRecord::Axis& axis : analysis.recorded_stream->time) recorded.push_back({axis.input, axis.axis});
+  }
+  verdict.time = ChooseTimeAxes(index, analysis, given, recorded);
+  if (verdict.time.axes.empty()) return;
+  // A recurrence carries its states between calls unless they are left to the call or cannot be rewritten.
+  std::map<std::pair<GraphPath, int>, OwnerTime> owners;
+  for (const StateAnalysis& t : analysis.states) {
+    const bool carries = t.exposed || (t.within_call.empty() && t.state.problem.empty() && t.thread_problem.empty());
+    // The authors' own state inputs, read where the exposure analysis proved (a recorded pair of theirs
+    // names a region of their tensor): what else happens to that tensor is not this state's concern.
+    const bool authors =
+        (t.exposure && t.recorded < 0) || (t.recorded >= 0 && (analysis.recorded_pairs[t.recorded].rows ||
+                                                               !analysis.recorded_pairs[t.recorded].region.empty()));
+    auto [entry, fresh] = owners.try_emplace({t.state.owner.graph, t.state.owner.node}, OwnerTime{carries, authors});
+    if (!fresh) {
+      entry->second.carried = entry->second.carried && carries;
+      entry->second.fed_initial = entry->second.fed_initial && authors;
+    }
+  }
+  const TimeFlow flow(
+      index, verdict.time.axes,
+      [&](const GraphPath& graph, int node) -> std::optional<OwnerTime> {
+        auto found = owners.find({graph, node});
+        if (found == owners.end()) return std::nullopt;
+        return found->second;
+      },
+      verdict.time.fixed_length);
+  std::set<std::pair<GraphPath, int>> per_frame;
+  for (const RecurrenceTime& r : flow.recurrences()) {
+    if (r.way == RecurrenceTime::Way::kPerFrame) per_frame.insert({r.graph, r.node});
+  }
+  for (StateAnalysis& t : analysis.states) {
+    if (t.exposed || !per_frame.count({t.state.owner.graph, t.state.owner.node})) continue;
+    t.within_call = "it runs within each frame: its batch holds the time axis (" + verdict.TimeText() +
+                    "), so it starts again in every frame and carries nothing from call to call";
+  }
+  std::set<std::string> state_outputs;
+  // Metadata that breaks a rule is written anew by a rewrite: its pairs say nothing of what is a state.
+  if (analysis.metadata_error.empty()) {
+    for (const StatePair& pair : analysis.recorded_pairs) state_outputs.insert(pair.output);
+    if (analysis.packed) {
+      for (const PackedValue& value : analysis.packed->values) state_outputs.insert(value.output);
+    }
+  }
+  for (const StateAnalysis& t : analysis.states) {
+    if (t.exposure) state_outputs.insert(t.exposure->output);
+    if (t.final_state.graph_output) state_outputs.insert(t.final_state.value);
+  }
+  for (const auto& output : index.model().graph().output()) {
+    verdict.outputs.push_back(JudgeOutput(output.name(), flow.Of(GraphPath{}, output.name())));
+    verdict.outputs.back().state = state_outputs.count(output.name()) > 0;
+  }
+  if (verdict.time.fixed_length > 1) {
+    verdict.problem = "the time axis " + verdict.TimeText() + " has the fixed length " +
+                      std::to_string(verdict.time.fixed_length) +
+                      ": ONNX Runtime refuses chunks of any other length (rnnstate rewrite --time-axis " +
+                      AxisText(verdict.time.axes.front()) + " opens it)";
+  } else {
+    for (const bool state : {false, true}) {
+      for (const OutputVerdict& out : verdict.outputs) {
+        if (out.kind != OutputVerdict::Kind::kDiffers || out.state != state || !verdict.problem.empty()) continue;
+        verdict.problem = "output '" + out.output + "': " + out.broken->Text();
+      }
+    }
+  }
+  for (StateAnalysis& t : analysis.states) t.stream_problem = verdict.problem;
+}
+
+StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs) {
+  StreamRecord record;
+  for (const InputAxis& axis : verdict.time.axes) record.time.push_back({axis.input, axis.axis});
+  if (record.time.empty()) return record;
+  record.fixed_length = verdict.time.fixed_length;
+  record.chunk_exact = verdict.ChunkExact();
+  record.reason = verdict.problem;
+  for (const OutputVerdict& out : verdict.outputs) {
+    if (state_outputs.count(out.output)) continue;
+    StreamOutputRecord entry;
+    entry.output = out.output;
+    entry.chunked = OutputVerdictName(out.kind);
+    entry.axis = out.axis;
+    if (out.broken) {
+      entry.node = out.broken->what;
+      entry.why = out.broken->why;
+      entry.past = out.broken->past;
+      entry.future = out.broken->future;
+      entry.whole = out.broken->whole;
+    }
+    record.outputs.push_back(std::move(entry));
+  }
+  return record;
+}
+
+}  // namespace rnnstate

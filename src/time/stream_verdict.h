@@ -1,0 +1,69 @@
+#pragma once
+/// \file
+/// Does the model stream? The whole model's verdict: the time axes chunked runs cut (time_sources.h),
+/// what the time flow (time_flow.h) finds at each graph output — the same every call, frames that
+/// concatenate, the last call's value, or different from one whole run and why — and what that means for
+/// the states: a state streams only when its recurrence carries it and every output is reproduced. The
+/// recurrences that run within each frame (their batch holds time) are no stream's state at all.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "contract/stream_record.h"
+#include "find/analysis.h"
+#include "graph/model_index.h"
+#include "time/time_fact.h"
+#include "time/time_sources.h"
+
+namespace rnnstate {
+
+/// One graph output, judged.
+struct OutputVerdict {
+  enum class Kind {
+    kSame,     ///< the same on every call (time does not reach it)
+    kFrames,   ///< chunks concatenated along `axis` give the whole run's
+    kLast,     ///< the last call's value is the whole run's (a final state, or computed from one)
+    kDiffers,  ///< chunked runs do not give the whole run's: `broken` says where and why
+  };
+  std::string output;
+  /// A state pair's output (the model's own, such as h_n, or one a rewrite added): the pair's `streamable`
+  /// speaks for it, and the metadata's "stream" object leaves it out (a rewrite adds such outputs).
+  bool state = false;
+  Kind kind = Kind::kSame;
+  int64_t axis = -1;
+  std::optional<TimeBreak> broken;
+};
+
+/// "same", "frames", "last", "differs": as metadata and JSON reports write them.
+const char* OutputVerdictName(OutputVerdict::Kind kind);
+
+/// The whole model's verdict.
+struct StreamVerdict {
+  TimeAxes time;
+  std::vector<OutputVerdict> outputs;  ///< every main-graph output, in order (empty without a time axis)
+  /// "" when chunked runs equal one run (or there is no time axis to chunk); else the first reason,
+  /// naming the output (the model's data outputs before state outputs): "output 'y': Conv 'c' slides a
+  /// window of 5 frames over time (...)".
+  std::string problem;
+
+  /// True when there is a time axis and chunked runs with the states fed back equal one run.
+  bool ChunkExact() const { return !time.axes.empty() && problem.empty(); }
+  /// "x:1, mask:1".
+  std::string TimeText() const;
+};
+
+/// Judges the indexed model and writes the consequences into `analysis`: recurrences that run within
+/// each frame leave their states to the call (`within_call`), every state gets the model's reason
+/// (`stream_problem`), and `analysis.stream` the verdict. `given`: `--time-axis`; without it, the time
+/// axes the metadata records are taken, or found.
+void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given = {});
+
+/// The verdict as the metadata records it (contract/stream_record.h), without the outputs `state_outputs`
+/// (the state pairs' outputs, which their pairs speak for: so the record is the same before and after a
+/// rewrite adds them).
+StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs);
+
+}  // namespace rnnstate

@@ -1,0 +1,102 @@
+#include "views/stream_report.h"
+
+#include <set>
+#include <sstream>
+
+#include "time/stream_verdict.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// How the time axes were chosen, for the report's first line.
+std::string SourceText(const TimeAxes& time) {
+  switch (time.source) {
+    case TimeAxes::Source::kGiven:
+      return "given (--time-axis)";
+    case TimeAxes::Source::kRecorded:
+      return "recorded by an earlier rewrite";
+    case TimeAxes::Source::kNamed:
+      return "the one named dimension of the data besides the batch";
+    case TimeAxes::Source::kFollowed:
+      return "the axis the recurrences run along";
+    case TimeAxes::Source::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string OutputText(const OutputVerdict& out) {
+  switch (out.kind) {
+    case OutputVerdict::Kind::kSame:
+      return "the same on every call";
+    case OutputVerdict::Kind::kFrames:
+      return "chunked = whole: the chunks' frames along axis " + std::to_string(out.axis);
+    case OutputVerdict::Kind::kLast:
+      return "chunked = whole: the last call's value";
+    case OutputVerdict::Kind::kDiffers:
+      break;
+  }
+  std::string text = "chunked != whole: " + out.broken->Text();
+  if (!out.broken->whole && (out.broken->past > 0 || out.broken->future > 0)) {
+    text += " (needs " + std::to_string(out.broken->past) + " frames before each frame and " +
+            std::to_string(out.broken->future) + " after)";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string StreamText(const Analysis& analysis) {
+  if (analysis.nodes.empty() || !analysis.stream) return "";
+  const StreamVerdict& verdict = *analysis.stream;
+  std::ostringstream out;
+  out << "\ndoes the model stream?\n";
+  if (verdict.time.axes.empty()) {
+    out << "  no time axis inside one call: the model streams call by call (each call one step of its "
+           "recurrences, the states fed back)";
+    if (!verdict.time.note.empty()) out << "; " << verdict.time.note;
+    out << "\n";
+    return out.str();
+  }
+  out << "  time axis: " << verdict.TimeText() << " (" << SourceText(verdict.time) << ")";
+  if (verdict.time.fixed_length > 0) out << ", fixed length " << verdict.time.fixed_length;
+  out << "\n";
+  for (const OutputVerdict& o : verdict.outputs) {
+    out << "  " << (o.state ? "state output '" : "output '") << o.output << "': " << OutputText(o) << "\n";
+  }
+  if (verdict.ChunkExact()) {
+    out << "  yes: chunked runs with the states fed back equal one run\n";
+  } else {
+    out << "  no: " << verdict.problem << "\n";
+  }
+  return out.str();
+}
+
+Json StreamJson(const Analysis& analysis) {
+  if (!analysis.stream) return Json();
+  std::set<std::string> state_outputs;
+  for (const OutputVerdict& out : analysis.stream->outputs) {
+    if (out.state) state_outputs.insert(out.output);
+  }
+  Json json = StreamRecordJson(RecordOf(*analysis.stream, state_outputs));
+  if (!analysis.stream->time.note.empty()) json["note"] = analysis.stream->time.note;
+  return json;
+}
+
+std::string NodeStreamText(const Analysis& analysis, const RecurrentNode& node) {
+  for (const StateAnalysis& t : analysis.states) {
+    if (t.state.owner.graph != node.graph || t.state.owner.node != node.node) continue;
+    if (!t.within_call.empty() && t.within_call.rfind("it runs within each frame", 0) == 0) {
+      return "per frame (" + t.within_call + ")";
+    }
+    if (!node.streamable) break;
+    if (!t.stream_problem.empty()) {
+      return "no (its recurrence carries its state from call to call, but chunked runs of the model differ: " +
+             t.stream_problem + ")";
+    }
+  }
+  return node.streamable ? "yes" : "no (" + node.not_streamable_reason + ")";
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,139 @@
+// The whole model's verdict (time/stream_verdict.h) and the choice of its time axes (time/time_sources.h):
+// the one named dimension of the data besides the batch, several names (ambiguous: none), a fixed length
+// followed to the axis the recurrences run along (and not followed where the authors carry their state),
+// recurrences that run within each frame left to the call, every state given the model's reason, the
+// metadata record without the states' own outputs. Models as ONNX text.
+
+#include "time/stream_verdict.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "find/analysis.h"
+#include "graph/model_index.h"
+#include "test_models.h"
+
+namespace rnnstate {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ParseModel;
+
+struct Judged {
+  explicit Judged(const std::string& text, std::vector<InputAxis> given = {})
+      : model(ParseModel(text)), index(model), analysis(Analyze(index)) {
+    JudgeStream(index, analysis, given);
+  }
+  const StreamVerdict& verdict() const { return *analysis.stream; }
+  onnx::ModelProto model;
+  ModelIndex index;
+  Analysis analysis;
+};
+
+const std::string kGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1, batch, 3] y, float[1, batch, 3] h) {
+  y, h = GRU <hidden_size = 3> (x, w, r)
+  %s
+})";
+
+std::string WithExtra(const std::string& extra) {
+  std::string text = kGru;
+  return text.replace(text.find("%s"), 2, extra);
+}
+
+TEST(StreamVerdict, TheOneNamedDimensionBesidesTheBatchIsTime) {
+  const Judged j(WithExtra(""));
+  ASSERT_EQ(j.verdict().time.axes.size(), 1u);
+  EXPECT_EQ(j.verdict().time.axes[0].input, "x");
+  EXPECT_EQ(j.verdict().time.axes[0].axis, 0);
+  EXPECT_EQ(j.verdict().time.source, TimeAxes::Source::kNamed);
+  EXPECT_TRUE(j.verdict().ChunkExact());
+  EXPECT_TRUE(j.analysis.states[0].Streams());
+  ASSERT_EQ(j.verdict().outputs.size(), 2u);
+  EXPECT_EQ(j.verdict().outputs[0].kind, OutputVerdict::Kind::kFrames);
+  EXPECT_EQ(j.verdict().outputs[1].kind, OutputVerdict::Kind::kLast);
+  EXPECT_TRUE(j.verdict().outputs[1].state);  // h is the GRU's final state: its pair speaks for it
+}
+
+TEST(StreamVerdict, AReductionOverTimeGivesEveryStateTheModelsReason) {
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1, batch, 3] y, float[1, batch, 3] m) {
+  y, h = GRU <hidden_size = 3> (x, w, r)
+  m = ReduceMean <axes = [0]> (y)
+})");
+  EXPECT_FALSE(j.verdict().ChunkExact());
+  EXPECT_THAT(j.verdict().problem, HasSubstr("output 'm': ReduceMean"));
+  EXPECT_TRUE(j.analysis.states[0].state.streamable);  // its recurrence still carries it
+  EXPECT_FALSE(j.analysis.states[0].Streams());
+  EXPECT_THAT(j.analysis.states[0].stream_problem, HasSubstr("reduces over time"));
+  const StreamRecord record = RecordOf(j.verdict(), {});
+  EXPECT_FALSE(record.chunk_exact);
+  ASSERT_EQ(record.outputs.size(), 2u);
+  EXPECT_EQ(record.outputs[1].chunked, "differs");
+  EXPECT_EQ(record.outputs[1].node, "ReduceMean 'ReduceMean_1'");
+  EXPECT_TRUE(record.outputs[1].whole);
+  // The states' own outputs are left to their pairs.
+  EXPECT_EQ(RecordOf(j.verdict(), {"y"}).outputs.size(), 1u);
+}
+
+TEST(StreamVerdict, SeveralNamedDimensionsAreNoTimeAxisUnlessTheRecurrencesSayWhich) {
+  // x [seq, batch, feat]: two names besides the batch; the GRU runs along seq.
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, feat] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1, batch, 3] y) {
+  y, h = GRU <hidden_size = 3> (x, w, r)
+})");
+  ASSERT_EQ(j.verdict().time.axes.size(), 1u);
+  EXPECT_EQ(j.verdict().time.axes[0].axis, 0);
+  EXPECT_EQ(j.verdict().time.source, TimeAxes::Source::kFollowed);
+}
+
+TEST(StreamVerdict, AFixedLengthIsFollowedAndNamed) {
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[7, 1, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[7, 1, 1, 3] y) {
+  y, h = GRU <hidden_size = 3> (x, w, r)
+})");
+  ASSERT_EQ(j.verdict().time.axes.size(), 1u);
+  EXPECT_EQ(j.verdict().time.axes[0].axis, 0);
+  EXPECT_EQ(j.verdict().time.fixed_length, 7);
+  EXPECT_THAT(j.verdict().problem, HasSubstr("fixed length 7"));
+  EXPECT_THAT(j.verdict().problem, HasSubstr("--time-axis x:0"));
+}
+
+TEST(StreamVerdict, AModelCalledOneFrameAtATimeHasNoTimeAxis) {
+  // The authors carry the state (h0 -> hn); x [1, 1, 2] holds one frame: the model streams call by call.
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[1, 1, 2] x, float[1, 1, 3] h0, float[1, 9, 2] w, float[1, 9, 3] r) => (float[1, 1, 1, 3] y, float[1, 1, 3] hn) {
+  y, hn = GRU <hidden_size = 3> (x, w, r, , , h0)
+})");
+  EXPECT_TRUE(j.verdict().time.axes.empty());
+  EXPECT_TRUE(j.verdict().problem.empty());
+  EXPECT_TRUE(j.analysis.states[0].Streams());
+}
+
+TEST(StreamVerdict, ARecurrenceWhoseBatchHoldsTimeIsLeftToTheCall) {
+  // An RNN over axis 0 of x [8, seq, 2]: its batch is the time axis (a dual-path model's RNN over
+  // frequency); a GRU over time beside it keeps its state.
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[8, seq, 2] x, float[2, 9, 2] wb, float[2, 9, 3] rb) => (float[8, 2, seq, 3] y) {
+  y, h = GRU <hidden_size = 3, direction = "bidirectional"> (x, wb, rb)
+})",
+                 {InputAxis{"x", 1}});
+  ASSERT_EQ(j.analysis.states.size(), 1u);
+  EXPECT_THAT(j.analysis.states[0].within_call, HasSubstr("runs within each frame"));
+  EXPECT_TRUE(j.verdict().ChunkExact());
+}
+
+TEST(StreamVerdict, AChainedFinalStateNamesTheLayerItComesFrom) {
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r, float[1, 9, 3] w2) => (float[seq, 1, batch, 3] y2) {
+  y1, h1 = GRU <hidden_size = 3> (x, w, r)
+  one = Constant <value = int64[1] {1}> ()
+  s1 = Squeeze (y1, one)
+  y2, h2 = GRU <hidden_size = 3> (s1, w2, r, , , h1)
+})");
+  EXPECT_THAT(j.verdict().problem, HasSubstr("starts from the final state of GRU 'GRU_0'"));
+  EXPECT_FALSE(j.analysis.states[0].Streams());
+}
+
+}  // namespace
+}  // namespace rnnstate
