@@ -163,7 +163,15 @@ for (const [name, spec] of Object.entries(models)) {
     expect(meta && meta.states.length === spec.pairs, `${meta ? meta.states.length : 0} pairs recorded, ${spec.pairs} expected`);
     for (const pair of meta.states) {
       expect(spec.authors_pairs[pair.input] === pair.output, `pair ${pair.input} -> ${pair.output} is not the authors'`);
-      expect(pair.streamable !== false, `pair ${pair.input} -> ${pair.output} marked not streamable`);
+      expect((pair.carried ?? pair.streamable) !== false, `pair ${pair.input} -> ${pair.output} marked not carried`);
+      // Chunked along a time axis inside one call, the whole model's verdict (models called one frame at a
+      // time have none: their pairs stream call by call).
+      const exact = spec.chunk_exact ?? true;
+      expect(pair.streamable === exact, `pair ${pair.input} -> ${pair.output}: streamable ${pair.streamable}, expected ${exact}`);
+    }
+    if (spec.chunk_exact === false) {
+      expect(meta.stream && meta.stream.chunk_exact === false && meta.stream.reason.includes(spec.differs_at),
+        `the metadata's reason '${meta.stream?.reason}' does not name ${spec.differs_at}`);
     }
     const skipped = (r.stderr.match(/runs within one call/g) || []).length;
     expect(skipped === (spec.within_call ?? 0), `${skipped} states said to run within one call, ${spec.within_call ?? 0} expected`);
