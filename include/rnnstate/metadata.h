@@ -52,10 +52,17 @@ Json RegionJson(const std::vector<RegionAxis>& region);
 /// True when two regions of one tensor (on the same view of it) share an element.
 bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<RegionAxis>& b);
 
-/// "[1,66,16]": a shape (or a view) as numbers and names.
+/// How an unnamed dimension (a data input that leaves its dimension unnamed) is written in text ("[2,?,128]");
+/// in JSON it is `null`.
+inline constexpr const char* kUnnamedDimText = "?";
+
+/// "[1,66,16]": a shape (or a view) as numbers and names, an unnamed dimension `?`.
 std::string MetaShapeText(const std::vector<MetaDim>& shape);
-/// The view's shape as JSON: numbers and names.
+/// A shape (or a view) as JSON: numbers, names, and `null` for an unnamed dimension.
 Json MetaShapeJson(const std::vector<MetaDim>& shape);
+/// Reads a shape written by MetaShapeJson (an empty name, as older metadata writes an unnamed dimension,
+/// is read as unnamed too); throws std::runtime_error naming `key` for anything else.
+std::vector<MetaDim> MetaShapeFromJson(const Json& shape, const std::string& key);
 
 /// A view of a tensor: its elements in row-major order seen with shape `view`, each of whose axes is an
 /// axis of the tensor or one of the parts a fixed axis is split into (a strided state, `cache[0, 16*b + h]`,

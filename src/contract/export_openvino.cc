@@ -25,8 +25,7 @@ OpenVinoPairs OpenVinoStatePairs(const onnx::ModelProto& model) {
     // Appended, not looked up: an ordered object's operator[] searches its keys (quadratic in the states),
     // and the inputs are distinct (one tensor per input; duplicate pairs are refused before).
     names.get_ref<Json::object_t&>().emplace_back(tensor.input, tensor.output);
-    Json shape = Json::array();
-    for (const MetaDim& dim : tensor.shape) shape.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
+    Json shape = MetaShapeJson(tensor.shape);
     states.push_back({{"parameter", tensor.input},
                       {"result", tensor.output},
                       {"dtype", tensor.dtype},

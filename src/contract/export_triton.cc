@@ -47,11 +47,21 @@ std::vector<int64_t> RowDims(const StateTensor& tensor) {
                 label + " has no batch axis: Triton keeps one row of each state per " + "sequence, on axis 0");
   }
   if (tensor.batch_axis != 0 && tensor.stacked) {
+    const MetaDim& batch = tensor.shape.at(static_cast<size_t>(tensor.batch_axis));
+    // --pack tensor sizes an empty packed value's zeros by a data input's dimension: one the model leaves
+    // unnamed cannot be sized, and that rewrite refuses (pack_plan), so it is no advice then.
+    const std::string advice =
+        batch.value < 0 && batch.symbol.empty()
+            ? "; --pack tensor cannot help either: the model leaves that batch unnamed, so an empty packed value "
+              "cannot be sized. Serve it without Triton's implicit state: feed '" +
+                  tensor.input + "' and read '" + tensor.output +
+                  "' in your client, or name that dimension "
+                  "after the data's batch in the model and rewrite it with --pack tensor"
+            : " (rewrite the original model with --pack tensor)";
     throw Error(ExitCode::kUnsupported, label + " is the model's own tensor of stacked states, with its batch on " +
                                             "axis " + std::to_string(tensor.batch_axis) +
                                             ": Triton batches on axis 0, and --state-layout batch-first leaves a " +
-                                            "model's own tensors as they are (rewrite the original model with " +
-                                            "--pack tensor)");
+                                            "model's own tensors as they are" + advice);
   }
   if (tensor.batch_axis != 0) {
     throw Error(ExitCode::kUnsupported, label + " has its batch on axis " + std::to_string(tensor.batch_axis) +

@@ -23,18 +23,7 @@ void ReadContractFields(const Json& entry, StatePair& pair) {
     if (!axis->is_number_integer()) throw std::runtime_error("'batch_axis' is not an integer");
     pair.batch_axis = axis->get<int64_t>();
   }
-  if (auto shape = entry.find("shape"); shape != entry.end()) {
-    if (!shape->is_array()) throw std::runtime_error("'shape' is not an array");
-    for (const auto& dim : *shape) {
-      if (dim.is_number_integer() && dim.get<int64_t>() >= 0) {
-        pair.shape.push_back(MetaDim{dim.get<int64_t>(), ""});
-      } else if (dim.is_string()) {
-        pair.shape.push_back(MetaDim{-1, dim.get<std::string>()});
-      } else {
-        throw std::runtime_error("'shape' holds something other than sizes and names");
-      }
-    }
-  }
+  if (auto shape = entry.find("shape"); shape != entry.end()) pair.shape = MetaShapeFromJson(*shape, "shape");
   if (auto path = entry.find("path"); path != entry.end()) {
     if (!path->is_array()) throw std::runtime_error("'path' is not an array");
     for (const auto& step : *path) {
@@ -235,15 +224,37 @@ std::string PlaceSuffix(const std::optional<RowRange>& rows, const std::vector<R
 std::string MetaShapeText(const std::vector<MetaDim>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
-    text += (i ? "," : "") + (shape[i].value >= 0 ? std::to_string(shape[i].value) : shape[i].symbol);
+    const MetaDim& dim = shape[i];
+    text += (i ? "," : "") + (dim.value >= 0       ? std::to_string(dim.value)
+                              : dim.symbol.empty() ? kUnnamedDimText
+                                                   : dim.symbol);
   }
   return text + "]";
 }
 
 Json MetaShapeJson(const std::vector<MetaDim>& shape) {
   Json json = Json::array();
-  for (const MetaDim& dim : shape) json.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
+  for (const MetaDim& dim : shape) {
+    json.push_back(dim.value >= 0 ? Json(dim.value) : dim.symbol.empty() ? Json(nullptr) : Json(dim.symbol));
+  }
   return json;
+}
+
+std::vector<MetaDim> MetaShapeFromJson(const Json& shape, const std::string& key) {
+  if (!shape.is_array()) throw std::runtime_error("'" + key + "' is not an array");
+  std::vector<MetaDim> dims;
+  for (const auto& dim : shape) {
+    if (dim.is_number_integer() && dim.get<int64_t>() >= 0) {
+      dims.push_back(MetaDim{dim.get<int64_t>(), ""});
+    } else if (dim.is_string()) {
+      dims.push_back(MetaDim{-1, dim.get<std::string>()});
+    } else if (dim.is_null()) {
+      dims.push_back(MetaDim{-1, ""});
+    } else {
+      throw std::runtime_error("'" + key + "' holds something other than sizes, names and null (unnamed)");
+    }
+  }
+  return dims;
 }
 
 std::optional<std::vector<size_t>> ViewSplit(const std::vector<MetaDim>& view, const std::vector<MetaDim>& shape) {

@@ -32,27 +32,12 @@ bool Flag(const Json& object, const char* key) {
 }
 
 std::vector<MetaDim> Shape(const Json& object, const char* key) {
-  std::vector<MetaDim> shape;
   auto value = object.find(key);
-  if (value == object.end()) return shape;
-  if (!value->is_array()) throw runtime_error(std::string("'") + key + "' is not an array");
-  for (const auto& dim : *value) {
-    if (dim.is_number_integer() && dim.get<int64_t>() >= 0) {
-      shape.push_back(MetaDim{dim.get<int64_t>(), ""});
-    } else if (dim.is_string()) {
-      shape.push_back(MetaDim{-1, dim.get<std::string>()});
-    } else {
-      throw runtime_error(std::string("'") + key + "' holds something other than sizes and names");
-    }
-  }
-  return shape;
+  if (value == object.end()) return {};
+  return MetaShapeFromJson(*value, key);
 }
 
-Json ShapeJson(const std::vector<MetaDim>& shape) {
-  Json out = Json::array();
-  for (const MetaDim& dim : shape) out.push_back(dim.value >= 0 ? Json(dim.value) : Json(dim.symbol));
-  return out;
-}
+Json ShapeJson(const std::vector<MetaDim>& shape) { return MetaShapeJson(shape); }
 
 std::vector<int64_t> Integers(const Json& object, const char* key) {
   std::vector<int64_t> out;

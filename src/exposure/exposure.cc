@@ -133,6 +133,9 @@ class ReadWalk {
     if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return -1;
     const std::optional<SymShape> in_shape = ShapeOf(index_, path, node.input(0));
     if (op == "Identity") return 0;
+    for (int operand : {0, 1}) {
+      if (AddsZero(index_, path, node, operand, map.rank())) return operand;
+    }
     if (op == "Dropout" && slot == 0) {
       if (InferenceDropout(index_, path, node)) return 0;
       *why = " may drop elements (its training_mode is not a constant false)";

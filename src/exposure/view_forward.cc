@@ -47,6 +47,7 @@ class Step {
       types_.push_back(ElemType(index_, path_, node_.output(0)));
       return To(0);
     }
+    if (AddsZero(index_, path_, node_, slot_, map_.rank())) return To(0);
     if (slot_ != 0 && op != "Concat" && op != "ScatterND") return Broken("");
     if (op == "Unsqueeze" || op == "Squeeze") {
       std::optional<std::vector<int64_t>> axes = AxesOperand(index_, path_, node_);

@@ -239,6 +239,18 @@ Overlap RowOverlap(const ElementMap& map, const std::vector<int64_t>& row) {
   return inside ? Overlap::kInside : Overlap::kPartly;
 }
 
+bool AddsZero(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node, int slot, size_t rank) {
+  if (!IsOnnxDomain(node.domain()) || node.input_size() != 2 || slot < 0 || slot > 1) return false;
+  if (node.op_type() != "Add" && !(node.op_type() == "Sub" && slot == 0)) return false;
+  const std::string& other = node.input(1 - slot);
+  const std::optional<SymShape> shape = ShapeOf(index, path, other);
+  if (!shape || shape->size() > rank) return false;
+  for (const SymDim& dim : *shape) {
+    if (!dim.fixed() || dim.value != 1) return false;
+  }
+  return IsProvablyZero(index, path, other);
+}
+
 bool InferenceDropout(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
   // A bool constant false is all zero bytes.
   return node.input_size() < 3 || node.input(2).empty() || IsProvablyZero(index, path, node.input(2));

@@ -87,6 +87,11 @@ std::optional<ScatterSpec> ScatterOf(const ModelIndex& index, const GraphPath& p
 enum class Overlap { kApart, kInside, kPartly };
 Overlap RowOverlap(const ElementMap& map, const std::vector<int64_t>& row);
 
+/// True when `node` passes its input `slot` (a value of rank `rank`) on unchanged: an Add (either operand)
+/// or a Sub (the minuend) whose other operand is provably zero and broadcasts to nothing (a scalar, or
+/// unit axes of no higher rank). Exporters write `stateN + Cast(sr * 0)` to keep an input used.
+bool AddsZero(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node, int slot, size_t rank);
+
 /// The training_mode of a Dropout is absent or a constant false (before opset 12 it has none): the
 /// Dropout's output 0 is its input.
 bool InferenceDropout(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/constant_value.h"
+#include "graph/control_flow.h"
 #include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/recurrent_ops.h"
@@ -30,10 +31,10 @@ bool IsOne(const ModelIndex& index, const GraphPath& path, const std::string& na
 }
 
 std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
-                              int depth);
+                              int depth, const BranchFacts* facts);
 
 std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path, const std::string& vector,
-                                 int64_t element, int depth) {
+                                 int64_t element, int depth, const BranchFacts* facts = nullptr) {
   if (depth > kMaxDepth || vector.empty() || element < 0) return std::nullopt;
   const ResolvedName at = index.Resolve(path, vector);
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
@@ -42,7 +43,7 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
   // Reshapes keep the elements in order (the shape computations' Unsqueeze of a Gathered scalar, a Squeeze
   // back), Identity and Cast keep their values.
   if (OnlyReshapes(node)) {
-    return Element(index, at.graph, node.input(0), element, depth + 1);
+    return Element(index, at.graph, node.input(0), element, depth + 1, facts);
   }
   if (op == "Shape") {
     const int rank = RankOf(index, at.graph, node.input(0));
@@ -51,13 +52,13 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
       if (rank < 0) return std::nullopt;
       start = std::max<int64_t>(0, start + rank);
     }
-    return Axis(index, at.graph, node.input(0), start + element, depth + 1);
+    return Axis(index, at.graph, node.input(0), start + element, depth + 1, facts);
   }
   if (op == "Concat") {
     for (const auto& part : node.input()) {
       const std::optional<int64_t> length = VectorLength(index, at.graph, part);
       if (!length) return std::nullopt;
-      if (element < *length) return Element(index, at.graph, part, element, depth + 1);
+      if (element < *length) return Element(index, at.graph, part, element, depth + 1, facts);
       element -= *length;
     }
     return std::nullopt;
@@ -71,7 +72,7 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
       if (!length) return std::nullopt;
       picked += *length;
     }
-    return Element(index, at.graph, node.input(0), picked, depth + 1);
+    return Element(index, at.graph, node.input(0), picked, depth + 1, facts);
   }
   if (op == "Slice" && node.input_size() >= 3) {
     const std::optional<int64_t> start = ConstantScalar(index, at.graph, node.input(1));
@@ -88,13 +89,33 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
       if (!length) return std::nullopt;
       first = std::max<int64_t>(0, first + *length);
     }
-    return Element(index, at.graph, node.input(0), first + element, depth + 1);
+    return Element(index, at.graph, node.input(0), first + element, depth + 1, facts);
   }
   return std::nullopt;
 }
 
+/// Axis `axis` of output `slot` of the If at node `node` of `path`: the same input axis in every branch
+/// that can run (BranchFacts rule out the branches a rank test never takes), or nullopt.
+std::optional<InputAxis> ThroughIf(const ModelIndex& index, const GraphPath& path, int node, int slot, int64_t axis,
+                                   int depth, const BranchFacts* facts) {
+  const onnx::NodeProto& select = ResolveGraph(index.model(), path)->node(node);
+  const int position = BodyOutputOfNodeOutput(ContainerKind::kIf, slot);
+  std::optional<InputAxis> common;
+  for (const char* branch : kIfBranches) {
+    if (facts != nullptr && facts->Excludes(index, path, node, branch)) continue;
+    const onnx::GraphProto* body = GraphAttribute(select, branch);
+    if (body == nullptr || position < 0 || position >= body->output_size()) return std::nullopt;
+    GraphPath inner = path;
+    inner.push_back(GraphStep{node, branch, -1});
+    const std::optional<InputAxis> traced = Axis(index, inner, body->output(position).name(), axis, depth + 1, facts);
+    if (!traced || (common && !(*common == *traced))) return std::nullopt;
+    common = traced;
+  }
+  return common;
+}
+
 std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
-                              int depth) {
+                              int depth, const BranchFacts* facts) {
   if (depth > kMaxDepth || value.empty() || axis < 0) return std::nullopt;
   const ResolvedName at = index.Resolve(path, value);
   const bool input =
@@ -102,8 +123,11 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
   if (input && at.graph.empty()) return InputAxis{value, axis};
   if (at.node == nullptr) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
+  if (ContainerKindOf(node, index.onnx_opset()) == ContainerKind::kIf) {
+    return ThroughIf(index, at.graph, at.producer.index, at.producer.slot, axis, depth, facts);
+  }
   if (IsOnnxOp(node, {"ConstantOfShape"}) && node.input_size() == 1) {
-    return Element(index, at.graph, node.input(0), axis, depth + 1);
+    return Element(index, at.graph, node.input(0), axis, depth + 1, facts);
   }
   if (IsOnnxOp(node, {"Expand"}) && node.input_size() == 2) {
     // Output rank max(rank(v), len(s)), both right-aligned: the axis is the shape's element, unless v
@@ -112,10 +136,12 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
     const int rank = RankOf(index, at.graph, node.input(0));
     if (length && rank >= 0) {
       const int64_t out_rank = std::max<int64_t>(*length, rank);
-      if (auto traced = Element(index, at.graph, node.input(1), axis - (out_rank - *length), depth + 1)) return traced;
+      if (auto traced = Element(index, at.graph, node.input(1), axis - (out_rank - *length), depth + 1, facts)) {
+        return traced;
+      }
       const int64_t data_axis = axis - (out_rank - rank);
       if (data_axis < 0 || IsOne(index, at.graph, node.input(0), data_axis)) return std::nullopt;
-      return Axis(index, at.graph, node.input(0), data_axis, depth + 1);
+      return Axis(index, at.graph, node.input(0), data_axis, depth + 1, facts);
     }
     return std::nullopt;
   }
@@ -127,13 +153,13 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
       if (operand.empty() || (IsOnnxOp(node, {"Where"}) && slot == 0 && node.input_size() == 3)) continue;
       if (out_rank < 0 || RankOf(index, at.graph, operand) != out_rank || IsOne(index, at.graph, operand, axis))
         continue;
-      if (auto traced = Axis(index, at.graph, operand, axis, depth + 1)) return traced;
+      if (auto traced = Axis(index, at.graph, operand, axis, depth + 1, facts)) return traced;
     }
     return std::nullopt;
   }
   const std::optional<std::pair<int, int64_t>> source = SourceAxis(index, at.graph, node, at.producer.slot, axis);
   if (!source || source->first >= node.input_size()) return std::nullopt;
-  return Axis(index, at.graph, node.input(source->first), source->second, depth + 1);
+  return Axis(index, at.graph, node.input(source->first), source->second, depth + 1, facts);
 }
 
 /// For scan output `slot` of the Loop `node`: the carried variable whose next value it is (through
@@ -179,6 +205,9 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
   }
   const int out_rank = RankOf(index, path, node.output(slot));
   const int in_rank = RankOf(index, path, node.input(0));
+  // A one-operand elementwise op (Identity, Cast, ...) keeps every axis, whatever inference knows of the
+  // ranks (none after a Reshape to a computed shape: keras2onnx's `Reshape(y, [-1, Shape(x)[1], H])`).
+  if (IsElementwiseUnary(node)) return std::make_pair(0, axis);
   if (KeepsShape(node)) {
     if (in_rank >= 0 && in_rank == out_rank) return std::make_pair(0, axis);
     return std::nullopt;
@@ -218,10 +247,9 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
   return std::nullopt;
 }
 
-
 std::optional<InputAxis> TraceAxis(const ModelIndex& index, const GraphPath& path, const std::string& value,
-                                   int64_t axis) {
-  return Axis(index, path, value, axis, 0);
+                                   int64_t axis, const BranchFacts* facts) {
+  return Axis(index, path, value, axis, 0, facts);
 }
 
 std::optional<InputAxis> TraceShapeElement(const ModelIndex& index, const GraphPath& path, const std::string& vector,

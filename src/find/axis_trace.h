@@ -18,6 +18,7 @@
 #include <string>
 #include <utility>
 
+#include "exposure/branch_facts.h"
 #include "graph/model_index.h"
 
 namespace rnnstate {
@@ -37,9 +38,10 @@ struct InputAxis {
 };
 
 /// The main-graph input axis that axis `axis` of `value` (seen from the graph at `path`) has the length
-/// of, or nullopt when it cannot be followed.
+/// of, or nullopt when it cannot be followed. An If's output is followed into every branch that can run
+/// (`facts`, when given, rule out the branches of PyTorch's rank tests): they must agree.
 std::optional<InputAxis> TraceAxis(const ModelIndex& index, const GraphPath& path, const std::string& value,
-                                   int64_t axis);
+                                   int64_t axis, const BranchFacts* facts = nullptr);
 
 /// The main-graph input axis that element `element` of the 1-D integer tensor `vector` (a shape
 /// computation) is the length of, or nullopt.

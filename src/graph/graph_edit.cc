@@ -187,16 +187,16 @@ void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before,
   for (auto& node : after) *nodes->Add() = std::move(node);
 }
 
-void DeclareInitializersAsInputs(onnx::ModelProto& model) {
+void RaiseIrForUndeclaredInitializers(onnx::ModelProto& model) {
   if (model.ir_version() >= 4) return;
-  onnx::GraphProto& main = *model.mutable_graph();
+  const onnx::GraphProto& main = model.graph();
   std::set<std::string> declared;
   for (const auto& input : main.input()) declared.insert(input.name());
   for (const auto& tensor : main.initializer()) {
-    if (declared.count(tensor.name())) continue;
-    std::vector<Dim> dims;
-    for (int64_t d : tensor.dims()) dims.push_back(Dim{d, ""});
-    *main.add_input() = TensorInfo(tensor.name(), tensor.data_type(), dims);
+    if (!declared.count(tensor.name())) {
+      model.set_ir_version(4);
+      return;
+    }
   }
 }
 

@@ -59,10 +59,13 @@ const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const st
 /// True when `graph` has an output named `name`.
 bool HasGraphOutput(const onnx::GraphProto& graph, const std::string& name);
 
-/// IR 3 requires every main-graph initializer to be a graph input as well: for a model of IR < 4,
-/// declares each initializer that is not one (a default moved to `NAME.default`) as an input of its type
-/// and dims. Nothing for IR >= 4.
-void DeclareInitializersAsInputs(onnx::ModelProto& model);
+/// IR 3 requires every main-graph initializer to be a graph input as well; IR 4 drops that rule and
+/// changes nothing else. For a model of IR < 4 with an initializer that is no graph input (one the model
+/// came with, as ONNX Runtime's IR 3 test models have, or a default moved to `NAME.default`), raises the
+/// IR version to 4 instead of declaring it: an initializer declared as an input is an input a runtime
+/// lets the caller override (weights, for one), which the rewrite must not add to the interface. Nothing
+/// for IR >= 4 or when every initializer is an input.
+void RaiseIrForUndeclaredInitializers(onnx::ModelProto& model);
 
 /// Takes every node out of `graph`'s node list, in order, without copying: a rebuild of the list puts
 /// each one back with `UnsafeArenaAddAllocated` on the same list (so a node on the model's arena stays

@@ -22,8 +22,9 @@ int32_t ElementTypeOf(const std::string& dtype) {
   return 0;
 }
 
-std::string DimText(const MetaDim& dim) { return dim.value >= 0 ? std::to_string(dim.value) : dim.symbol; }
-
+std::string DimText(const MetaDim& dim) {
+  return dim.value >= 0 ? std::to_string(dim.value) : dim.symbol.empty() ? kUnnamedDimText : dim.symbol;
+}
 
 /// Groups the pairs into members (one per state tensor), in pair order.
 std::vector<PackMemberPlan> Members(const onnx::GraphProto& main, const std::vector<StatePair>& pairs) {
@@ -95,7 +96,17 @@ ZeroBatch ZeroBatchOf(const onnx::GraphProto& main, const std::vector<const Pack
               tensor->dims(static_cast<int>(member->meta.batch_axis)) == 1;
   }
   if (one_row) return ZeroBatch{1, "", -1};
-  ZeroBatch from_data = BatchFromData(main, batch.symbol, pairs);
+  ZeroBatch from_data = batch.symbol.empty() ? ZeroBatch{} : BatchFromData(main, batch.symbol, pairs);
+  if (from_data.input.empty() && batch.symbol.empty()) {
+    // The authors' own state input with an unnamed batch: nothing tells the packed model how many rows
+    // of zeros an empty packed value stands for.
+    throw Error(ExitCode::kUnsupported,
+                "cannot pack state '" + first.meta.input + "': its first feed is zeros of a batch its input '" +
+                    first.meta.input +
+                    "' leaves unnamed, which no data input declares, so an empty packed value "
+                    "cannot be sized; keep the states unpacked (rewrite without --pack) and feed '" +
+                    first.meta.input + "' its zeros, or name that dimension after the data's batch in the model");
+  }
   if (from_data.input.empty()) {
     throw Error(ExitCode::kUnsupported,
                 "cannot pack state '" + first.meta.input + "': its default is zeros of batch '" + batch.symbol +

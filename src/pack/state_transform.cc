@@ -109,7 +109,7 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
     }
   }
   if (!outcome.changed) return outcome;
-  DeclareInitializersAsInputs(model);
+  RaiseIrForUndeclaredInitializers(model);
   Json document = ReadStateDocument(model).value_or(Json::object());
   document["version"] = kMetadataVersion;
   document["states"] = StatePairsJson(outcome.pairs);

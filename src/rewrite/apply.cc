@@ -384,7 +384,7 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
     InsertNodes(*graph, graph_edits);
     PruneDropped(*graph, graph_edits.dropped_originals);
   }
-  DeclareInitializersAsInputs(model);
+  RaiseIrForUndeclaredInitializers(model);
   if (plan.metadata_changes) WriteStatePairs(model, plan.pairs, plan.stream);
 }
 

@@ -7,8 +7,6 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
-
 Dim DeclaredDim(const onnx::ValueInfoProto& input, int64_t axis, bool* unnamed) {
   *unnamed = false;
   if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) return Dim{};
@@ -33,37 +31,27 @@ bool DeclaredByAMainInput(const onnx::GraphProto& main, const std::string& param
 
 }  // namespace
 
-DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name) {
+DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name,
+                        const BranchFacts* facts) {
   DataBatch result;
   const Dim own = state.batch_axis >= 0 ? state.shape[state.batch_axis] : Dim{};
   if (own.fixed()) {
     result.dim = own;
     return result;
   }
-  GraphPath path = state.owner.graph;
-  std::string value = state.batch_source.value;
-  int64_t axis = state.batch_source.axis;
-  for (int depth = 0; depth < kMaxDepth && !value.empty() && axis >= 0; ++depth) {
-    const ResolvedName resolved = index.Resolve(path, value);
-    const onnx::GraphProto& graph = *ResolveGraph(index.model(), resolved.graph);
-    const Producer& producer = resolved.producer;
-    const bool input = producer.kind == Producer::Kind::kGraphInput || producer.kind == Producer::Kind::kDefaultedInput;
-    if (input && resolved.graph.empty()) {
-      bool unnamed = false;
-      result.dim = DeclaredDim(graph.input(producer.index), axis, &unnamed);
-      if (unnamed) {
-        result.dim = Dim{-1, fresh_name};
-        result.unnamed_input_dim = std::make_pair(value, static_cast<int>(axis));
-      }
-      return result;
+  const std::optional<InputAxis> traced =
+      state.batch_source.value.empty() || state.batch_source.axis < 0
+          ? std::nullopt
+          : TraceAxis(index, state.owner.graph, state.batch_source.value, state.batch_source.axis, facts);
+  if (traced) {
+    const ResolvedName input = index.Resolve(GraphPath{}, traced->input);
+    bool unnamed = false;
+    result.dim = DeclaredDim(index.model().graph().input(input.producer.index), traced->axis, &unnamed);
+    if (unnamed) {
+      result.dim = Dim{-1, fresh_name};
+      result.unnamed_input_dim = std::make_pair(traced->input, static_cast<int>(traced->axis));
     }
-    if (producer.kind != Producer::Kind::kNode) break;
-    const onnx::NodeProto& node = graph.node(producer.index);
-    const auto source = SourceAxis(index, resolved.graph, node, producer.slot, axis);
-    if (!source || source->first >= node.input_size()) break;
-    path = resolved.graph;
-    value = node.input(source->first);
-    axis = source->second;
+    return result;
   }
   if (!own.param.empty() && DeclaredByAMainInput(index.model().graph(), own.param)) result.dim = own;
   return result;

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "exposure/branch_facts.h"
 #include "graph/model_index.h"
 #include "states/recurrent_state.h"
 
@@ -25,9 +26,11 @@ struct DataBatch {
 };
 
 /// Traces the batch of `state` (its BatchSource) back through operators that keep the batch axis
-/// (elementwise ops, Transpose, Squeeze/Unsqueeze, Gather/Slice/Concat/Split on other axes, recurrent
-/// ops' outputs) to a main-graph input. `fresh_name` names an unnamed dimension. Without a trace, the
-/// state's own batch dim is returned when it is fixed or declared by a main-graph input, else unknown.
-DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name);
+/// (elementwise ops, Transpose, Squeeze/Unsqueeze, Reshape, Gather/Slice/Concat/Split on other axes,
+/// recurrent ops' outputs, the If branches that can run: see TraceAxis) to a main-graph input.
+/// `fresh_name` names an unnamed dimension. Without a trace, the state's own batch dim is returned when
+/// it is fixed or declared by a main-graph input, else unknown.
+DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name,
+                        const BranchFacts* facts = nullptr);
 
 }  // namespace rnnstate

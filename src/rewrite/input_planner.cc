@@ -1,6 +1,10 @@
 #include "rewrite/input_planner.h"
 
+#include <algorithm>
+
+#include "find/axis_trace.h"
 #include "graph/constant_value.h"
+#include "graph/control_flow.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -293,6 +297,18 @@ int InputPlanner::BroadcastFor(const RecurrentState& state, const std::string& s
   b.graph = index_.Resolve(state.owner.graph, state.batch_source.value).graph;
   b.x = state.batch_source.value;
   b.batch_axis = state.batch_source.axis;
+  // X computed inside If branches (PyTorch's rank-test Ifs around an RNN's input): its batch read from the
+  // data input it comes from, so that the default has its full shape wherever the state is threaded
+  // (a branch that does not run passes the default on as the state's final value).
+  const bool in_branches =
+      std::all_of(b.graph.begin(), b.graph.end(), [](const GraphStep& step) { return IsIfBranch(step.attribute); });
+  if (!b.graph.empty() && in_branches) {
+    if (auto traced = TraceAxis(index_, state.owner.graph, b.x, b.batch_axis, &Facts())) {
+      b.graph = GraphPath{};
+      b.x = traced->input;
+      b.batch_axis = traced->axis;
+    }
+  }
   b.batch_position = state.batch_axis;
   b.shape_of_x = names_.Allocate(stem + ".x_shape");
   b.batch_index = names_.Allocate(stem + ".batch_axis");
@@ -306,6 +322,11 @@ int InputPlanner::BroadcastFor(const RecurrentState& state, const std::string& s
   int id = static_cast<int>(plan_.broadcasts.size()) - 1;
   broadcasts_[key] = id;
   return id;
+}
+
+const BranchFacts& InputPlanner::Facts() {
+  if (!facts_) facts_ = BranchFacts::Find(index_);
+  return *facts_;
 }
 
 /// A Scan carries its state variables with one fixed shape, so the state threaded out through a Scan

@@ -6,12 +6,14 @@
 /// protocol in both modes: a non-zero default is always selected when the fed tensor is empty).
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "exposure/branch_facts.h"
 #include "find/analysis.h"
 #include "graph/naming.h"
 #include "rewrite/plan.h"
@@ -35,6 +37,10 @@ class InputPlanner {
   /// tensor's own batch axis.
   void PlanExposed(StateEdit& edit);
 
+  /// The If branches that cannot run (BranchFacts), found on first use: batch traces follow an If's
+  /// output into the branches that can.
+  const BranchFacts& Facts();
+
  private:
   std::string PlanInitializerDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
   std::string PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
@@ -56,6 +62,7 @@ class InputPlanner {
   /// broadcasts.
   std::map<std::tuple<GraphPath, int, std::string, int, std::vector<int64_t>>, int> broadcasts_;
   std::string stem_;  // the owner's stem, for the names of its broadcast nodes
+  std::optional<BranchFacts> facts_;
 };
 
 /// The shape a state input declares: the state's shape with its batch as the data names it (`batch`),

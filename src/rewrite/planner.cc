@@ -70,7 +70,7 @@ class StatePlanner {
   /// The state's batch as the data inputs name it; an unnamed batch of a main-graph input gets a name
   /// (once per input and axis).
   Dim DataBatchOf(const RecurrentState& state) {
-    DataBatch batch = FindDataBatch(index_, state, "");
+    DataBatch batch = FindDataBatch(index_, state, "", &inputs_.Facts());
     if (!batch.unnamed_input_dim) return batch.dim;
     auto [name, fresh] = input_dim_names_.try_emplace(*batch.unnamed_input_dim);
     if (fresh) {

@@ -47,7 +47,9 @@ std::string ShapeText(const onnx::TensorShapeProto& shape) {
 std::string MetaText(const std::vector<MetaDim>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
-    text += (i ? "," : "") + (shape[i].value >= 0 ? std::to_string(shape[i].value) : shape[i].symbol);
+    text += (i ? "," : "") + (shape[i].value >= 0       ? std::to_string(shape[i].value)
+                              : shape[i].symbol.empty() ? kUnnamedDimText
+                                                        : shape[i].symbol);
   }
   return text + "]";
 }

@@ -38,6 +38,27 @@ std::string SlotValue(const google::protobuf::RepeatedPtrField<std::string>& slo
   return slot >= 0 && slot < slots.size() ? slots.Get(slot) : std::string();
 }
 
+/// True when `name` (seen from `path`) is known to hold integers (or booleans).
+bool IsIntegerType(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf(path, name);
+  if (type == nullptr || !type->has_tensor_type()) return false;
+  using T = onnx::TensorProto;
+  switch (type->tensor_type().elem_type()) {
+    case T::INT8:
+    case T::INT16:
+    case T::INT32:
+    case T::INT64:
+    case T::UINT8:
+    case T::UINT16:
+    case T::UINT32:
+    case T::UINT64:
+    case T::BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsZeroAt(const ModelIndex& index, const GraphPath& path, const std::string& name, int depth) {
   if (depth > kMaxTraceDepth || name.empty()) return false;
   if (const std::optional<ConstantValue> constant = FindConstant(index, path, name)) return KnownAllZero(*constant);
@@ -56,6 +77,12 @@ bool IsZeroAt(const ModelIndex& index, const GraphPath& path, const std::string&
   }
   if (KeepsZero(node) && node.input_size() > 0) {
     return IsZeroAt(index, resolved.graph, node.input(0), depth + 1);
+  }
+  // An integer product with a zero factor is zero (a float one is not: inf * 0 is NaN). Exporters write
+  // it to keep an input used without letting it change anything (`sr * 0`).
+  if (op == "Mul" && node.input_size() == 2 && IsIntegerType(index, resolved.graph, node.output(0))) {
+    return IsZeroAt(index, resolved.graph, node.input(0), depth + 1) ||
+           IsZeroAt(index, resolved.graph, node.input(1), depth + 1);
   }
   return false;
 }

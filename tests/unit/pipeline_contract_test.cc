@@ -26,17 +26,20 @@ using testing::OutputNames;
 using testing::ParseModel;
 
 /// An LSTM over X [5,128,28], hidden 28, its weights initializers; `initial` is the ONNX text of its
-/// inputs after R ("" for none). IR 3 declares every initializer as a graph input too.
-onnx::ModelProto TorchLstm(int ir_version, const std::string& initial, bool learned_h0 = false) {
+/// inputs after R ("" for none). IR 3 declares every initializer as a graph input too, unless
+/// `undeclared_weights` (ONNX Runtime's IR 3 test models, which its loader accepts).
+onnx::ModelProto TorchLstm(int ir_version, const std::string& initial, bool learned_h0 = false,
+                           bool undeclared_weights = false) {
   const std::string h0_input = learned_h0 && ir_version < 4 ? ", float[1,128,28] h0" : "";
-  onnx::ModelProto model = ParseModel("<ir_version: " + std::to_string(ir_version) +
-                                      ", opset_import: [\"\" : 9], producer_name: \"pytorch\">\n"
-                                      "g (float[5,128,28] X" +
-                                      (ir_version < 4 ? std::string(", float[1,112,28] W, float[1,112,28] R") : "") +
-                                      h0_input +
-                                      ") => (float[5,1,128,28] Y, float[1,128,28] Yh) {\n"
-                                      "  Y, Yh, Yc = LSTM <hidden_size = 28> (X, W, R" +
-                                      initial + ")\n}");
+  const bool declared = ir_version < 4 && !undeclared_weights;
+  onnx::ModelProto model =
+      ParseModel("<ir_version: " + std::to_string(ir_version) +
+                 ", opset_import: [\"\" : 9], producer_name: \"pytorch\">\n"
+                 "g (float[5,128,28] X" +
+                 (declared ? std::string(", float[1,112,28] W, float[1,112,28] R") : "") + h0_input +
+                 ") => (float[5,1,128,28] Y, float[1,128,28] Yh) {\n"
+                 "  Y, Yh, Yc = LSTM <hidden_size = 28> (X, W, R" +
+                 initial + ")\n}");
   model.mutable_graph()->mutable_node(0)->set_name("lstm");
   AddFloatInitializer(*model.mutable_graph(), "W", {1, 112, 28}, {0.1f, -0.2f, 0.3f});
   AddFloatInitializer(*model.mutable_graph(), "R", {1, 112, 28}, {0.05f, 0.1f});
@@ -60,11 +63,14 @@ class PipelineContractTest : public ::testing::Test {
     return PathOf(name);
   }
 
-  /// `rnnstate rewrite IN -o OUT` with `mode`; returns OUT's bytes.
-  std::string Rewrite(const std::string& in, const std::string& out, StateInputMode mode = StateInputMode::kDefaults) {
+  /// `rnnstate rewrite IN -o OUT` with `mode` (and `pack`); returns OUT's bytes.
+  std::string Rewrite(const std::string& in, const std::string& out, StateInputMode mode = StateInputMode::kDefaults,
+                      PackKind pack = PackKind::kNone, StateLayout layout = StateLayout::kAsNode) {
     OpenedModel opened = OpenModel(PathOf(in));
     PlanOptions options;
     options.mode = mode;
+    options.pack = pack;
+    options.layout = layout;
     RewriteModel(opened.file.model(), options, /*strict=*/false, opened.directory);
     WriteModel(opened, PathOf(out));
     return Read(out);
@@ -141,6 +147,37 @@ TEST_F(PipelineContractTest, ZeroInitializerIr3) {
     tensor.set_raw_data(std::string(128 * 28 * 4, '\0'));
   }
   ExpectContract(model);
+}
+
+// ONNX Runtime's IR 3 test models (lstm_1.onnx) keep W, R, B as initializers that are not graph inputs
+// (IR 3 says they should be; ORT loads them). The rewrite keeps the interface to the model's own inputs
+// plus the state, and passes onnx's checker by raising the IR version to 4 (whose only change is that
+// rule): weights declared as inputs would be inputs a runtime lets the caller override.
+TEST_F(PipelineContractTest, UndeclaredWeightsIr3StayOutOfTheInterface) {
+  onnx::ModelProto model = TorchLstm(3, ", B", /*learned_h0=*/false, /*undeclared_weights=*/true);
+  AddFloatInitializer(*model.mutable_graph(), "B", {1, 224}, {0.01f});
+  ExpectContract(model);
+  for (const char* name : {"defaults.onnx", "required.onnx"}) {
+    EXPECT_THAT(Interface(name), ::testing::StartsWith("X[5,128,28] lstm.h_in[1,128,28] lstm.c_in[1,128,28] -> "))
+        << name;
+    onnx::ModelProto written;
+    ASSERT_TRUE(written.ParseFromString(Read(name)));
+    EXPECT_EQ(written.ir_version(), 4) << name;
+  }
+  for (StateLayout layout : {StateLayout::kAsNode, StateLayout::kBatchFirst}) {
+    Rewrite("in.onnx", "packed.onnx", StateInputMode::kRequired, PackKind::kTensor, layout);
+    EXPECT_THAT(Interface("packed.onnx"), ::testing::MatchesRegex("X\\[5,128,28\\] state_in\\[[a-z_0-9]+,56\\] -> .*"));
+  }
+}
+
+// An IR 3 model whose every initializer is an input keeps IR 3 when the rewrite adds no initializer.
+TEST_F(PipelineContractTest, DeclaredIr3KeepsItsVersion) {
+  Save(TorchLstm(3, ""), "in.onnx");
+  Rewrite("in.onnx", "required.onnx", StateInputMode::kRequired);
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(Read("required.onnx")));
+  EXPECT_EQ(written.ir_version(), 3);
+  EXPECT_THAT(Interface("required.onnx"), ::testing::StartsWith("X[5,128,28] W[1,112,28] R[1,112,28] lstm.h_in"));
 }
 
 }  // namespace

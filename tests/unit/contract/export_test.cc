@@ -154,6 +154,40 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3
   EXPECT_THAT(why, HasSubstr("the model's own tensor of stacked states"));
   EXPECT_THAT(why, HasSubstr("--pack tensor"));
   EXPECT_THAT(why, ::testing::Not(HasSubstr("--state-layout batch-first)")));
+  // The advice works: the original rewritten with --pack tensor exports.
+  const std::string config = TritonStateConfig(RewrittenText(stacked, PackKind::kTensor, StateLayout::kAsNode), "m");
+  EXPECT_THAT(config, HasSubstr("state_in"));
+}
+
+// Issue 32: the authors' stacked state with a batch their input leaves unnamed and no trace names after
+// a data input (Silero v5's state [2, ?, 128], read after convolutions; a Pad here): --pack tensor cannot size an empty
+// packed value, so the export does not advise it, and the packed rewrite says why instead of advising a mode that was
+// given.
+TEST(ExportTriton, AStackedStateWithAnUnnamedBatchGetsAdviceThatHolds) {
+  const char* stacked = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, ?, 2] Xin, float[1, 9, 2] W, float[1, 9, 3] R, float[2, ?, 3] h0) => (float[seq, 1, ?, 3] Y, float[2, ?, 3] h_n) {
+  pads = Constant <value = int64[6] {0, 0, 0, 0, 0, 0}> ()
+  X = Pad (Xin, pads)
+  i0 = Constant <value = int64 {0}> ()
+  i1 = Constant <value = int64 {1}> ()
+  s0 = Constant <value = int64[1] {0}> ()
+  s1 = Constant <value = int64[1] {1}> ()
+  ga = Gather <axis = 0> (h0, i0)
+  ha = Unsqueeze (ga, s0)
+  gb = Gather <axis = 0> (h0, i1)
+  hb = Unsqueeze (gb, s0)
+  Y1, fa = GRU <hidden_size = 3> (X, W, R, , , ha)
+  S = Squeeze (Y1, s1)
+  Y, fb = GRU <hidden_size = 3> (S, W, R, , , hb)
+  h_n = Concat <axis = 0> (fa, fb)
+})";
+  const std::string why =
+      ErrorOf([&] { TritonStateConfig(RewrittenText(stacked, PackKind::kNone, StateLayout::kAsNode), "m"); });
+  EXPECT_THAT(why, HasSubstr("[2,?,3]"));
+  EXPECT_THAT(why, HasSubstr("--pack tensor cannot help"));
+  const std::string packed = ErrorOf([&] { RewrittenText(stacked, PackKind::kTensor, StateLayout::kAsNode); });
+  EXPECT_THAT(packed, HasSubstr("leaves unnamed"));
+  EXPECT_THAT(packed, ::testing::Not(HasSubstr("pack with --state-inputs defaults")));
 }
 
 TEST(ExportOpenVino, ANonZeroDefaultIsTheInitialStateNotOneCall) {

@@ -74,7 +74,7 @@ TEST(Metadata, UnknownKindsAndKeysAreAccepted) {
 }
 
 TEST(Metadata, MalformedContractFieldsAreErrors) {
-  for (const char* field : {R"("shape":[1,null])", R"("shape":"1,2")", R"("batch_axis":"1")", R"("init":0)",
+  for (const char* field : {R"("shape":[1,true])", R"("shape":"1,2")", R"("batch_axis":"1")", R"("init":0)",
                             R"("path":[{"node":"x"}])", R"("path":[{"node":"x","attribute":"body","index":"2"}])"}) {
     std::string error;
     ReadStatePairs(WithMetadata(std::string(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)") +
@@ -82,6 +82,26 @@ TEST(Metadata, MalformedContractFieldsAreErrors) {
                    &error);
     EXPECT_THAT(error, HasSubstr("is invalid")) << field;
   }
+}
+
+// Issue 32: a dimension the model leaves unnamed is JSON null (older metadata wrote "", read alike) and
+// `?` in text.
+TEST(Metadata, AnUnnamedDimensionIsNullInJsonAndAQuestionMarkInText) {
+  const std::vector<MetaDim> shape{MetaDim{2, ""}, MetaDim{-1, ""}, MetaDim{-1, "batch"}};
+  EXPECT_EQ(DumpJson(MetaShapeJson(shape)), R"([2,null,"batch"])");
+  EXPECT_EQ(MetaShapeText(shape), "[2,?,batch]");
+  EXPECT_EQ(MetaShapeFromJson(ParseJson(R"([2,null,"batch"])"), "shape"), shape);
+  EXPECT_EQ(MetaShapeFromJson(ParseJson(R"([2,"","batch"])"), "shape"), shape) << "older metadata";
+  StatePair pair = FullPair();
+  pair.shape = {MetaDim{2, ""}, MetaDim{-1, ""}, MetaDim{128, ""}};
+  onnx::ModelProto model;
+  WriteStatePairs(model, {pair});
+  EXPECT_THAT(model.metadata_props(0).value(), HasSubstr(R"("shape":[2,null,128])"));
+  std::string error;
+  const std::vector<StatePair> read = ReadStatePairs(model, &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].shape, pair.shape);
 }
 
 TEST(Metadata, AViewSurvivesARoundTripNextToItsRegion) {

@@ -156,3 +156,49 @@ TEST(AxisTrace, ShapeElementsAndVectorLengths) {
 
 }  // namespace
 }  // namespace rnnstate
+
+namespace rnnstate {
+namespace {
+
+// An If's output is followed into its branches: PyTorch's rank test around an RNN's X (then: Unsqueeze
+// for an unbatched input, a branch a call that succeeds never takes; else: Identity) keeps x's batch
+// once BranchFacts rule the then-branch out. Two branches that disagree, or a branch that cannot be
+// followed, stop the trace.
+const char* kRankTest = R"(<ir_version: 8, opset_import: ["" : 15]>
+g (float[seq, batch, 3] x, bool flag, float[1, 16, 3] W, float[1, 16, 4] R) => (float[1, batch, 4] hN) {
+  rank = Constant <value = int64 {3}> ()
+  ax1 = Constant <value = int64[1] {1}> ()
+  xs = Shape (x)
+  xr = Size (xs)
+  is3 = Equal (xr, rank)
+  unbatched = Not (is3)
+  X = If (unbatched) <then_branch = t () => (float[seq, 1, batch, 3] xu) {
+    xu = Unsqueeze (x, ax1)
+  }, else_branch = e () => (float[seq, batch, 3] xi) {
+    xi = Identity (x)
+  }>
+  Y, hN = LSTM <hidden_size = 4> (X, W, R)
+  swapped = If (flag) <then_branch = t2 () => (float[batch, seq, 3] xt) {
+    xt = Transpose <perm = [1, 0, 2]> (x)
+  }, else_branch = e2 () => (float[seq, batch, 3] xe) {
+    xe = Identity (x)
+  }>
+  same = If (flag) <then_branch = t3 () => (float[seq, batch, 3] xa) {
+    xa = Neg (x)
+  }, else_branch = e3 () => (float[seq, batch, 3] xb) {
+    xb = Identity (x)
+  }>
+})";
+
+TEST(AxisTrace, IfOutputsAreFollowedIntoTheBranchesThatCanRun) {
+  const onnx::ModelProto model = ParseModel(kRankTest);
+  const ModelIndex index(model);
+  const BranchFacts facts = BranchFacts::Find(index);
+  EXPECT_EQ(Text(TraceAxis(index, {}, "X", 1, &facts)), "x:1");
+  EXPECT_EQ(Text(TraceAxis(index, {}, "X", 1)), "none") << "without the facts, the then-branch's axis 1 is new";
+  EXPECT_EQ(Text(TraceAxis(index, {}, "same", 1, &facts)), "x:1") << "both branches agree";
+  EXPECT_EQ(Text(TraceAxis(index, {}, "swapped", 1, &facts)), "none") << "the branches disagree";
+}
+
+}  // namespace
+}  // namespace rnnstate

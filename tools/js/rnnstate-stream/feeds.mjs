@@ -62,9 +62,11 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
       if (axis === emptyAxis && st.init === 'empty') return 0;
       if (typeof d === 'number') return d;
       if (axis === st.batch_axis && batch !== undefined) return batch;
-      if (Object.hasOwn(dims, d)) return dims[d];
-      const what = axis === st.batch_axis ? 'its batch dimension' : 'dimension';
-      throw new Error(`state input '${st.input}': ${what} '${d}' (axis ${axis}) has no value: it is not a ` +
+      // null (or '' from older metadata): a dimension the model leaves unnamed; only {batch} can size it.
+      const unnamed = d === null || d === '';
+      if (!unnamed && Object.hasOwn(dims, d)) return dims[d];
+      const what = (axis === st.batch_axis ? 'its batch dimension' : 'dimension') + (unnamed ? ' (unnamed)' : ` '${d}'`);
+      throw new Error(`state input '${st.input}': ${what} (axis ${axis}) has no value: it is not a ` +
         `dimension of the data inputs fed; pass it as ${axis === st.batch_axis ? '{batch: N}' : `{dims: {'${d}': N}}`}`);
     });
     return { input: st.input, dtype: st.dtype, shape, init: st.init, batchAxis: st.batch_axis };
@@ -100,7 +102,7 @@ export function firstFeedTensor(spec, Tensor) {
  * Throws for a sequence-packed model: onnxruntime's JavaScript API cannot feed a Sequence.
  * @param {import('./metadata.mjs').RnnstateMetadata} metadata
  * @returns {Array<{input: string, output: string, pairs: import('./metadata.mjs').StatePair[], dtype: string,
- *   shape: Array<number|string>, batch_axis: number, init: string, streamable: boolean, carried: boolean}>}
+ *   shape: Array<number|string|null>, batch_axis: number, init: string, streamable: boolean, carried: boolean}>}
  * `streamable`: chunked runs equal one full run; `carried`: the recurrences carry these states from call to
  * call (a runner feeds them back), also where the model around them makes chunked runs differ.
  */

@@ -178,7 +178,7 @@ export async function readMetadataProps(model) {
  * @property {boolean} [carried] the recurrence carries the state from call to call (absent: `streamable`)
  * @property {string} dtype       element type of `input`: float32, float64, float16, bfloat16; a loop's state
  *   may be int8, uint8, int16, uint16, int32, uint32, int64, uint64 or bool
- * @property {Array<number|string>} shape  shape of the tensor fed as `input`: numbers and the data
+ * @property {Array<number|string|null>} shape  shape of the tensor fed as `input`: numbers, null for an unnamed dimension, and the data
  *   inputs' own symbolic dimension names
  * @property {number} batch_axis  axis of `shape` that is the batch (-1: none)
  * @property {"zeros"|"empty"} init  first call: zeros of `shape`, or an empty tensor (batch axis 0)
@@ -226,8 +226,8 @@ export function parseRnnstateMetadata(value) {
       throw new Error(`${where}: no ${missing.join('/')} (metadata of an rnnstate older than the state contract: ` +
         'rewrite the model again)');
     }
-    if (!Array.isArray(st.shape) || !st.shape.every((d) => (Number.isInteger(d) && d >= 0) || typeof d === 'string')) {
-      throw new Error(`${where}: "shape" must be an array of non-negative integers and dimension names`);
+    if (!Array.isArray(st.shape) || !st.shape.every((d) => (Number.isInteger(d) && d >= 0) || typeof d === 'string' || d === null)) {
+      throw new Error(`${where}: "shape" must be an array of non-negative integers, dimension names and null (unnamed)`);
     }
     if (!Number.isInteger(st.batch_axis) || st.batch_axis < -1 || st.batch_axis >= st.shape.length) {
       throw new Error(`${where}: "batch_axis" ${st.batch_axis} is not an axis of shape [${st.shape}]`);

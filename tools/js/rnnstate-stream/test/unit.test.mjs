@@ -106,6 +106,15 @@ test('first feeds: zeros of the shape, empty with batch 0, one per stacked input
   assert.throws(() => firstFeedSpecs([states[2], { ...states[3], shape: [2, 'batch', 6] }], { batch: 1 }), /disagree/);
 });
 
+test('first feeds: an unnamed dimension is null (older metadata: ""), sized only by {batch}', () => {
+  const stacked = { ...STATES.states[0], input: 'state', output: 'stateN', shape: [2, null, 128], rows: [0, 1] };
+  assert.equal(parseRnnstateMetadata({ version: 1, states: [stacked] }).states[0].shape[1], null);
+  assert.deepEqual(firstFeedSpecs([stacked], { batch: 1 })[0].shape, [2, 1, 128]);
+  assert.deepEqual(firstFeedSpecs([{ ...stacked, shape: [2, '', 128] }], { batch: 3 })[0].shape, [2, 3, 128]);
+  assert.throws(() => firstFeedSpecs([stacked], { dims: { '': 4, null: 4 } }), /batch dimension \(unnamed\) \(axis 1\).*\{batch: N\}/);
+  assert.throws(() => parseRnnstateMetadata({ version: 1, states: [{ ...stacked, shape: [2, true, 128] }] }), /null/);
+});
+
 // ---------------------------------------------------------------------------------------------
 // A fake onnxruntime: Tensor, and a session of a "model" with one state per input name:
 // y[t] = x[t] + h (running sum, per batch element), final h = h + sum_t x[t]. Chunked == full run.
