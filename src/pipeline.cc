@@ -11,6 +11,7 @@
 #include "graph/model_index.h"
 #include "pack/state_transform.h"
 #include "rewrite/apply.h"
+#include "rewrite/context_planner.h"
 #include "rewrite/planner.h"
 #include "rewrite/time_axis.h"
 #include "rnnstate/error.h"
@@ -69,8 +70,9 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   // model.
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
   // A model packed or made batch-first is final for the state rewrite: its pairs are kept as they are.
-  outcome.plan =
-      TransformsOf(model).any() ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
+  const bool transformed = TransformsOf(model).any();
+  if (transformed) RequireRecordedContexts(outcome.analysis, options.input_contexts);
+  outcome.plan = transformed ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
   // The `--time-axis` stage's warnings come first: it ran first.
   AddWarnings(Warning::Kind::kTimeAxis, time_axes.warnings, outcome.warnings);
   for (const SkippedState& skip : outcome.plan.skipped) {
@@ -113,6 +115,7 @@ std::vector<std::string> RewriteOutcome::PlanLines() const {
   for (const auto& edit : plan.edits) {
     lines.push_back(edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe());
   }
+  for (const auto& context : plan.contexts) lines.push_back("main " + context.Describe());
   lines.insert(lines.end(), transform_lines.begin(), transform_lines.end());
   return lines;
 }

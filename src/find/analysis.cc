@@ -364,6 +364,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
     analysis.recorded_pairs = std::move(metadata.pairs);
     analysis.packed = std::move(metadata.packed);
   }
+  analysis.contexts = FindContextStates(index, analysis.recorded_pairs);
   Findings found;
   for (StateProducer produce : kStateProducers) produce(index, options, analysis.recorded_pairs, &found);
   analysis.nodes = std::move(found.nodes);

@@ -6,6 +6,7 @@
 
 #include "graph/naming.h"
 #include "graph/proto_access.h"
+#include "rewrite/context_planner.h"
 #include "rewrite/data_batch.h"
 #include "rewrite/input_planner.h"
 #include "rewrite/owner_names.h"
@@ -368,12 +369,14 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
     }
     planner.PlanState(analyzed);
   }
+  PlanContexts(index, analysis, options, names, plan);
   // Name unnamed owners (and containers) only when the graph changes anyway — by an edit, or by the
   // packing after this plan, whose new nodes would move the indices an unnamed node's label is made of.
   // A model whose states are all exposed keeps its graph as it is. Named, a re-run changes nothing.
   plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
   bool edits_change = false;
   for (const auto& edit : plan.edits) edits_change |= edit.Changes();
+  for (const auto& context : plan.contexts) edits_change |= context.Changes();
   if (edits_change || options.Transforms()) {
     for (const auto& [where, name] : node_names) plan.node_names.push_back({where, name});
   }

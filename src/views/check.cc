@@ -193,6 +193,26 @@ void CheckPair(const ModelIndex& index, const StateLookup& states, const StatePa
   CheckFlags(main, pair, state->state, input_ok, problems);
 }
 
+/// A context pair (kind "context"): its wiring as the analysis judged it (find/context_state.h) and its
+/// flags (optional when its input has a zero default; a context always streams).
+void CheckContextPair(const GraphIndex& main, const StatePair& pair, const ContextFinding& finding,
+                      bool packed_member, std::vector<CheckProblem>& problems) {
+  const std::string label = PairLabel(pair) + ": ";
+  if (!finding.holds()) {
+    problems.push_back({finding.problem_kind, label + finding.problem});
+    return;
+  }
+  const bool has_default = main.initializers.count(pair.input) > 0;
+  if (!packed_member && pair.optional != has_default) {
+    problems.push_back({CheckProblem::Kind::kFlagMismatch, label + "optional is " + Bool(pair.optional) +
+                                                               " but input '" + pair.input + "' " +
+                                                               (has_default ? "has" : "has no") + " default"});
+  }
+  if (!pair.streamable) {
+    problems.push_back({CheckProblem::Kind::kFlagMismatch, label + "streamable is false but a context always streams"});
+  }
+}
+
 /// One problem per name (or state) that more than one pair uses.
 template <typename Key>
 void CheckUnique(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, Key key, const std::string& what,
@@ -296,9 +316,15 @@ std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& an
   }
   CheckStates(analysis, streamable_only, problems);
   const StateLookup states(analysis);
+  std::map<size_t, const ContextFinding*> contexts;
+  for (const ContextFinding& finding : analysis.contexts) contexts[finding.pair] = &finding;
   for (size_t i = 0; i < analysis.recorded_pairs.size(); ++i) {
     const bool member = analysis.packed && analysis.packed->MemberOf(static_cast<int64_t>(i)).first >= 0;
-    CheckPair(index, states, analysis.recorded_pairs[i], member, problems);
+    if (auto context = contexts.find(i); context != contexts.end()) {
+      CheckContextPair(index.graph(GraphPath{}), analysis.recorded_pairs[i], *context->second, member, problems);
+    } else {
+      CheckPair(index, states, analysis.recorded_pairs[i], member, problems);
+    }
   }
   if (analysis.packed) CheckPackedValues(index, *analysis.packed, analysis.recorded_pairs, problems);
   CheckDuplicates(analysis, states, problems);
