@@ -62,9 +62,15 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
       if (axis === emptyAxis && st.init === 'empty') return 0;
       if (typeof d === 'number') return d;
       if (axis === st.batch_axis && batch !== undefined) return batch;
-      if (Object.hasOwn(dims, d)) return dims[d];
+      // null (or "", as older rewrites wrote it): a dimension without a name, which no data feed gives.
+      const named = typeof d === 'string' && d !== '';
+      if (named && Object.hasOwn(dims, d)) return dims[d];
       const what = axis === st.batch_axis ? 'its batch dimension' : 'dimension';
-      throw new Error(`state input '${st.input}': ${what} '${d}' (axis ${axis}) has no value: it is not a ` +
+      if (!named && axis !== st.batch_axis) {
+        throw new Error(`state input '${st.input}': ${what} ${axis} has no name, so no data feed gives its size`);
+      }
+      const name = named ? `'${d}'` : '(unnamed)';
+      throw new Error(`state input '${st.input}': ${what} ${name} (axis ${axis}) has no value: it is not a ` +
         `dimension of the data inputs fed; pass it as ${axis === st.batch_axis ? '{batch: N}' : `{dims: {'${d}': N}}`}`);
     });
     return { input: st.input, dtype: st.dtype, shape, init: st.init, batchAxis: st.batch_axis };
