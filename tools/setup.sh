@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
           nlohmann-json3-dev libre2-dev libgtest-dev libgmock-dev libonnx-testdata nodejs npm graphviz strace
-          dpkg-dev file groff-base)  # the Debian package (dpkg-shlibdeps) and the man page test
+          dpkg-dev file groff-base     # the Debian package (dpkg-shlibdeps) and the man page test
+          espeak-ng sox)               # speech for the voice-activity tests (tests/e2e/lib/speech.mjs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
