@@ -91,6 +91,7 @@ export class StreamingSession {
   #stateOutputs;    // Set of state output names
   #state = null;    // {input: tensor} fed on the next call, null: first call
   #queue = Promise.resolve();
+  #inputMetadata;   // the session's input metadata, read once (it does not change)
 
   /**
    * Reads a file path for the metadata (metadata.mjs's `openFile`); the Node.js entry (index.mjs) sets it,
@@ -168,6 +169,7 @@ export class StreamingSession {
   constructor(session, metadata, options) {
     this.session = session;
     this.metadata = metadata;
+    this.#inputMetadata = session.inputMetadata ?? [];
     this.#ort = options.ort;
     this.#ownsSession = options.ownsSession ?? false;
     this.#options = { nonStreamable: 'error', stateOutputs: false, dims: {}, ...options };
@@ -241,7 +243,7 @@ export class StreamingSession {
   #dimValues(feeds) {
     const dims = {};
     const where = {};
-    for (const meta of this.session.inputMetadata ?? []) {
+    for (const meta of this.#inputMetadata) {
       const feed = feeds[meta.name];
       if (!feed || !meta.isTensor || !Array.isArray(meta.shape)) continue;
       meta.shape.forEach((d, axis) => {
