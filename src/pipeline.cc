@@ -12,6 +12,7 @@
 #include "pack/state_transform.h"
 #include "pipeline_stages.h"
 #include "rewrite/apply.h"
+#include "rewrite/context_planner.h"
 #include "rewrite/planner.h"
 #include "rewrite/time_axis.h"
 #include "rnnstate/error.h"
@@ -68,13 +69,16 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   outcome.analysis = Analyze(index, analysis_options);
   std::vector<InputAxis> time_axes_given;
   for (const TimeAxisOption& axis : options.time_axes) time_axes_given.push_back(InputAxis{axis.input, axis.axis});
-  JudgeStream(index, outcome.analysis, time_axes_given);
+  ContextFrames planned_contexts;  // the contexts a rewrite adds: judged as the rewritten model will be
+  for (const InputContextOption& context : options.input_contexts) planned_contexts[context.input] = context.frames;
+  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
   // model.
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
   // A model packed or made batch-first is final for the state rewrite: its pairs are kept as they are.
-  outcome.plan =
-      TransformsOf(model).any() ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
+  const bool transformed = TransformsOf(model).any();
+  if (transformed) RequireRecordedContexts(outcome.analysis, options.input_contexts);
+  outcome.plan = transformed ? KeepTransformedPlan(outcome.analysis) : MakePlan(index, outcome.analysis, options);
   // The `--time-axis` stage's warnings come first: it ran first.
   AddWarnings(Warning::Kind::kTimeAxis, time_axes.warnings, outcome.warnings);
   for (const SkippedState& skip : outcome.plan.skipped) {
@@ -117,6 +121,7 @@ std::vector<std::string> RewriteOutcome::PlanLines() const {
   for (const auto& edit : plan.edits) {
     lines.push_back(edit.graph_name + " " + edit.owner_name + " " + edit.kind + ": " + edit.Describe());
   }
+  for (const auto& context : plan.contexts) lines.push_back("main " + context.Describe());
   lines.insert(lines.end(), transform_lines.begin(), transform_lines.end());
   return lines;
 }

@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
           nlohmann-json3-dev libre2-dev libgtest-dev libgmock-dev libonnx-testdata nodejs npm graphviz strace
-          dpkg-dev file groff-base)  # the Debian package (dpkg-shlibdeps) and the man page test
+          dpkg-dev file groff-base     # the Debian package (dpkg-shlibdeps) and the man page test
+          espeak-ng sox                # speech for the voice-activity tests (tests/e2e/lib/speech.mjs)
+          chromium)                    # the browser suite (tests/browser): Debian's, never a downloaded one
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,4 +30,10 @@ fi
 if [ ! -d tests/e2e/node_modules/onnxruntime-node ]; then
   echo "setup: installing onnxruntime-node into tests/e2e/node_modules" >&2
   (cd tests/e2e && ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts --no-audit --no-fund >&2)
+fi
+# The browser suite's onnxruntime-web, esbuild and Vite, as its package-lock.json pins them (esbuild's
+# binary comes in its platform package; no install script is needed).
+if [ ! -d tests/browser/node_modules/onnxruntime-web ]; then
+  echo "setup: installing the browser suite's packages into tests/browser/node_modules" >&2
+  (cd tests/browser && npm ci --ignore-scripts --no-audit --no-fund >&2)
 fi

@@ -100,6 +100,20 @@ inline constexpr const char* kInitEmpty = "empty";  ///< an empty tensor (batch 
 /// The `layout` of a state pair whose tensors were transposed to put the batch on axis 0.
 inline constexpr const char* kLayoutBatchFirst = "batch-first";
 
+/// The `kind` of a context state (see ContextSpec).
+inline constexpr const char* kKindContext = "context";
+
+/// What a context state carries: the last `frames` frames along `axis` of the main-graph value `value`
+/// (a data input), kept from one call to the next. The graph concatenates the pair's input in front of the
+/// value it is fed (the node the pair names is that Concat) and returns the last `frames` frames of the
+/// concatenation as the pair's output. Metadata key `"context"` of a pair of kind "context".
+struct ContextSpec {
+  std::string value;
+  int64_t axis = 0;
+  int64_t frames = 0;
+  bool operator==(const ContextSpec& o) const { return value == o.value && axis == o.axis && frames == o.frames; }
+};
+
 /// One state pair: feed `output` of one call as `input` of the next.
 struct StatePair {
   std::string input;
@@ -137,12 +151,15 @@ struct StatePair {
   /// The recurrence carries the state from call to call (forward, no sequence_lens): a runner feeds the
   /// output back. Written only where it differs from `streamable`; absent, it is `streamable`.
   bool carried = true;
+  /// Kind "context": what the state carries (set for that kind only).
+  std::optional<ContextSpec> context = std::nullopt;
 
   bool operator==(const StatePair& o) const {
     return input == o.input && output == o.output && node == o.node && graph == o.graph && kind == o.kind &&
            optional == o.optional && streamable == o.streamable && carried == o.carried && rows == o.rows &&
            dtype == o.dtype && shape == o.shape && batch_axis == o.batch_axis && init == o.init && path == o.path &&
-           region == o.region && axes == o.axes && view == o.view && layout == o.layout && variable == o.variable;
+           region == o.region && axes == o.axes && view == o.view && layout == o.layout && variable == o.variable &&
+           context == o.context;
   }
 };
 

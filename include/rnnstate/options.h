@@ -55,6 +55,17 @@ struct TimeAxisOption {
   int64_t axis = 0;
 };
 
+/// `--input-context INPUT:AXIS:N`: the last N frames along AXIS of data input INPUT become a context state
+/// (see ContextSpec in metadata.h): each call's INPUT is seen with the previous call's last N frames in
+/// front of it (Silero VAD's authors prepend 64 samples of the previous call's input by hand).
+struct InputContextOption {
+  std::string input;
+  int64_t axis = 0;
+  int64_t frames = 0;
+  /// "INPUT:AXIS:N", as given.
+  std::string Text() const;
+};
+
 /// What the user asked for.
 struct PlanOptions {
   StateInputMode mode = StateInputMode::kDefaults;
@@ -81,10 +92,17 @@ struct PlanOptions {
 
   /// `--time-axis`, in the order given.
   std::vector<TimeAxisOption> time_axes;
+
+  /// `--input-context`, in the order given.
+  std::vector<InputContextOption> input_contexts;
 };
 
 /// Parses "INPUT:AXIS" (the input name may itself contain ':'; AXIS is a non-negative integer). Throws
 /// Error(kUsage) when it is malformed.
 TimeAxisOption ParseTimeAxis(const std::string& text);
+
+/// Parses "INPUT:AXIS:N" (the input name may itself contain ':'; AXIS a non-negative integer, N a positive
+/// one). Throws Error(kUsage) when it is malformed.
+InputContextOption ParseInputContext(const std::string& text);
 
 }  // namespace rnnstate

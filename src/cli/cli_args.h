@@ -39,6 +39,7 @@ struct RewriteArgs {
   bool packed_input_given = false;  ///< --packed-input was on the command line (a collision is then an error)
   bool packed_output_given = false;
   std::vector<std::string> time_axes;
+  std::vector<std::string> input_contexts;
 };
 
 struct CheckArgs {

@@ -53,6 +53,9 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
     throw Error(ExitCode::kUsage, "--packed-input and --packed-output must be two different, non-empty names");
   }
   for (const std::string& axis : args.time_axes) options.time_axes.push_back(rnnstate::ParseTimeAxis(axis));
+  for (const std::string& context : args.input_contexts) {
+    options.input_contexts.push_back(rnnstate::ParseInputContext(context));
+  }
   if (!args.nodes.empty()) options.node_filter = rnnstate::NodePattern(args.nodes);
   return options;
 }

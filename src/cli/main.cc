@@ -89,6 +89,12 @@ void DeclareRewrite(CLI::App& command, RewriteArgs& rewrite) {
                   "make that axis symbolic and derive the trip count from the fed input (repeatable)")
       ->type_name("INPUT:AXIS")
       ->allow_extra_args(false);  // one value per --time-axis: the paths that follow are paths
+  command
+      .add_option("--input-context", rewrite.input_contexts,
+                  "INPUT:AXIS:N carry the last N frames along AXIS of data input INPUT to the next call as a state "
+                  "pair: each call sees them in front of its INPUT (Silero VAD: input:1:64) (repeatable)")
+      ->type_name("INPUT:AXIS:N")
+      ->allow_extra_args(false);
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   command.add_flag("--streamable-only", rewrite.streamable_only,
                    "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");

@@ -92,6 +92,25 @@ void ReadView(const Json& entry, StatePair& pair) {
   }
 }
 
+/// The "context" object of a context state (optional): {"value": name, "axis": k >= 0, "frames": n > 0}.
+void ReadContext(const Json& entry, StatePair& pair) {
+  auto context = entry.find("context");
+  if (context == entry.end() || context->is_null()) return;
+  auto integer = [&](const char* key, int64_t least) {
+    auto value = context->find(key);
+    if (value == context->end() || !value->is_number_integer() || value->get<int64_t>() < least) {
+      throw std::runtime_error(std::string("'context' has no integer '") + key + "' >= " + std::to_string(least));
+    }
+    return value->get<int64_t>();
+  };
+  if (!context->is_object()) throw std::runtime_error("'context' is not an object");
+  auto value = context->find("value");
+  if (value == context->end() || !value->is_string() || value->get<std::string>().empty()) {
+    throw std::runtime_error("'context' has no value name");
+  }
+  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1)};
+}
+
 StatePair PairFromJson(const Json& entry) {
   if (!entry.is_object()) throw std::runtime_error("a state entry is not an object");
   auto text = [&](const char* key) {
@@ -131,6 +150,7 @@ StatePair PairFromJson(const Json& entry) {
   ReadContractFields(entry, pair);
   ReadRegion(entry, pair);
   ReadView(entry, pair);
+  ReadContext(entry, pair);
   return pair;
 }
 
@@ -431,6 +451,9 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
       if (!pair.view.empty()) entry["view"] = MetaShapeJson(pair.view);
     }
     if (!pair.variable.empty()) entry["variable"] = pair.variable;
+    if (pair.context) {
+      entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
+    }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));
   }

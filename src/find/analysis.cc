@@ -365,6 +365,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
     analysis.packed = std::move(metadata.packed);
     analysis.recorded_stream = std::move(metadata.stream);
   }
+  analysis.contexts = FindContextStates(index, analysis.recorded_pairs);
   Findings found;
   for (StateProducer produce : kStateProducers) produce(index, options, analysis.recorded_pairs, &found);
   analysis.nodes = std::move(found.nodes);

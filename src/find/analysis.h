@@ -12,6 +12,7 @@
 
 #include "contract/stream_record.h"
 #include "exposure/exposed_state.h"
+#include "find/context_state.h"
 #include "find/recurrent_node.h"
 #include "find/state_findings.h"
 #include "graph/model_index.h"
@@ -72,6 +73,8 @@ struct Analysis {
   std::vector<RecurrentNode> nodes;       ///< the nodes owning states, described for reports
   std::vector<StateAnalysis> states;      ///< every state, grouped by owner in node order
   std::vector<StatePair> recorded_pairs;  ///< from the model's `rnnstate` metadata
+  /// The recorded context states (kind "context"), judged against the graph (context_state.h).
+  std::vector<ContextFinding> contexts;
   /// What looked state-like but is no rewritable state (carried pass-throughs and counters, loops and
   /// operators rnnstate cannot classify or handle), in the producers' order.
   std::vector<StateNote> notes;

@@ -118,16 +118,20 @@ onnx::ValueInfoProto RankOnlyInfo(const std::string& name, int32_t elem_type, si
 
 namespace {
 
-void RenameReadsIn(onnx::GraphProto& graph, const std::string& from, const std::string& to, bool subgraph) {
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& input : *node.mutable_input()) {
-      if (input == from) input = to;
-    }
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) RenameReadsIn(*attribute.mutable_g(), from, to, true);
-      for (auto& sub : *attribute.mutable_graphs()) RenameReadsIn(sub, from, to, true);
-    }
+void RenameReadsIn(onnx::GraphProto& graph, const std::string& from, const std::string& to, bool subgraph);
+
+void RenameReadsOf(onnx::NodeProto& node, const std::string& from, const std::string& to) {
+  for (auto& input : *node.mutable_input()) {
+    if (input == from) input = to;
   }
+  for (auto& attribute : *node.mutable_attribute()) {
+    if (attribute.has_g()) RenameReadsIn(*attribute.mutable_g(), from, to, true);
+    for (auto& sub : *attribute.mutable_graphs()) RenameReadsIn(sub, from, to, true);
+  }
+}
+
+void RenameReadsIn(onnx::GraphProto& graph, const std::string& from, const std::string& to, bool subgraph) {
+  for (auto& node : *graph.mutable_node()) RenameReadsOf(node, from, to);
   if (!subgraph) return;
   for (auto& output : *graph.mutable_output()) {
     if (output.name() == from) output.set_name(to);
@@ -145,6 +149,10 @@ void RemoveNamed(Field* field, const std::string& name) {
 
 void RenameReads(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
   RenameReadsIn(graph, from, to, /*subgraph=*/false);
+}
+
+void RenameNodeReads(onnx::NodeProto& node, const std::string& from, const std::string& to) {
+  RenameReadsOf(node, from, to);
 }
 
 void RemoveGraphInput(onnx::GraphProto& graph, const std::string& name) { RemoveNamed(graph.mutable_input(), name); }

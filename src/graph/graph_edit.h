@@ -47,6 +47,10 @@ onnx::ValueInfoProto RankOnlyInfo(const std::string& name, int32_t elem_type, si
 /// outer name itself reads it too, and is renamed.
 void RenameReads(onnx::GraphProto& graph, const std::string& from, const std::string& to);
 
+/// Renames the reads of `from` by one node to `to`: its inputs, and every read in its subgraphs (as
+/// RenameReads does in a graph).
+void RenameNodeReads(onnx::NodeProto& node, const std::string& from, const std::string& to);
+
 /// Removes the graph input, output or initializer named `name` (if any).
 void RemoveGraphInput(onnx::GraphProto& graph, const std::string& name);
 void RemoveGraphOutput(onnx::GraphProto& graph, const std::string& name);

@@ -9,6 +9,7 @@
 #include "graph/graph_edit.h"
 #include "graph/overloaded.h"
 #include "graph/proto_access.h"
+#include "rewrite/context_apply.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -374,6 +375,8 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   std::vector<ResolvedEdit> edits;
   for (const auto& edit : plan.edits) edits.push_back(Resolve(model, onnx_opset, edit));
 
+  // Before any node moves: the readers of a context's value are planned by index.
+  RedirectContextReaders(plan.contexts, model);
   for (size_t i = 0; i < renamed.size(); ++i) renamed[i]->set_name(plan.node_names[i].second);
   NameInputDims(plan, *model.mutable_graph());
   std::map<onnx::GraphProto*, GraphEdits> per_graph;
@@ -384,6 +387,7 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
     InsertNodes(*graph, graph_edits);
     PruneDropped(*graph, graph_edits.dropped_originals);
   }
+  AddContextStates(plan.contexts, model);
   RaiseIrForUndeclaredInitializers(model);
   if (plan.metadata_changes) WriteStatePairs(model, plan.pairs, plan.stream);
 }

@@ -67,10 +67,24 @@ std::string StateEdit::Describe() const {
   return in + "; " + out;
 }
 
+std::string ContextEdit::Describe() const {
+  const std::string what = "context of '" + value + "' (last " + std::to_string(frames) + " frames along axis " +
+                           std::to_string(axis) + ")";
+  if (std::holds_alternative<KeepContext>(change)) return what + ": recorded, kept";
+  if (std::holds_alternative<DropContextDefault>(change)) return what + ": '" + input + "' default removed (required)";
+  const auto& added = std::get<NewContext>(change);
+  const bool zeros = std::holds_alternative<ContextZerosDefault>(added.default_value);
+  return what + ": '" + input + "' -> '" + output + "', concatenated in front of it for " +
+         std::to_string(added.readers.size()) + " reader(s)" + (zeros ? " (default: zeros)" : " (required)");
+}
+
 bool Plan::ChangesModel() const {
   if (!node_names.empty() || metadata_changes) return true;
   for (const auto& edit : edits) {
     if (edit.Changes()) return true;
+  }
+  for (const auto& context : contexts) {
+    if (context.Changes()) return true;
   }
   return false;
 }

@@ -14,6 +14,7 @@
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "rewrite/context_plan.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/options.h"
 #include "states/recurrent_state.h"
@@ -234,6 +235,8 @@ struct SkippedState {
 /// The complete rewrite, as data.
 struct Plan {
   std::vector<StateEdit> edits;
+  /// Context states (context_plan.h): `--input-context` options and the recorded ones that hold.
+  std::vector<ContextEdit> contexts;
   std::vector<BroadcastShapeNames> broadcasts;
   std::vector<SkippedState> skipped;
   /// Unnamed owners (and containers on the way to them) get a stable name so that metadata can refer

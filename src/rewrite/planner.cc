@@ -6,6 +6,7 @@
 
 #include "graph/naming.h"
 #include "graph/proto_access.h"
+#include "rewrite/context_planner.h"
 #include "rewrite/data_batch.h"
 #include "rewrite/input_planner.h"
 #include "rewrite/owner_names.h"
@@ -372,14 +373,29 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
     }
     planner.PlanState(analyzed);
   }
+  PlanContexts(index, analysis, options, names, plan);
+  // A context pair carries frames from call to call: it streams as the whole model does.
+  const bool model_streams = !analysis.stream || analysis.stream->problem.empty();
+  for (StatePair& pair : plan.pairs) {
+    if (pair.kind == kKindContext) pair.streamable = model_streams;
+  }
   // Name unnamed owners (and containers) only when the graph changes anyway — by an edit, or by the
   // packing after this plan, whose new nodes would move the indices an unnamed node's label is made of.
   // A model whose states are all exposed keeps its graph as it is. Named, a re-run changes nothing.
   plan.metadata_changes = !analysis.metadata_error.empty() || plan.pairs != analysis.recorded_pairs;
+  bool edits_change = false;
+  for (const auto& edit : plan.edits) edits_change |= edit.Changes();
+  for (const auto& context : plan.contexts) edits_change |= context.Changes();
+  const bool names_nodes = edits_change || options.Transforms();
   if (analysis.stream && !plan.pairs.empty()) {
     std::set<std::string> state_outputs;
     for (const StatePair& pair : plan.pairs) state_outputs.insert(pair.output);
-    const StreamRecord record = RecordOf(*analysis.stream, state_outputs);
+    // A node this rewrite names is recorded under that name, as a rewrite of the rewrite finds it.
+    const auto describe = [&](const TimeBreak& b) {
+      auto named = names_nodes ? node_names.find({b.graph, b.node}) : node_names.end();
+      return named == node_names.end() ? b.what : b.op + " '" + named->second + "'";
+    };
+    const StreamRecord record = RecordOf(*analysis.stream, state_outputs, describe);
     plan.stream = StreamRecordJson(record);
     plan.metadata_changes |= !analysis.recorded_stream || StreamRecordJson(*analysis.recorded_stream) != plan.stream;
     if (!analysis.stream->problem.empty()) {
@@ -387,9 +403,7 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
                            "): every state is recorded streamable: false");
     }
   }
-  bool edits_change = false;
-  for (const auto& edit : plan.edits) edits_change |= edit.Changes();
-  if (edits_change || options.Transforms()) {
+  if (names_nodes) {
     for (const auto& [where, name] : node_names) plan.node_names.push_back({where, name});
   }
   return plan;

@@ -178,7 +178,18 @@ void CheckFields(const StatePair& pair, std::vector<CheckProblem>& problems) {
   if (grown && (pair.dtype.empty() || pair.init.empty())) {
     problems.push_back({Kind::kBadMetadata, label + "dtype, shape, batch_axis, init and path are given together or not at all"});
   }
+  // A context state says what it carries; no other kind does.
+  if ((pair.kind == kKindContext) != pair.context.has_value()) {
+    problems.push_back({Kind::kBadMetadata, label + (pair.context ? "a \"context\" object on a state of kind '" +
+                                                                        pair.kind + "'"
+                                                                  : std::string("kind \"context\" without its \"context\" object"))});
+  }
   const auto rank = static_cast<int64_t>(pair.shape.size());
+  if (pair.context && rank > 0 && (pair.context->axis >= rank || pair.shape[pair.context->axis].value != pair.context->frames)) {
+    problems.push_back({Kind::kBadMetadata, label + "shape " + MetaText(pair.shape) + " does not hold " +
+                                                std::to_string(pair.context->frames) + " frames on axis " +
+                                                std::to_string(pair.context->axis)});
+  }
   if (pair.batch_axis < -1 || (pair.batch_axis >= rank && !(rank == 0 && pair.batch_axis == -1))) {
     problems.push_back({Kind::kBadMetadata, label + "batch_axis " + std::to_string(pair.batch_axis) +
                                                 " is not an axis of shape " + MetaText(pair.shape)});

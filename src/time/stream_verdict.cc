@@ -17,7 +17,7 @@ OutputVerdict JudgeOutput(const std::string& name, const TimeFact& fact) {
   OutputVerdict out;
   out.output = name;
   if (fact.steady()) return out;
-  if (fact.exact() && fact.frames() && (!fact.folded || fact.outer)) {
+  if (fact.exact() && fact.frames() && (!fact.folded || fact.outer) && fact.context == 0) {
     out.kind = OutputVerdict::Kind::kFrames;
     out.axis = fact.axis;
     return out;
@@ -31,7 +31,8 @@ OutputVerdict JudgeOutput(const std::string& name, const TimeFact& fact) {
     out.broken = fact.broken;
   } else {
     TimeBreak b;
-    b.why = fact.kind == Kind::kLength  ? "is the chunk's length"
+    b.why = fact.context > 0            ? "holds " + std::to_string(fact.context) + " frames of the previous call in front of the chunk's"
+            : fact.kind == Kind::kLength  ? "is the chunk's length"
             : fact.kind == Kind::kFirst ? "is read from the first frames, which only the first call has"
                                         : "holds time folded inside another axis";
     out.broken = b;
@@ -40,6 +41,21 @@ OutputVerdict JudgeOutput(const std::string& name, const TimeFact& fact) {
 }
 
 std::string AxisText(const InputAxis& axis) { return axis.input + ":" + std::to_string(axis.axis); }
+
+/// The values that hold frames of the previous call: the planned contexts' inputs, and the Concats of
+/// the recorded context pairs that hold.
+ContextFrames ContextsOf(const ModelIndex& index, const Analysis& analysis, const ContextFrames& planned) {
+  ContextFrames contexts = planned;
+  const onnx::GraphProto& main = index.model().graph();
+  for (const ContextFinding& finding : analysis.contexts) {
+    if (!finding.holds() || finding.concat < 0 || finding.concat >= main.node_size()) continue;
+    const StatePair& pair = analysis.recorded_pairs[finding.pair];
+    if (pair.context && main.node(finding.concat).output_size() == 1) {
+      contexts[main.node(finding.concat).output(0)] = pair.context->frames;
+    }
+  }
+  return contexts;
+}
 
 }  // namespace
 
@@ -63,7 +79,8 @@ std::string StreamVerdict::TimeText() const {
   return text;
 }
 
-void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given) {
+void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given,
+                 const ContextFrames& planned_contexts) {
   auto shared = std::make_shared<StreamVerdict>();
   StreamVerdict& verdict = *shared;
   analysis.stream = shared;
@@ -95,7 +112,7 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
         if (found == owners.end()) return std::nullopt;
         return found->second;
       },
-      verdict.time.fixed_length);
+      verdict.time.fixed_length, ContextsOf(index, analysis, planned_contexts));
   std::set<std::pair<GraphPath, int>> per_frame;
   for (const RecurrenceTime& r : flow.recurrences()) {
     if (r.way == RecurrenceTime::Way::kPerFrame) per_frame.insert({r.graph, r.node});
@@ -137,13 +154,23 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
   for (StateAnalysis& t : analysis.states) t.stream_problem = verdict.problem;
 }
 
-StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs) {
+StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs,
+                      const std::function<std::string(const TimeBreak&)>& describe) {
   StreamRecord record;
   for (const InputAxis& axis : verdict.time.axes) record.time.push_back({axis.input, axis.axis});
   if (record.time.empty()) return record;
   record.fixed_length = verdict.time.fixed_length;
   record.chunk_exact = verdict.ChunkExact();
+  const auto what = [&](const TimeBreak& b) { return describe ? describe(b) : b.what; };
+  // The reason as the verdict words it, its operator named as `describe` names it.
   record.reason = verdict.problem;
+  for (const OutputVerdict& out : verdict.outputs) {
+    if (out.broken && record.reason == "output '" + out.output + "': " + out.broken->Text()) {
+      const std::string name = what(*out.broken);
+      record.reason = "output '" + out.output + "': " + (name.empty() ? out.broken->why : name + " " + out.broken->why);
+      break;
+    }
+  }
   for (const OutputVerdict& out : verdict.outputs) {
     if (state_outputs.count(out.output)) continue;
     StreamOutputRecord entry;
@@ -151,7 +178,7 @@ StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>&
     entry.chunked = OutputVerdictName(out.kind);
     entry.axis = out.axis;
     if (out.broken) {
-      entry.node = out.broken->what;
+      entry.node = what(*out.broken);
       entry.why = out.broken->why;
       entry.past = out.broken->past;
       entry.future = out.broken->future;

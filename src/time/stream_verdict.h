@@ -7,6 +7,7 @@
 /// recurrences that run within each frame (their batch holds time) are no stream's state at all.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "time/time_fact.h"
+#include "time/time_flow.h"
 #include "time/time_sources.h"
 
 namespace rnnstate {
@@ -58,12 +60,17 @@ struct StreamVerdict {
 /// Judges the indexed model and writes the consequences into `analysis`: recurrences that run within
 /// each frame leave their states to the call (`within_call`), every state gets the model's reason
 /// (`stream_problem`), and `analysis.stream` the verdict. `given`: `--time-axis`; without it, the time
-/// axes the metadata records are taken, or found.
-void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given = {});
+/// axes the metadata records are taken, or found. `planned_contexts`: the data inputs a planned
+/// `--input-context` prepends frames of the previous call to (the recorded context pairs are the analysis's).
+void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given = {},
+                 const ContextFrames& planned_contexts = {});
 
 /// The verdict as the metadata records it (contract/stream_record.h), without the outputs `state_outputs`
 /// (the state pairs' outputs, which their pairs speak for: so the record is the same before and after a
 /// rewrite adds them).
-StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs);
+/// `describe`, when given, names a break's operator (the rewrite names unnamed nodes it changes: the
+/// record then names them as a rewrite of the rewrite will find them).
+StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs,
+                      const std::function<std::string(const TimeBreak&)>& describe = {});
 
 }  // namespace rnnstate

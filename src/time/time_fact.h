@@ -31,7 +31,8 @@ namespace rnnstate {
 struct TimeBreak {
   GraphPath graph;   ///< the graph of the operator
   int node = -1;     ///< its index there (-1: no node, e.g. a fixed-length input)
-  std::string what;  ///< "Conv 'enc.0'", for messages
+  std::string op;    ///< the operator ("Conv")
+  std::string what;  ///< "Conv 'enc.0'", or "Conv (output 'y')" for an unnamed node, for messages
   std::string why;   ///< "slides a window of 5 frames over time (stride 2, no padding)"
   /// Frames before / after each output frame that it needs and a chunk does not hold (0: none or
   /// unknown); `whole`: it needs the whole sequence (a reduction over time, a bidirectional recurrence).
@@ -59,6 +60,10 @@ struct TimeFact {
   /// kFrames: a sequence (ONNX sequence type) whose elements are the frames, one per step, as a loop
   /// collects them (`SequenceInsert`); `ConcatFromSequence` makes it a tensor along its `axis`.
   bool sequence = false;
+  /// kFrames: the value holds this many frames of the previous call in front of the chunk's own (a context
+  /// state concatenated before the chunk, rnnstate rewrite --input-context): a window that spans exactly
+  /// them gives the chunk's frames again; anything else that reads them sees the previous call's frames.
+  int64_t context = 0;
   /// kLength: the positions of a shape vector (or 0 for a scalar) that hold the chunk's length, and those
   /// that hold it times steady sizes (`Mul(batch, length)`: the length of time folded with the batch).
   std::vector<int64_t> elements;

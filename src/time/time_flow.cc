@@ -55,8 +55,13 @@ RecurrentAxes AxesOfLayout(int64_t layout) {
 
 }  // namespace
 
-TimeFlow::TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, OwnerLookup owners, int64_t length)
-    : index_(index), sources_(std::move(sources)), owners_(std::move(owners)), length_(length) {
+TimeFlow::TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, OwnerLookup owners, int64_t length,
+                   ContextFrames contexts)
+    : index_(index),
+      sources_(std::move(sources)),
+      owners_(std::move(owners)),
+      length_(length),
+      contexts_(std::move(contexts)) {
   const onnx::GraphProto& main = index_.model().graph();
   for (const auto& input : main.input()) {
     for (const InputAxis& source : sources_) {
@@ -78,6 +83,9 @@ const TimeFact& TimeFlow::Of(const GraphPath& path, const std::string& name) con
 }
 
 void TimeFlow::Set(const GraphPath& path, const std::string& name, TimeFact fact) {
+  if (path.empty() && fact.frames()) {
+    if (auto context = contexts_.find(name); context != contexts_.end()) fact.context = context->second;
+  }
   if (fact.steady() || name.empty()) return;
   facts_[path].insert_or_assign(std::string_view(name), std::move(fact));
 }
@@ -113,6 +121,10 @@ std::vector<TimeFact> TimeFlow::NodeFacts(const GraphPath& path, int n, const on
   }
   const std::vector<const TimeFact*> outer = OuterFacts(path, n);
   if (AllSteady(in) && AllSteady(outer)) return {};
+  // A context state's Concat: the carried frames in front of its value's (the value is its last input).
+  if (path.empty() && node.output_size() == 1 && contexts_.count(node.output(0)) && !in.empty()) {
+    return {*in.back()};
+  }
   switch (ContainerKindOf(node, index_.onnx_opset())) {
     case ContainerKind::kIf:
       return IfFacts(path, n, node);
@@ -192,6 +204,10 @@ std::vector<TimeFact> TimeFlow::RecurrentFacts(const GraphPath& path, int n, con
   }
   recurrences_.push_back(RecurrenceTime{path, n, RecurrenceTime::Way::kOverTime});
   std::optional<TimeBreak> broken = x.broken;
+  if (!broken && x.context > 0) {
+    broken = view.Break("runs again over " + std::to_string(x.context) +
+                        " frames of the previous call, which its carried state has already seen");
+  }
   if (!broken && direction != "forward") {
     broken = view.Break("runs " + direction + ": every frame's output needs the whole sequence");
     broken->whole = true;

@@ -35,6 +35,10 @@ struct OwnerTime {
   bool fed_initial = false;
 };
 
+/// Main-graph values that hold frames of the previous call in front of the chunk's own: a data input a
+/// planned --input-context prepends them to, or the Concat a recorded context pair makes. Value -> frames.
+using ContextFrames = std::map<std::string, int64_t>;
+
 /// The owner facts of the recurrent operator at (graph, node), or nullopt for the defaults above.
 using OwnerLookup = std::function<std::optional<OwnerTime>(const GraphPath&, int)>;
 
@@ -54,7 +58,8 @@ struct RecurrenceTime {
 class TimeFlow {
  public:
   /// `length`: the sources' fixed length when the export has one (-1: symbolic).
-  TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, OwnerLookup owners = {}, int64_t length = -1);
+  TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, OwnerLookup owners = {}, int64_t length = -1,
+           ContextFrames contexts = {});
 
   /// The fact of `name` as seen from the graph at `path` (steady for a value time does not reach).
   const TimeFact& Of(const GraphPath& path, const std::string& name) const;
@@ -78,6 +83,7 @@ class TimeFlow {
   std::vector<InputAxis> sources_;
   OwnerLookup owners_;
   int64_t length_ = -1;
+  ContextFrames contexts_;
   /// The facts of values that are not steady, by graph and name (names are views into the model).
   std::map<GraphPath, std::unordered_map<std::string_view, TimeFact>> facts_;
   std::vector<RecurrenceTime> recurrences_;

@@ -498,6 +498,7 @@ TimeFact ShapeTime(const NodeTime& n) {
   if (op == "Shape") {
     if (x.kind == Kind::kMixed) return n.Mixed("reads the shape of a value that depends on time");
     if (!x.frames()) return TimeFact::Steady();
+    if (x.context > 0) return n.Mixed("reads the length of frames that hold frames of the previous call");
 
     const int rank = n.InRank(0);
     const int64_t start = std::clamp<int64_t>(Normal(IntAttribute(n.node, "start", 0), rank), 0, std::max(rank, 0));

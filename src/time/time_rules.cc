@@ -60,7 +60,11 @@ TimeBreak NodeTime::Break(std::string why) const {
   TimeBreak b;
   b.graph = graph;
   b.node = node_index;
-  b.what = DescribeNode(index.model(), graph, node_index);
+  b.op = node.op_type();
+  // An unnamed node's label is its index, which a rewrite moves: its output names it steadily.
+  b.what = !node.name().empty() || node.output_size() == 0
+               ? DescribeNode(index.model(), graph, node_index)
+               : node.op_type() + " (output '" + node.output(0) + "')";
   b.why = std::move(why);
   return b;
 }
@@ -189,6 +193,9 @@ TimeFact ElementwiseTime(const NodeTime& n) {
         if (r < 0 || rank < 0) return n.Mixed("broadcasts frames of unknown rank");
         TimeFact moved = f;
         moved.axis = f.axis + (rank - r);
+        if (frames && frames->context != moved.context) {
+          return n.Mixed("combines frames of which only some hold frames of the previous call");
+        }
         if (frames && frames->axis != moved.axis) {
           return n.Mixed("combines frames whose time axes do not line up (axes " + std::to_string(frames->axis) +
                          " and " + std::to_string(moved.axis) + ")");

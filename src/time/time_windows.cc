@@ -94,6 +94,21 @@ TimeFact GemmTime(const NodeTime& n) {
   return n.Mixed("multiplies values that both change with time");
 }
 
+/// A window over frames that hold `x.context` frames of the previous call in front of the chunk: without
+/// padding before them and at stride 1, a window spanning exactly those frames gives the chunk's own frames
+/// again (each with all the context it needs); spanning fewer leaves the rest in front.
+TimeFact ContextWindow(const NodeTime& n, const TimeFact& x, const TimeWindow& window) {
+  const bool fits = !window.transpose && window.stride == 1 && window.pad_before == 0 && window.pad_after == 0 &&
+                    window.Span() <= x.context;
+  if (!fits) {
+    return n.Mixed(window.Text() + " over frames that hold " + std::to_string(x.context) +
+                   " frames of the previous call in front: it needs none before them, stride 1 and at most that span");
+  }
+  TimeFact out = x;
+  out.context = x.context - window.Span();
+  return out;
+}
+
 }  // namespace
 
 TimeFact ContractionTime(const NodeTime& n) {
@@ -110,6 +125,7 @@ TimeFact WindowTime(const NodeTime& n) {
   if (x.axis == 1) return n.Mixed("combines channels that hold time");
   const std::optional<TimeWindow> window = ReadTimeWindow(n.index, n.graph, n.node, x.axis, n.InRank(0));
   if (!window) return n.Mixed("slides a window of unknown size over time");
+  if (x.context > 0) return ContextWindow(n, x, *window);
   if (window->PerFrame()) return x;
   TimeFact out = x;
   std::string why = window->Text();

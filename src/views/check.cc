@@ -9,6 +9,7 @@
 #include "exposure/exposed_state.h"
 #include "exposure/packed_state.h"
 #include "rnnstate/metadata.h"
+#include "time/stream_verdict.h"
 
 namespace rnnstate {
 
@@ -204,6 +205,31 @@ void CheckPair(const ModelIndex& index, const StateLookup& states, const StatePa
   CheckFlags(main, pair, *state, input_ok, problems);
 }
 
+/// A context pair (kind "context"): its wiring as the analysis judged it (find/context_state.h) and its
+/// flags (optional when its input has a zero default; streamable when the whole model streams: it carries
+/// frames from call to call).
+void CheckContextPair(const GraphIndex& main, const StatePair& pair, const ContextFinding& finding,
+                      bool packed_member, const std::string& stream_problem, std::vector<CheckProblem>& problems) {
+  const std::string label = PairLabel(pair) + ": ";
+  if (!finding.holds()) {
+    problems.push_back({finding.problem_kind, label + finding.problem});
+    return;
+  }
+  const bool has_default = main.initializers.count(pair.input) > 0;
+  if (!packed_member && pair.optional != has_default) {
+    problems.push_back({CheckProblem::Kind::kFlagMismatch, label + "optional is " + Bool(pair.optional) +
+                                                               " but input '" + pair.input + "' " +
+                                                               (has_default ? "has" : "has no") + " default"});
+  }
+  if (pair.streamable != stream_problem.empty()) {
+    problems.push_back({CheckProblem::Kind::kFlagMismatch,
+                        label + "streamable is " + Bool(pair.streamable) + " but " +
+                            (stream_problem.empty() ? "chunked runs of the model equal one run"
+                                                    : "chunked runs of the model differ from one run (" +
+                                                          stream_problem + ")")});
+  }
+}
+
 /// One problem per name (or state) that more than one pair uses.
 template <typename Key>
 void CheckUnique(const std::vector<StatePair>& pairs, CheckProblem::Kind kind, Key key, const std::string& what,
@@ -307,9 +333,16 @@ std::vector<CheckProblem> CheckModel(const ModelIndex& index, const Analysis& an
   }
   CheckStates(analysis, streamable_only, problems);
   const StateLookup states(analysis);
+  std::map<size_t, const ContextFinding*> contexts;
+  for (const ContextFinding& finding : analysis.contexts) contexts[finding.pair] = &finding;
   for (size_t i = 0; i < analysis.recorded_pairs.size(); ++i) {
     const bool member = analysis.packed && analysis.packed->MemberOf(static_cast<int64_t>(i)).first >= 0;
-    CheckPair(index, states, analysis.recorded_pairs[i], member, problems);
+    if (auto context = contexts.find(i); context != contexts.end()) {
+      CheckContextPair(index.graph(GraphPath{}), analysis.recorded_pairs[i], *context->second, member,
+                       analysis.stream ? analysis.stream->problem : "", problems);
+    } else {
+      CheckPair(index, states, analysis.recorded_pairs[i], member, problems);
+    }
   }
   if (analysis.packed) CheckPackedValues(index, *analysis.packed, analysis.recorded_pairs, problems);
   CheckDuplicates(analysis, states, problems);

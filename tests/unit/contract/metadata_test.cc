@@ -52,6 +52,27 @@ TEST(Metadata, EveryFieldSurvivesARoundTrip) {
                               R"({"node":"a:b\"c","attribute":"branches","index":2}])"));
 }
 
+TEST(Metadata, AContextSurvivesARoundTrip) {
+  StatePair pair = FullPair();
+  pair.kind = kKindContext;
+  pair.context = ContextSpec{"onnx::input", 1, 64};
+  onnx::ModelProto model;
+  WriteStatePairs(model, {pair});
+  std::string error;
+  std::vector<StatePair> read = ReadStatePairs(model, &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0], pair);
+  EXPECT_THAT(model.metadata_props(0).value(), HasSubstr(R"("context":{"value":"onnx::input","axis":1,"frames":64})"));
+  for (const char* bad : {R"("context":[1])", R"("context":{"axis":1,"frames":2})", R"("context":{"value":"x","axis":-1,"frames":2})",
+                          R"("context":{"value":"x","axis":1,"frames":0})", R"("context":{"value":"","axis":1,"frames":2})"}) {
+    ReadStatePairs(WithMetadata(std::string(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)") +
+                                R"("graph":"main","kind":"context",)" + bad + "}]}"),
+                   &error);
+    EXPECT_THAT(error, HasSubstr("is invalid")) << bad;
+  }
+}
+
 TEST(Metadata, PairsOfTheFirstVersionOfTheContractAreRead) {
   std::string error;
   auto pairs = ReadStatePairs(WithMetadata(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)"

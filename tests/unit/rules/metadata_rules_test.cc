@@ -88,6 +88,24 @@ TEST(MetadataRules, FieldValues) {
               HasSubstr("batch_axis 3 is not an axis of shape [1,batch,3]"));
 }
 
+TEST(MetadataRules, AContextObjectGoesWithItsKindAndShape) {
+  EXPECT_THAT(Summary(Edited([](Json& d) { d["states"][0]["kind"] = "context"; })),
+              HasSubstr("kind \"context\" without its \"context\" object"));
+  EXPECT_THAT(Summary(Edited([](Json& d) { d["states"][0]["context"] = {{"value", "X"}, {"axis", 2}, {"frames", 3}}; })),
+              HasSubstr("a \"context\" object on a state of kind 'h'"));
+  EXPECT_THAT(Summary(Edited([](Json& d) {
+                d["states"][0]["kind"] = "context";
+                d["states"][0]["context"] = {{"value", "X"}, {"axis", 2}, {"frames", 4}};
+              })),
+              HasSubstr("shape [1,batch,3] does not hold 4 frames on axis 2"));
+  // The right frames on the right axis: only check's deeper question (is it wired?) remains.
+  EXPECT_EQ(Summary(Edited([](Json& d) {
+              d["states"][0]["kind"] = "context";
+              d["states"][0]["context"] = {{"value", "X"}, {"axis", 2}, {"frames", 3}};
+            })),
+            "");
+}
+
 TEST(MetadataRules, ShapeAgainstTheDeclaredShape) {
   EXPECT_THAT(Summary(Edited([](Json& d) { d["states"][0]["shape"] = Json::array({1, "batch", 4}); })),
               HasSubstr("shape [1,batch,4] contradicts the declared shape [1,batch,3] of 'GRU_0.h_in'"));

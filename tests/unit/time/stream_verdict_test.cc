@@ -70,7 +70,7 @@ g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1,
   EXPECT_FALSE(record.chunk_exact);
   ASSERT_EQ(record.outputs.size(), 2u);
   EXPECT_EQ(record.outputs[1].chunked, "differs");
-  EXPECT_EQ(record.outputs[1].node, "ReduceMean 'ReduceMean_1'");
+  EXPECT_EQ(record.outputs[1].node, "ReduceMean (output 'm')");
   EXPECT_TRUE(record.outputs[1].whole);
   // The states' own outputs are left to their pairs.
   EXPECT_EQ(RecordOf(j.verdict(), {"y"}).outputs.size(), 1u);
@@ -131,7 +131,7 @@ g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r, float[1, 9, 3] w2
   s1 = Squeeze (y1, one)
   y2, h2 = GRU <hidden_size = 3> (s1, w2, r, , , h1)
 })");
-  EXPECT_THAT(j.verdict().problem, HasSubstr("starts from the final state of GRU 'GRU_0'"));
+  EXPECT_THAT(j.verdict().problem, HasSubstr("starts from the final state of GRU (output 'y1')"));
   EXPECT_FALSE(j.analysis.states[0].Streams());
 }
 

@@ -62,11 +62,15 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
       if (axis === emptyAxis && st.init === 'empty') return 0;
       if (typeof d === 'number') return d;
       if (axis === st.batch_axis && batch !== undefined) return batch;
-      // null (or '' from older metadata): a dimension the model leaves unnamed; only {batch} can size it.
-      const unnamed = d === null || d === '';
-      if (!unnamed && Object.hasOwn(dims, d)) return dims[d];
-      const what = (axis === st.batch_axis ? 'its batch dimension' : 'dimension') + (unnamed ? ' (unnamed)' : ` '${d}'`);
-      throw new Error(`state input '${st.input}': ${what} (axis ${axis}) has no value: it is not a ` +
+      // null (or "", as older rewrites wrote it): a dimension without a name, which no data feed gives.
+      const named = typeof d === 'string' && d !== '';
+      if (named && Object.hasOwn(dims, d)) return dims[d];
+      const what = axis === st.batch_axis ? 'its batch dimension' : 'dimension';
+      if (!named && axis !== st.batch_axis) {
+        throw new Error(`state input '${st.input}': ${what} ${axis} has no name, so no data feed gives its size`);
+      }
+      const name = named ? `'${d}'` : '(unnamed)';
+      throw new Error(`state input '${st.input}': ${what} ${name} (axis ${axis}) has no value: it is not a ` +
         `dimension of the data inputs fed; pass it as ${axis === st.batch_axis ? '{batch: N}' : `{dims: {'${d}': N}}`}`);
     });
     return { input: st.input, dtype: st.dtype, shape, init: st.init, batchAxis: st.batch_axis };

@@ -5,7 +5,8 @@
 // a dependency-free reader of the one protobuf field needed (ModelProto.metadata_props = 14, a repeated
 // StringStringEntryProto {key = 1, value = 2}). Every other top-level field — the graph with its
 // weights included — is skipped by its length, so reading a file or a Blob touches a few hundred bytes
-// per top-level field, never the weights. Works in Node.js and in browsers.
+// per top-level field, never the weights. Works in Node.js and in browsers: it imports nothing of Node.js
+// (a file path is read by the ByteSource opener that the package's Node.js entry, index.mjs, passes in).
 
 /** The `metadata_props` key rnnstate writes. */
 export const METADATA_KEY = 'rnnstate';
@@ -95,29 +96,6 @@ function blobSource(blob) {
   };
 }
 
-const isNode = () => typeof process === 'object' && typeof process.versions?.node === 'string';
-
-/** Node.js: a file path as a ByteSource (reads only what is needed); `close()` when done. */
-async function fileSource(path) {
-  const { open } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
-  const handle = await open(path, 'r');
-  try {
-    const { size } = await handle.stat();
-    return {
-      size,
-      read: async (offset, length) => {
-        const buffer = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-        return buffer.subarray(0, bytesRead);
-      },
-      close: () => handle.close(),
-    };
-  } catch (err) {
-    await handle.close();
-    throw err;
-  }
-}
-
 /** Uint8Array view of an ArrayBuffer or any ArrayBufferView (no copy). */
 export function asBytes(data) {
   if (data instanceof Uint8Array) return data;
@@ -130,18 +108,20 @@ export function asBytes(data) {
  * The `metadata_props` of an ONNX model, in file order.
  *
  * @param {Uint8Array | ArrayBuffer | ArrayBufferView | Blob | string | ByteSource} model  the model's
- *   bytes; a Blob (e.g. a browser File); in Node.js a file path; or a ByteSource
+ *   bytes; a Blob (e.g. a browser File); a file path (with `openFile`); or a ByteSource
+ * @param {{openFile?: (path: string) => Promise<ByteSource & {close: () => Promise<void>}>}} [options]
+ *   `openFile` reads a file path (Node.js: the package's main entry passes its reader)
  * @returns {Promise<Array<{key: string, value: string}>>}
  */
-export async function readMetadataProps(model) {
+export async function readMetadataProps(model, { openFile } = {}) {
   let source = null;
   let close = null;
   const bytes = asBytes(model);
   if (bytes) source = memorySource(bytes);
   else if (typeof Blob !== 'undefined' && model instanceof Blob) source = blobSource(model);
   else if (typeof model === 'string') {
-    if (!isNode()) throw new Error('a model path can only be read in Node.js; pass the model bytes or a Blob');
-    source = await fileSource(model);
+    if (!openFile) throw new Error('a model path can only be read in Node.js; pass the model bytes, a Blob or (to StreamingSession.create) a URL');
+    source = await openFile(model);
     close = source.close;
   } else if (model && typeof model.read === 'function' && Number.isFinite(model.size)) source = model;
   else throw new Error('readMetadataProps: expected the model as bytes, a Blob, a file path (Node.js) or a ByteSource');
@@ -176,10 +156,12 @@ export async function readMetadataProps(model) {
  * @property {boolean} optional   the input has a default (defaults mode): onnxruntime-node/web hide it
  * @property {boolean} streamable chunked runs with the state fed back equal one full run
  * @property {boolean} [carried] the recurrence carries the state from call to call (absent: `streamable`)
+ * @property {boolean} [carried] the recurrence carries the state from call to call (absent: `streamable`)
  * @property {string} dtype       element type of `input`: float32, float64, float16, bfloat16; a loop's state
  *   may be int8, uint8, int16, uint16, int32, uint32, int64, uint64 or bool
- * @property {Array<number|string|null>} shape  shape of the tensor fed as `input`: numbers, null for an unnamed dimension, and the data
- *   inputs' own symbolic dimension names
+ * @property {Array<number|string|null>} shape  shape of the tensor fed as `input`: numbers, the data
+ *   inputs' own symbolic dimension names, and null (or "", as older rewrites wrote it) for a dimension
+ *   without a name
  * @property {number} batch_axis  axis of `shape` that is the batch (-1: none)
  * @property {"zeros"|"empty"} init  first call: zeros of `shape`, or an empty tensor (batch axis 0)
  *   meaning the model's own default
@@ -227,7 +209,7 @@ export function parseRnnstateMetadata(value) {
         'rewrite the model again)');
     }
     if (!Array.isArray(st.shape) || !st.shape.every((d) => (Number.isInteger(d) && d >= 0) || typeof d === 'string' || d === null)) {
-      throw new Error(`${where}: "shape" must be an array of non-negative integers, dimension names and null (unnamed)`);
+      throw new Error(`${where}: "shape" must be an array of non-negative integers, dimension names and nulls`);
     }
     if (!Number.isInteger(st.batch_axis) || st.batch_axis < -1 || st.batch_axis >= st.shape.length) {
       throw new Error(`${where}: "batch_axis" ${st.batch_axis} is not an axis of shape [${st.shape}]`);
@@ -270,10 +252,11 @@ function checkPacked(packed, stateCount) {
 /**
  * The parsed `rnnstate` metadata of a model, or null when the model has none (not rewritten by rnnstate).
  * @param {Parameters<typeof readMetadataProps>[0]} model
+ * @param {Parameters<typeof readMetadataProps>[1]} [options]
  * @returns {Promise<RnnstateMetadata | null>}
  */
-export async function readRnnstateMetadata(model) {
-  const found = (await readMetadataProps(model)).filter((p) => p.key === METADATA_KEY);
+export async function readRnnstateMetadata(model, options) {
+  const found = (await readMetadataProps(model, options)).filter((p) => p.key === METADATA_KEY);
   if (found.length === 0) return null;
   if (found.length > 1) throw new Error(`the model has ${found.length} "${METADATA_KEY}" metadata entries`);
   return parseRnnstateMetadata(found[0].value);

@@ -7,31 +7,7 @@ import { test } from 'node:test';
 import {
   firstFeedSpecs, parseRnnstateMetadata, readMetadataProps, readRnnstateMetadata, StreamingSession,
 } from '../index.mjs';
-
-// ---------------------------------------------------------------------------------------------
-// Protobuf encoding, just enough to build ModelProto bytes by hand.
-const varint = (n) => {
-  const out = [];
-  let v = BigInt(n);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v) b |= 0x80;
-    out.push(b);
-  } while (v);
-  return out;
-};
-const bytesOf = (s) => [...new TextEncoder().encode(s)];
-const field = (number, wire, payload) => [...varint(number * 8 + wire), ...payload];
-const lengthDelimited = (number, payload) => field(number, 2, [...varint(payload.length), ...payload]);
-const entry = (key, value) => lengthDelimited(14, [...lengthDelimited(1, bytesOf(key)), ...lengthDelimited(2, bytesOf(value))]);
-const model = (...parts) => new Uint8Array(parts.flat());
-
-const STATES = {
-  version: 1,
-  states: [{ input: 'h_in', output: 'h_out', node: 'gru', graph: 'main', kind: 'h', optional: false, streamable: true,
-    dtype: 'float32', shape: [1, 'batch', 2], batch_axis: 1, init: 'zeros', path: [] }],
-};
+import { entry, fakeSession, field, lengthDelimited, meta, model, ort, STATES, Tensor, varint, bytesOf, x } from '../testing/fakes.mjs';
 
 test('metadata_props are read after a large graph, other fields of every wire type skipped', async () => {
   const graph = new Array(100000).fill(7);
@@ -114,44 +90,6 @@ test('first feeds: an unnamed dimension is null (older metadata: ""), sized only
   assert.throws(() => firstFeedSpecs([stacked], { dims: { '': 4, null: 4 } }), /batch dimension \(unnamed\) \(axis 1\).*\{batch: N\}/);
   assert.throws(() => parseRnnstateMetadata({ version: 1, states: [{ ...stacked, shape: [2, true, 128] }] }), /null/);
 });
-
-// ---------------------------------------------------------------------------------------------
-// A fake onnxruntime: Tensor, and a session of a "model" with one state per input name:
-// y[t] = x[t] + h (running sum, per batch element), final h = h + sum_t x[t]. Chunked == full run.
-class Tensor {
-  constructor(type, data, dims) {
-    Object.assign(this, { type, data, dims: [...dims] });
-  }
-}
-const ort = { Tensor };
-
-function fakeSession(stateInputs = ['h_in'], stateOutputs = ['h_out'], { dataShape = ['seq', 'batch'] } = {}) {
-  const calls = [];
-  return {
-    calls,
-    inputNames: ['x', ...stateInputs],
-    outputNames: ['y', ...stateOutputs],
-    inputMetadata: [{ name: 'x', isTensor: true, type: 'float32', shape: dataShape },
-      ...stateInputs.map((name) => ({ name, isTensor: true, type: 'float32', shape: [1, 'batch', 1] }))],
-    async run(feeds) {
-      calls.push(feeds);
-      const [T, B] = feeds.x.dims;
-      const out = { y: new Tensor('float32', new Float32Array(T * B), [T, B]) };
-      stateInputs.forEach((name, i) => {
-        const fed = feeds[name];
-        const h = Float32Array.from({ length: B }, (_, b) => (fed.dims[1] === 0 ? 0 : fed.data[b]));
-        for (let t = 0; t < T; t++) for (let b = 0; b < B; b++) { h[b] += feeds.x.data[t * B + b]; if (i === 0) out.y.data[t * B + b] = h[b]; }
-        out[stateOutputs[i]] = new Tensor('float32', h, [1, B, 1]);
-      });
-      return out;
-    },
-  };
-}
-const meta = (overrides = []) => ({
-  version: 1,
-  states: [{ ...STATES.states[0], input: 'h_in', output: 'h_out', shape: [1, 'batch', 1] }, ...overrides],
-});
-const x = (values, B = 1) => new Tensor('float32', Float32Array.from(values), [values.length / B, B]);
 
 test('StreamingSession: first feed per init, state fed back, reset(), state outputs on request', async () => {
   const session = fakeSession();

@@ -1,0 +1,111 @@
+#include "rewrite/context_apply.h"
+
+#include <limits>
+
+#include "graph/graph_edit.h"
+#include "graph/graph_path.h"
+#include "graph/overloaded.h"
+#include "graph/proto_access.h"
+#include "rnnstate/error.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// The opset from which Slice takes its bounds as inputs (attributes before).
+constexpr int64_t kSliceInputsOpset = 10;
+
+onnx::GraphProto& GraphOf(onnx::ModelProto& model, const ContextEdit& edit) {
+  onnx::GraphProto* graph = ResolveGraph(model, edit.graph);
+  // A context input is a main-graph input: a value of a subgraph would need it threaded in.
+  if (graph == nullptr || !edit.graph.empty()) {
+    throw Error(ExitCode::kInternal, "the plan carries a context of '" + edit.value + "' outside the main graph");
+  }
+  return *graph;
+}
+
+/// Shape(value) * keep + unit: the value's shape with 1 on the context's axis (keep: 1s with 0 there;
+/// unit: 0s with 1 there), what Expand broadcasts the [1, N] zeros (or a fed context) to.
+void AddZerosDefault(const ContextEdit& edit, const ContextZerosDefault& zeros, onnx::GraphProto& graph,
+                     std::vector<onnx::NodeProto>& nodes) {
+  *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, zeros.dims);
+  std::vector<int64_t> keep(edit.shape.size(), 1), unit(edit.shape.size(), 0);
+  keep[edit.axis] = 0;
+  unit[edit.axis] = 1;
+  nodes.push_back(MakeNode("Shape", {edit.value}, {zeros.shape_of_value}));
+  nodes.push_back(Int64ConstantNode(zeros.keep, keep));
+  nodes.push_back(MakeNode("Mul", {zeros.shape_of_value, zeros.keep}, {zeros.kept}));
+  nodes.push_back(Int64ConstantNode(zeros.unit, unit));
+  nodes.push_back(MakeNode("Add", {zeros.kept, zeros.unit}, {zeros.target}));
+  nodes.push_back(MakeNode("Expand", {edit.input, zeros.target}, {zeros.expanded}));
+}
+
+/// Slice(with_context, starts [-N], ends [INT64_MAX], axes [axis]) ──> output: the last N frames.
+void AddLastFrames(const ContextEdit& edit, const NewContext& added, int64_t opset,
+                   std::vector<onnx::NodeProto>& nodes) {
+  const std::vector<int64_t> starts{-edit.frames}, ends{std::numeric_limits<int64_t>::max()}, axes{edit.axis};
+  if (opset < kSliceInputsOpset) {
+    onnx::NodeProto slice = MakeNode("Slice", {added.with_context}, {edit.output});
+    SetIntsAttribute(slice, "starts", starts);
+    SetIntsAttribute(slice, "ends", ends);
+    SetIntsAttribute(slice, "axes", axes);
+    nodes.push_back(std::move(slice));
+    return;
+  }
+  nodes.push_back(Int64ConstantNode(added.starts, starts));
+  nodes.push_back(Int64ConstantNode(added.ends, ends));
+  nodes.push_back(Int64ConstantNode(added.axes, axes));
+  nodes.push_back(MakeNode("Slice", {added.with_context, added.starts, added.ends, added.axes}, {edit.output}));
+}
+
+/// The input, its default, the nodes and the output of one new context.
+void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset, onnx::GraphProto& graph,
+                std::vector<onnx::NodeProto>& nodes) {
+  *graph.add_input() = TensorInfo(edit.input, edit.elem_type, edit.shape);
+  std::string front = edit.input;
+  if (const auto* zeros = std::get_if<ContextZerosDefault>(&added.default_value)) {
+    AddZerosDefault(edit, *zeros, graph, nodes);
+    front = zeros->expanded;
+  }
+  onnx::NodeProto concat = MakeNode("Concat", {front, edit.value}, {added.with_context});
+  SetIntAttribute(concat, "axis", edit.axis);
+  nodes.push_back(std::move(concat));
+  AddLastFrames(edit, added, opset, nodes);
+  *graph.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
+}
+
+}  // namespace
+
+void RedirectContextReaders(const std::vector<ContextEdit>& contexts, onnx::ModelProto& model) {
+  for (const ContextEdit& edit : contexts) {
+    const auto* added = std::get_if<NewContext>(&edit.change);
+    if (added == nullptr) continue;
+    onnx::GraphProto& graph = GraphOf(model, edit);
+    // Resolved before any is renamed: the indices are the planned model's.
+    std::vector<onnx::NodeProto*> readers;
+    for (const ContextReader& reader : added->readers) {
+      if (reader.graph != edit.graph || reader.node < 0 || reader.node >= graph.node_size()) {
+        throw Error(ExitCode::kInternal, "the plan's readers of '" + edit.value + "' do not fit the model");
+      }
+      readers.push_back(graph.mutable_node(reader.node));
+    }
+    for (onnx::NodeProto* reader : readers) RenameNodeReads(*reader, edit.value, added->with_context);
+  }
+}
+
+void AddContextStates(const std::vector<ContextEdit>& contexts, onnx::ModelProto& model) {
+  const int64_t opset = OnnxOpset(model);
+  std::vector<onnx::NodeProto> nodes;  // in the main graph, in front of every node there
+  for (const ContextEdit& edit : contexts) {
+    onnx::GraphProto& graph = GraphOf(model, edit);
+    std::visit(Overloaded{
+                   [](const KeepContext&) {},
+                   [&](const DropContextDefault&) { RemoveInitializer(graph, edit.input); },
+                   [&](const NewContext& added) { AddContext(edit, added, opset, graph, nodes); },
+               },
+               edit.change);
+  }
+  SurroundNodes(*model.mutable_graph(), std::move(nodes), {});
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Context states as plan entries: which value's last frames are carried from one call to the next, along
+/// which axis, how many, which readers see the concatenation, and what a call that does not feed the
+/// context sees (its default). `--input-context` plans one per option (context_planner.h); a causal
+/// window's left padding is the same kind of entry. context_apply.h executes them.
+///
+///   before: value ──> readers
+///   after:  ctx_in ──[Expand(shape of value, 1 at axis)]──> Concat(axis)(ctx, value) ──> with_context ──> readers
+///                                                                                    └──Slice(last N on axis)──> ctx_out
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "graph/dim.h"
+#include "graph/graph_path.h"
+
+namespace rnnstate {
+
+/// A node that reads the value and sees the concatenation instead: its inputs naming the value, and its
+/// subgraphs' reads of it, are renamed.
+struct ContextReader {
+  GraphPath graph;  ///< the graph holding the node (the value's own graph)
+  int node = -1;
+};
+
+/// No default: the context input is required (the caller feeds zeros first).
+struct ContextNoDefault {};
+
+/// Zeros: an initializer of the context's shape with 1 for each symbolic dimension, broadcast to the
+/// value's other dimensions by an Expand to the value's shape with 1 at the context's axis:
+///   Shape(value) ──Mul(keep)──Add(unit)──> target;  Expand(ctx_in, target) ──> expanded
+struct ContextZerosDefault {
+  std::vector<int64_t> dims;  ///< the initializer's
+  std::string shape_of_value, keep, kept, unit, target, expanded;  ///< names of the Expand's helper values
+};
+
+using ContextDefault = std::variant<ContextNoDefault, ContextZerosDefault>;
+
+/// A new context state: its input and output, the Concat and the Slice.
+struct NewContext {
+  ContextDefault default_value;
+  std::string with_context;  ///< the Concat's output (and node name): what the readers read
+  std::string starts, ends, axes;  ///< the Slice's bounds (opset 10 on: constant inputs)
+  std::vector<ContextReader> readers;
+};
+
+/// Recorded, and its wiring holds: nothing changes.
+struct KeepContext {};
+
+/// Recorded with a zero default; required mode removes the initializer (the Expand stays: it broadcasts a
+/// fed context to itself).
+struct DropContextDefault {};
+
+using ContextChange = std::variant<NewContext, KeepContext, DropContextDefault>;
+
+/// Every edit for one context state. Its pair is in Plan::pairs, as every state's.
+struct ContextEdit {
+  GraphPath graph;  ///< the graph of the value (the main graph for a data input)
+  std::string value;
+  int64_t axis = 0;
+  int64_t frames = 0;
+  int32_t elem_type = 0;
+  std::vector<Dim> shape;  ///< declared shape of the context input and output
+  std::string input, output;
+  ContextChange change;
+
+  /// True when applying this edit changes the model.
+  bool Changes() const { return !std::holds_alternative<KeepContext>(change); }
+  /// One line for --dry-run: what the rewrite does to this context.
+  std::string Describe() const;
+};
+
+}  // namespace rnnstate

@@ -1,0 +1,276 @@
+#include "rewrite/context_planner.h"
+
+#include <algorithm>
+#include <set>
+
+#include "graph/proto_access.h"
+#include "rnnstate/error.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// The opset that has Expand, which the zero default's broadcast needs.
+constexpr int64_t kExpandOpset = 8;
+
+[[noreturn]] void Refuse(const InputContextOption& option, const std::string& why) {
+  throw Error(ExitCode::kUsage, "--input-context " + option.Text() + ": " + why);
+}
+
+/// The recorded context of `value` that holds, or nullptr.
+const StatePair* RecordedContextOf(const Analysis& analysis, const std::string& value) {
+  for (const ContextFinding& finding : analysis.contexts) {
+    const StatePair& pair = analysis.recorded_pairs[finding.pair];
+    if (finding.holds() && pair.context->value == value) return &pair;
+  }
+  return nullptr;
+}
+
+/// The batch axis of a context of `rank` along `axis`: the first other axis (batch-first [B, T, ...] and
+/// time-major [T, B, ...] layouts alike); -1 for a rank-1 value, which has no batch.
+int64_t ContextBatchAxis(int64_t rank, int64_t axis) {
+  if (rank < 2) return -1;
+  return axis == 0 ? 1 : 0;
+}
+
+/// Plans one context state (a new one, or the recorded one kept).
+class ContextPlanner {
+ public:
+  ContextPlanner(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options, NameAllocator& names,
+                 Plan& plan)
+      : index_(index),
+        analysis_(analysis),
+        options_(options),
+        names_(names),
+        dim_names_(index.used_dim_params()),
+        plan_(plan),
+        required_(options.mode == StateInputMode::kRequired) {
+    for (const auto& [input, axis, name] : plan.input_dim_names) dim_names_.Reserve(name);
+  }
+
+  /// Keeps a recorded context whose wiring holds (also beside metadata that breaks a rule elsewhere: the
+  /// graph carries it, and nothing else would record it again); notes one that does not.
+  void KeepRecorded(const ContextFinding& finding) {
+    StatePair pair = analysis_.recorded_pairs[finding.pair];
+    if (!finding.holds()) {
+      plan_.notes.push_back("context pair '" + pair.input + "' -> '" + pair.output +
+                            "' is not recorded again: " + finding.problem);
+      return;
+    }
+    ContextEdit edit = EditOf(pair);
+    edit.change = KeepContext{};
+    if (required_ && index_.graph(GraphPath{}).initializers.count(pair.input)) {
+      edit.change = DropContextDefault{};
+      pair.optional = false;
+    }
+    plan_.contexts.push_back(std::move(edit));
+    plan_.pairs.push_back(std::move(pair));
+  }
+
+  /// Plans the context `option` asks for, unless it is recorded already.
+  void PlanOption(const InputContextOption& option) {
+    const onnx::TypeProto_Tensor& tensor = DataInput(option);
+    if (const StatePair* recorded = RecordedContextOf(analysis_, option.input)) {
+      if (recorded->context->axis == option.axis && recorded->context->frames == option.frames) return;
+      Refuse(option, "'" + option.input + "' already carries a context of " +
+                         std::to_string(recorded->context->frames) + " frames along axis " +
+                         std::to_string(recorded->context->axis) + " (pair '" + recorded->input +
+                         "'): rewrite the model it came from");
+    }
+    ContextEdit edit;
+    edit.value = option.input;
+    edit.axis = option.axis;
+    edit.frames = option.frames;
+    edit.elem_type = tensor.elem_type();
+    const int64_t batch_axis = ContextBatchAxis(tensor.shape().dim_size(), option.axis);
+    edit.shape = ContextShape(option, tensor.shape(), batch_axis);
+    const std::string stem = NodeStem(option.input);
+    edit.input = names_.Allocate(ExpandNameTemplate(options_.input_template, stem, kKindContext, "Concat"));
+    edit.output = names_.Allocate(ExpandNameTemplate(options_.output_template, stem, kKindContext, "Concat"));
+    NewContext added;
+    added.with_context = names_.Allocate(stem + ".with_context");
+    added.starts = names_.Allocate(stem + ".context_starts");
+    added.ends = names_.Allocate(stem + ".context_ends");
+    added.axes = names_.Allocate(stem + ".context_axes");
+    added.readers = Readers(option);
+    if (!required_) added.default_value = ZerosDefault(option, edit, stem);
+    edit.change = std::move(added);
+    plan_.pairs.push_back(PairOf(edit, batch_axis));
+    plan_.contexts.push_back(std::move(edit));
+  }
+
+ private:
+  /// The declared tensor type of the option's input, which must be a data input of the main graph.
+  const onnx::TypeProto_Tensor& DataInput(const InputContextOption& option) const {
+    const GraphIndex& main = index_.graph(GraphPath{});
+    if (!main.inputs.count(option.input)) Refuse(option, "'" + option.input + "' is not an input of the model");
+    if (main.initializers.count(option.input)) {
+      Refuse(option, "'" + option.input + "' is not a data input: it has an initializer (a weight or a default)");
+    }
+    auto is_state = [&](const StatePair& pair) { return pair.input == option.input; };
+    if (std::any_of(plan_.pairs.begin(), plan_.pairs.end(), is_state) ||
+        std::any_of(analysis_.recorded_pairs.begin(), analysis_.recorded_pairs.end(), is_state)) {
+      Refuse(option, "'" + option.input + "' is a state input, not a data input");
+    }
+    const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, option.input);
+    if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) {
+      Refuse(option, "'" + option.input + "' declares no tensor shape: its axes are unknown");
+    }
+    const onnx::TypeProto_Tensor& tensor = type->tensor_type();
+    if (option.axis >= tensor.shape().dim_size()) {
+      Refuse(option, "'" + option.input + "' has no axis " + std::to_string(option.axis) + " (rank " +
+                         std::to_string(tensor.shape().dim_size()) + ")");
+    }
+    if (ElementTypeName(tensor.elem_type()).empty()) {
+      Refuse(option, "'" + option.input + "' is of element type " + DataTypeName(tensor.elem_type()) +
+                         ", which a state cannot carry");
+    }
+    return tensor;
+  }
+
+  /// The nodes reading the input (directly, or in their subgraphs).
+  std::vector<ContextReader> Readers(const InputContextOption& option) const {
+    std::set<int> nodes;
+    for (const Consumer& use : index_.graph(GraphPath{}).ConsumersOf(option.input)) nodes.insert(use.node);
+    if (nodes.empty()) Refuse(option, "nothing in the model reads '" + option.input + "'");
+    std::vector<ContextReader> readers;
+    for (int node : nodes) readers.push_back(ContextReader{GraphPath{}, node});
+    return readers;
+  }
+
+  /// The input's shape with `frames` on the context's axis; an unnamed batch gets a name, shared with the
+  /// input (so that a runner resolves it from the data it feeds).
+  std::vector<Dim> ContextShape(const InputContextOption& option, const onnx::TensorShapeProto& declared,
+                                int64_t batch_axis) {
+    std::vector<Dim> shape;
+    for (int i = 0; i < declared.dim_size(); ++i) {
+      const auto& d = declared.dim(i);
+      if (i == option.axis) {
+        shape.push_back(Dim{option.frames, ""});
+      } else if (d.has_dim_value()) {
+        shape.push_back(Dim{d.dim_value(), ""});
+      } else if (!d.dim_param().empty() && !IsInventedDimName(d.dim_param())) {
+        shape.push_back(Dim{-1, d.dim_param()});
+      } else {
+        shape.push_back(Dim{-1, i == batch_axis ? BatchName(option.input, i) : ""});
+      }
+    }
+    return shape;
+  }
+
+  /// The name of the unnamed batch axis `axis` of `input`: one the state plan gave it, or a new one.
+  std::string BatchName(const std::string& input, int axis) {
+    for (const auto& [named, at, name] : plan_.input_dim_names) {
+      if (named == input && at == axis) return name;
+    }
+    std::string name = dim_names_.Allocate("batch");
+    plan_.input_dim_names.emplace_back(input, axis, name);
+    return name;
+  }
+
+  ContextZerosDefault ZerosDefault(const InputContextOption& option, const ContextEdit& edit, const std::string& stem) {
+    if (index_.onnx_opset() < kExpandOpset) {
+      throw Error(ExitCode::kUnsupported, "--input-context " + option.Text() + ": the default (zeros broadcast by " +
+                                              "Expand) needs ai.onnx opset 8; rewrite with --state-inputs required");
+    }
+    ContextZerosDefault zeros;
+    for (const Dim& d : edit.shape) zeros.dims.push_back(d.fixed() ? d.value : 1);
+    const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, zeros.dims);
+    if (!bytes || *bytes > kMaxZeroDefaultBytes) {
+      Refuse(option, "its zero default would take more than " + std::to_string(kMaxZeroDefaultBytes) + " bytes");
+    }
+    zeros.shape_of_value = names_.Allocate(stem + ".shape");
+    zeros.keep = names_.Allocate(stem + ".context_keep");
+    zeros.kept = names_.Allocate(stem + ".context_kept");
+    zeros.unit = names_.Allocate(stem + ".context_unit");
+    zeros.target = names_.Allocate(stem + ".context_target");
+    zeros.expanded = names_.Allocate(stem + ".context_expanded");
+    return zeros;
+  }
+
+  StatePair PairOf(const ContextEdit& edit, int64_t batch_axis) const {
+    StatePair pair;
+    pair.input = edit.input;
+    pair.output = edit.output;
+    pair.node = std::get<NewContext>(edit.change).with_context;
+    pair.graph = "main";
+    pair.kind = kKindContext;
+    pair.optional = !required_;
+    pair.streamable = true;
+    pair.dtype = ElementTypeName(edit.elem_type);
+    for (const Dim& d : edit.shape) pair.shape.push_back(MetaDim{d.value, d.fixed() ? "" : d.param});
+    pair.batch_axis = batch_axis;
+    pair.init = kInitZeros;
+    pair.context = ContextSpec{edit.value, edit.axis, edit.frames};
+    return pair;
+  }
+
+  /// The edit of a recorded pair, for --dry-run's lines.
+  static ContextEdit EditOf(const StatePair& pair) {
+    ContextEdit edit;
+    edit.value = pair.context->value;
+    edit.axis = pair.context->axis;
+    edit.frames = pair.context->frames;
+    edit.input = pair.input;
+    edit.output = pair.output;
+    return edit;
+  }
+
+  const ModelIndex& index_;
+  const Analysis& analysis_;
+  const PlanOptions& options_;
+  NameAllocator& names_;
+  NameAllocator dim_names_;
+  Plan& plan_;
+  bool required_;
+};
+
+}  // namespace
+
+std::string InputContextOption::Text() const {
+  return input + ":" + std::to_string(axis) + ":" + std::to_string(frames);
+}
+
+InputContextOption ParseInputContext(const std::string& text) {
+  auto number = [](const std::string& digits) {
+    return !digits.empty() && digits.size() <= 9 &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const size_t last = text.rfind(':');
+  const size_t middle = last == std::string::npos || last == 0 ? std::string::npos : text.rfind(':', last - 1);
+  const std::string axis = middle == std::string::npos ? "" : text.substr(middle + 1, last - middle - 1);
+  const std::string frames = last == std::string::npos ? "" : text.substr(last + 1);
+  if (middle == std::string::npos || middle == 0 || !number(axis) || !number(frames)) {
+    throw Error(ExitCode::kUsage, "--input-context '" + text + "': expected INPUT:AXIS:N (e.g. input:1:64)");
+  }
+  InputContextOption option{text.substr(0, middle), std::stoll(axis), std::stoll(frames)};
+  if (option.frames <= 0) {
+    throw Error(ExitCode::kUsage, "--input-context '" + text + "': N must be at least 1 frame");
+  }
+  return option;
+}
+
+void PlanContexts(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options, NameAllocator& names,
+                  Plan& plan) {
+  ContextPlanner planner(index, analysis, options, names, plan);
+  for (const ContextFinding& finding : analysis.contexts) planner.KeepRecorded(finding);
+  std::set<std::string> given;
+  for (const InputContextOption& option : options.input_contexts) {
+    if (!given.insert(option.input).second) Refuse(option, "'" + option.input + "' is given twice");
+    planner.PlanOption(option);
+  }
+}
+
+void RequireRecordedContexts(const Analysis& analysis, const std::vector<InputContextOption>& options) {
+  for (const InputContextOption& option : options) {
+    const StatePair* recorded = RecordedContextOf(analysis, option.input);
+    if (recorded == nullptr || recorded->context->axis != option.axis ||
+        recorded->context->frames != option.frames) {
+      throw Error(ExitCode::kUnsupported, "--input-context " + option.Text() +
+                                              ": the model's states were packed or made batch-first; rewrite the " +
+                                              "model they came from with --input-context");
+    }
+  }
+}
+
+}  // namespace rnnstate
