@@ -15,7 +15,7 @@
 #include "pipeline_stages.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::pipeline_contract_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -144,4 +144,4 @@ TEST_F(PipelineContractTest, ZeroInitializerIr3) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_contract_test

@@ -11,7 +11,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::axis_trace_test {
 namespace {
 
 using testing::NodeOfType;
@@ -155,4 +155,4 @@ TEST(AxisTrace, ShapeElementsAndVectorLengths) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::axis_trace_test

@@ -13,7 +13,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::time_axis_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -164,4 +164,4 @@ TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::time_axis_test

@@ -13,7 +13,7 @@
 #include "rnnstate/metadata.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::check_test {
 namespace {
 
 using ::testing::Contains;
@@ -500,4 +500,4 @@ TEST(Check, MalformedRowsAreBadMetadata) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::check_test
