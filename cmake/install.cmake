@@ -18,6 +18,12 @@ install(FILES ${RNNSTATE_MAN_PAGE}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 C
 install(FILES share/bash-completion/completions/rnnstate
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
 install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright COMPONENT runtime)
+# `rnnstate verify` runs the JavaScript helper's checker (cli.mjs) with Node.js: the helper's modules,
+# found from bin/ as ../share/rnnstate/rnnstate-stream (src/cli/node_verify.h). Node.js and onnxruntime-node
+# are the user's to install (the package suggests nodejs).
+install(DIRECTORY tools/js/rnnstate-stream/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rnnstate/rnnstate-stream
+        COMPONENT runtime FILES_MATCHING PATTERN "*.mjs" PATTERN "package.json" PATTERN "README.md"
+        PATTERN "test" EXCLUDE)
 
 # The library: target rnnstate::rnnstate, every header below include/.
 set_target_properties(rnnstate_lib PROPERTIES OUTPUT_NAME rnnstate EXPORT_NAME rnnstate)
@@ -87,6 +93,7 @@ set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nodejs (>= 18)")  # rnnstate verify
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
     WORLD_READ WORLD_EXECUTE)
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/cpack_project_config.cmake)

@@ -3,6 +3,7 @@
 # Debian packages (build and test) and the project-local onnxruntime-node used by end-to-end tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/progress.sh
 
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
           nlohmann-json3-dev libre2-dev libgtest-dev libgmock-dev libonnx-testdata nodejs npm graphviz strace
@@ -19,17 +20,25 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 fi
 missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
 if ((${#missing[@]})); then
-  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  echo "setup: installing Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  # -q: one line per package fetched, unpacked and set up (no progress bars); the heartbeat covers the
+  # quiet stretches.
+  $SUDO apt-get update -q 2>&1 | heartbeat "apt-get update"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends \
+    "${missing[@]}" 2>&1 | heartbeat "still installing Debian packages"
+else
+  echo "setup: the Debian packages are installed"
 fi
 
 # onnxruntime-node ships its CPU runtime in the package; its postinstall only fetches GPU add-ons, which
 # fail offline, so scripts are skipped.
 if [ ! -d tests/e2e/node_modules/onnxruntime-node ]; then
-  echo "setup: installing onnxruntime-node into tests/e2e/node_modules" >&2
-  (cd tests/e2e && ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts --no-audit --no-fund >&2)
+  echo "setup: installing onnxruntime-node into tests/e2e/node_modules"
+  (cd tests/e2e && ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts --no-audit --no-fund 2>&1) |
+    heartbeat "still installing onnxruntime-node"
+else
+  echo "setup: onnxruntime-node is installed (tests/e2e/node_modules)"
 fi
 # The browser suite's onnxruntime-web, esbuild and Vite, as its package-lock.json pins them (esbuild's
 # binary comes in its platform package; no install script is needed).

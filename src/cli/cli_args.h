@@ -68,4 +68,10 @@ struct ExportArgs {
   int64_t max_batch_size = 8;
 };
 
+/// `verify`'s arguments, passed on unread to the helper's checker (`rnnstate-stream verify`), whose own
+/// command line they are: its --help included.
+struct VerifyArgs {
+  std::vector<std::string> arguments;
+};
+
 }  // namespace rnnstate::cli

@@ -12,6 +12,7 @@
 
 #include "cli/batch.h"
 #include "cli/file_discovery.h"
+#include "cli/node_verify.h"
 #include "io/model_io.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
@@ -221,6 +222,13 @@ int RunExport(const ExportArgs& args, bool quiet) {
   std::vector<InputFile> inputs = rnnstate::FindModelFiles(files.paths, {});
   return RunFiles(inputs, files, Printing::kText, quiet,
                   [&](size_t i) { return rnnstate::ExportFile(inputs[i].path, settings); });
+}
+
+int RunVerify(const VerifyArgs& args, bool) {
+  std::error_code error;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw Error(ExitCode::kInternal, "cannot tell where this binary is: " + error.message());
+  return rnnstate::RunNodeVerify(rnnstate::FindVerifyScript(executable), args.arguments);
 }
 
 }  // namespace rnnstate::cli

@@ -21,5 +21,7 @@ int RunCheck(const CheckArgs& args, bool quiet);
 int RunInit(const InitArgs& args, bool quiet);
 /// `export`: one model's state wiring for a serving runtime.
 int RunExport(const ExportArgs& args, bool quiet);
+/// `verify`: the helper's checker (cli/node_verify.h) run in Node.js on the arguments; its exit code.
+int RunVerify(const VerifyArgs& args, bool quiet);
 
 }  // namespace rnnstate::cli

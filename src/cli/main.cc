@@ -2,6 +2,7 @@
 // on stdout and diagnostics on stderr, and maps errors to the documented exit codes.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "cli/cli_args.h"
 #include "cli/cli_run.h"
+#include "cli/closest_name.h"
 #include "cli/version.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
@@ -20,24 +22,36 @@ using rnnstate::ExitCode;
 using namespace rnnstate::cli;  // the option structs and the subcommands
 const char* const kPathsHelp = "ONNX models, or directories searched recursively for *.onnx";
 
-constexpr const char* kExamples = R"(Examples:
-  rnnstate report model.onnx                  show each recurrent node and its state wiring
-  rnnstate report model.onnx --json           the same as JSON (schema in docs/guide.md)
-  rnnstate report model.onnx --format dot | dot -Tsvg > model.svg
-                                              a picture of the state wiring
+// Each command's examples end its own --help; `rnnstate --help` ends with all of them.
+constexpr const char* kRewriteExamples = R"(
   rnnstate rewrite model.onnx -o stream.onnx  expose every state; unfed inputs keep old behaviour
   rnnstate rewrite model.onnx --state-inputs required -o stream.onnx
                                               state inputs without defaults (onnxruntime-node/web)
   rnnstate rewrite model.onnx --dry-run       print what would change, write nothing
   rnnstate rewrite zoo/ --out-dir out/        every *.onnx below zoo/, mirrored under out/
   rnnstate rewrite model.onnx --pack tensor --state-inputs required -o packed.onnx
-                                              all states in one [batch, N] input and output
+                                              all states in one [batch, N] input and output)";
+constexpr const char* kReportExamples = R"(
+  rnnstate report model.onnx                  show each recurrent node and its state wiring
+  rnnstate report model.onnx --json           the same as JSON (schema in docs/guide.md)
+  rnnstate report model.onnx --format dot | dot -Tsvg > model.svg
+                                              a picture of the state wiring)";
+constexpr const char* kCheckExamples = R"(
+  rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded)";
+constexpr const char* kInitExamples = R"(
+  rnnstate init stream.onnx --batch 4         the first call's feed of each state input, for 4 streams)";
+constexpr const char* kExportExamples = R"(
   rnnstate export triton packed.onnx -o repo  Triton model repository entry repo/packed/ (config.pbtxt,
                                               1/model.onnx) with the states as implicit state
-  rnnstate check zoo/ --json                  CI gate: exit 1 unless every state is exposed and recorded
+  rnnstate export openvino stream.onnx --json the pairs for OpenVINO's MakeStateful)";
+constexpr const char* kVerifyExamples = R"(
+  rnnstate verify model.onnx stream.onnx      stream.onnx in chunks with its state fed back == model.onnx
+                                              on the whole sequence, in ONNX Runtime (Node.js))";
 
-Exit codes: 0 ok, 1 check failed, 2 usage, 3 unreadable or invalid input, 4 unsupported model,
-5 cannot write, 6 internal error. Over several files: the highest code of any file.
+constexpr const char* kExitCodes = R"(
+Exit codes: 0 ok, 1 check or verify failed, 2 usage, 3 unreadable or invalid input (verify: also Node.js or
+onnxruntime-node missing), 4 unsupported model (verify: refused, e.g. no time axis to chunk or a state marked
+not streamable), 5 cannot write, 6 internal error. Over several files: the highest code of any file.
 )";
 
 /// The options of every command over files.
@@ -154,6 +168,14 @@ void DeclareExport(CLI::App& command, ExportArgs& exports) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
+/// `verify`: every argument after the command is the checker's, --help included.
+void DeclareVerify(CLI::App& command, VerifyArgs& verify) {
+  command.prefix_command();
+  command.set_help_flag();
+  command.fallthrough(false);  // -h and --help too: not the parser's (`rnnstate -q` works before the command)
+  command.callback([&command, &verify] { verify.arguments = command.remaining(); });
+}
+
 /// A declared subcommand, ready to run on the options the parser fills: takes `quiet` (-q), returns the
 /// exit code.
 using Runner = std::function<int(bool quiet)>;
@@ -167,31 +189,64 @@ Runner Handler(CLI::App& command) {
   return [options](bool quiet) { return Run(*options, quiet); };
 }
 
-/// One subcommand: its name, its one-line help and its handler. A new subcommand is one row here, its
-/// options struct (cli_args.h), their declaration (above) and its Run (cli_run.h).
+/// One subcommand: its name, its one-line help, the examples that end its --help and its handler. A new
+/// subcommand is one row here, its options struct (cli_args.h), their declaration (above) and its Run
+/// (cli_run.h).
 struct Subcommand {
   const char* name;
   const char* help;
+  const char* examples;
   Runner (*handler)(CLI::App& command);
 };
 
 const Subcommand kSubcommands[] = {
-    {"rewrite", "Promote recurrent state to graph inputs and outputs",
+    {"rewrite", "Promote recurrent state to graph inputs and outputs", kRewriteExamples,
      Handler<RewriteArgs, DeclareRewrite, RunRewrite>},
-    {"report", "Show the recurrent nodes and their state wiring", Handler<ReportArgs, DeclareReport, RunReport>},
-    {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale",
+    {"report", "Show the recurrent nodes and their state wiring", kReportExamples,
+     Handler<ReportArgs, DeclareReport, RunReport>},
+    {"check", "CI gate: exit 1 when a recurrent state is not exposed or the rnnstate metadata is stale", kCheckExamples,
      Handler<CheckArgs, DeclareCheck, RunCheck>},
     {"init", "Print the first call's feed of every state input (shape, dtype, zeros or empty) from the metadata",
-     Handler<InitArgs, DeclareInit, RunInit>},
+     kInitExamples, Handler<InitArgs, DeclareInit, RunInit>},
     {"export", "State wiring for a serving runtime: a Triton model-repository entry, OpenVINO's MakeStateful pairs",
-     Handler<ExportArgs, DeclareExport, RunExport>},
+     kExportExamples, Handler<ExportArgs, DeclareExport, RunExport>},
+    {"verify",
+     "Prove a rewrite streams: chunked with the state fed back == one whole run, in ONNX Runtime (runs the "
+     "rnnstate-stream helper in Node.js; rnnstate verify --help)",
+     kVerifyExamples, Handler<VerifyArgs, DeclareVerify, RunVerify>},
 };
+
+/// The first argument that is not an option — the command's name (the options before it take no
+/// value) — when it names no command: "unknown command 'rewirte'; did you mean 'rewrite'?". Empty when
+/// the command is known or absent.
+std::string UnknownCommand(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const Subcommand& subcommand : kSubcommands) names.emplace_back(subcommand.name);
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    if (std::find(names.begin(), names.end(), word) != names.end()) return "";
+    const std::optional<std::string> meant = rnnstate::ClosestName(word, names);
+    if (meant) return "unknown command '" + word + "'; did you mean '" + *meant + "'?";
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    return "unknown command '" + word + "' (the commands: " + list + ")";
+  }
+  return "";
+}
+
+/// The examples of every command, then the exit codes: what `rnnstate --help` ends with.
+std::string AllExamples() {
+  std::string text = "Examples:";
+  for (const Subcommand& subcommand : kSubcommands) text += subcommand.examples;
+  return text + "\n" + kExitCodes;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rnnstate: expose the hidden state of RNN/GRU/LSTM nodes in ONNX models for streaming"};
-  app.footer(kExamples);
+  app.footer(AllExamples());
   CLI::Option* version = app.set_version_flag(
       "--version", [&app] { return app.count("--json") ? rnnstate::VersionJson() : rnnstate::VersionText(); },
       "Print the version, source revision and onnx/protobuf versions, then exit");
@@ -204,7 +259,12 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, Runner>> commands;
   for (const Subcommand& subcommand : kSubcommands) {
     CLI::App* command = app.add_subcommand(subcommand.name, subcommand.help);
+    command->footer(std::string("Examples:") + subcommand.examples + "\n" + kExitCodes);
     commands.emplace_back(command, subcommand.handler(*command));
+  }
+  if (const std::string unknown = UnknownCommand(argc, argv); !unknown.empty()) {
+    std::cerr << "rnnstate: error: " << unknown << "\n(rnnstate --help lists the commands)\n";
+    return static_cast<int>(ExitCode::kUsage);
   }
 
   try {

@@ -6,28 +6,28 @@ namespace rnnstate {
 
 namespace {
 
-const Json& Member(const Json& object, const char* key) {
+const Json& RecordMember(const Json& object, const char* key) {
   auto found = object.find(key);
   if (found == object.end()) throw std::runtime_error(std::string("missing '") + key + "'");
   return *found;
 }
 
-std::string Text(const Json& object, const char* key, bool required) {
+std::string RecordText(const Json& object, const char* key, bool required) {
   auto found = object.find(key);
   if (found == object.end() && !required) return "";
-  const Json& value = found == object.end() ? Member(object, key) : *found;
+  const Json& value = found == object.end() ? RecordMember(object, key) : *found;
   if (!value.is_string()) throw std::runtime_error(std::string("'") + key + "' is not a string");
   return value.get<std::string>();
 }
 
-int64_t Integer(const Json& object, const char* key, int64_t fallback) {
+int64_t RecordInteger(const Json& object, const char* key, int64_t fallback) {
   auto found = object.find(key);
   if (found == object.end()) return fallback;
   if (!found->is_number_integer()) throw std::runtime_error(std::string("'") + key + "' is not an integer");
   return found->get<int64_t>();
 }
 
-bool Flag(const Json& object, const char* key) {
+bool RecordFlag(const Json& object, const char* key) {
   auto found = object.find(key);
   if (found == object.end()) return false;
   if (!found->is_boolean()) throw std::runtime_error(std::string("'") + key + "' is not true or false");
@@ -63,37 +63,37 @@ Json StreamRecordJson(const StreamRecord& record) {
 
 StreamRecord StreamRecordFromJson(const Json& json) {
   if (!json.is_object()) throw std::runtime_error("'stream' is not an object");
-  if (Integer(json, "version", -1) != kStreamRecordVersion) {
+  if (RecordInteger(json, "version", -1) != kStreamRecordVersion) {
     throw std::runtime_error("'stream' has no 'version' " + std::to_string(kStreamRecordVersion));
   }
   StreamRecord record;
-  const Json& time = Member(json, "time");
+  const Json& time = RecordMember(json, "time");
   if (!time.is_array()) throw std::runtime_error("'stream.time' is not an array");
   for (const Json& axis : time) {
     if (!axis.is_object()) throw std::runtime_error("'stream.time' holds a value that is not an object");
-    StreamRecord::Axis a{Text(axis, "input", true), Integer(axis, "axis", -1)};
+    StreamRecord::Axis a{RecordText(axis, "input", true), RecordInteger(axis, "axis", -1)};
     if (a.axis < 0) throw std::runtime_error("'stream.time' axis of '" + a.input + "' is missing or negative");
     record.time.push_back(std::move(a));
   }
-  record.fixed_length = Integer(json, "fixed_length", -1);
-  record.chunk_exact = Flag(json, "chunk_exact");
-  record.reason = Text(json, "reason", false);
+  record.fixed_length = RecordInteger(json, "fixed_length", -1);
+  record.chunk_exact = RecordFlag(json, "chunk_exact");
+  record.reason = RecordText(json, "reason", false);
   if (auto outputs = json.find("outputs"); outputs != json.end()) {
     if (!outputs->is_array()) throw std::runtime_error("'stream.outputs' is not an array");
     for (const Json& entry : *outputs) {
       if (!entry.is_object()) throw std::runtime_error("'stream.outputs' holds a value that is not an object");
       StreamOutputRecord out;
-      out.output = Text(entry, "output", true);
-      out.chunked = Text(entry, "chunked", true);
+      out.output = RecordText(entry, "output", true);
+      out.chunked = RecordText(entry, "chunked", true);
       if (out.chunked != "same" && out.chunked != "frames" && out.chunked != "last" && out.chunked != "differs") {
         throw std::runtime_error("'stream.outputs' chunked '" + out.chunked + "' is not same, frames, last or differs");
       }
-      out.axis = Integer(entry, "axis", -1);
-      out.node = Text(entry, "node", false);
-      out.why = Text(entry, "why", false);
-      out.past = Integer(entry, "past", 0);
-      out.future = Integer(entry, "future", 0);
-      out.whole = Flag(entry, "whole");
+      out.axis = RecordInteger(entry, "axis", -1);
+      out.node = RecordText(entry, "node", false);
+      out.why = RecordText(entry, "why", false);
+      out.past = RecordInteger(entry, "past", 0);
+      out.future = RecordInteger(entry, "future", 0);
+      out.whole = RecordFlag(entry, "whole");
       record.outputs.push_back(std::move(out));
     }
   }

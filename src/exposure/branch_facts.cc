@@ -11,12 +11,12 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 16;
+constexpr int kMaxFactDepth = 16;
 
 /// A condition value with Casts and Identities stripped, where it is defined.
 std::pair<GraphPath, std::string> ConditionRoot(const ModelIndex& index, const GraphPath& path, std::string value) {
   ResolvedName at = index.Resolve(path, value);
-  for (int depth = 0; depth < kMaxDepth && at.node != nullptr && at.node->input_size() > 0 &&
+  for (int depth = 0; depth < kMaxFactDepth && at.node != nullptr && at.node->input_size() > 0 &&
                       IsOnnxOp(*at.node, {"Cast", "Identity"});
        ++depth) {
     value = at.node->input(0);
@@ -43,7 +43,7 @@ class Finder {
   std::set<int> PossibleRanks(const GraphPath& path, const std::string& value, int depth) const {
     if (const int rank = RankOf(index_, path, value); rank >= 0) return {rank};
     const ResolvedName at = index_.Resolve(path, value);
-    if (depth > kMaxDepth || at.node == nullptr || at.node->input_size() == 0) return {};
+    if (depth > kMaxFactDepth || at.node == nullptr || at.node->input_size() == 0) return {};
     const onnx::NodeProto& node = *at.node;
     if (ContainerKindOf(node, index_.onnx_opset()) == ContainerKind::kIf) {
       std::set<int> ranks;
@@ -71,7 +71,7 @@ class Finder {
   /// `value` (seen from `path`) must have rank `rank` for the call to succeed.
   void RequireRank(const GraphPath& path, const std::string& value, int rank, int depth) {
     const ResolvedName at = index_.Resolve(path, value);
-    if (depth > kMaxDepth || rank < 0 || at.node == nullptr || at.node->input_size() == 0) return;
+    if (depth > kMaxFactDepth || rank < 0 || at.node == nullptr || at.node->input_size() == 0) return;
     const onnx::NodeProto& node = *at.node;
     if (ContainerKindOf(node, index_.onnx_opset()) == ContainerKind::kIf) {
       const int position = BodyOutputOfNodeOutput(ContainerKind::kIf, at.producer.slot);

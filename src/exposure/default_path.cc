@@ -13,7 +13,7 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 32;
+constexpr int kMaxDefaultDepth = 32;
 
 /// Evaluates a small integer (or boolean, as 0/1) value computed from the input's shape and constants.
 class ShapeCondition {
@@ -22,7 +22,7 @@ class ShapeCondition {
       : index_(index), shapes_(std::move(shapes)) {}
 
   std::optional<std::vector<int64_t>> Value(const GraphPath& path, const std::string& name, int depth = 0) {
-    if (depth > kMaxDepth || name.empty()) return std::nullopt;
+    if (depth > kMaxDefaultDepth || name.empty()) return std::nullopt;
     if (auto constant = ConstantIntegers(index_, path, name)) return constant;
     const ResolvedName resolved = index_.Resolve(path, name);
     if (resolved.node == nullptr) return std::nullopt;

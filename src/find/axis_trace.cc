@@ -14,9 +14,9 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxAxisDepth = 64;
 
-const onnx::TensorShapeProto* ShapeOf(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+const onnx::TensorShapeProto* KnownShape(const ModelIndex& index, const GraphPath& path, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf(path, name);
   if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return nullptr;
   return &type->tensor_type().shape();
@@ -24,7 +24,7 @@ const onnx::TensorShapeProto* ShapeOf(const ModelIndex& index, const GraphPath& 
 
 /// True when the declared or inferred dim `axis` of `name` is the fixed size 1 (a broadcast operand).
 bool IsOne(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis) {
-  const onnx::TensorShapeProto* shape = ShapeOf(index, path, name);
+  const onnx::TensorShapeProto* shape = KnownShape(index, path, name);
   if (shape == nullptr || axis < 0 || axis >= shape->dim_size()) return false;
   const auto& dim = shape->dim(static_cast<int>(axis));
   return dim.has_dim_value() && dim.dim_value() == 1;
@@ -35,7 +35,7 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
 
 std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path, const std::string& vector,
                                  int64_t element, int depth, const BranchFacts* facts = nullptr) {
-  if (depth > kMaxDepth || vector.empty() || element < 0) return std::nullopt;
+  if (depth > kMaxAxisDepth || vector.empty() || element < 0) return std::nullopt;
   const ResolvedName at = index.Resolve(path, vector);
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
@@ -116,7 +116,7 @@ std::optional<InputAxis> ThroughIf(const ModelIndex& index, const GraphPath& pat
 
 std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
                               int depth, const BranchFacts* facts) {
-  if (depth > kMaxDepth || value.empty() || axis < 0) return std::nullopt;
+  if (depth > kMaxAxisDepth || value.empty() || axis < 0) return std::nullopt;
   const ResolvedName at = index.Resolve(path, value);
   const bool input =
       at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
@@ -169,7 +169,7 @@ int CarriedOfScanOutput(const onnx::NodeProto& node, int slot) {
   const int carried = node.input_size() - 2;
   if (body == nullptr || carried < 0 || slot < carried || slot + 1 >= body->output_size()) return -1;
   std::string value = body->output(slot + 1).name();
-  for (int depth = 0; depth < kMaxDepth; ++depth) {
+  for (int depth = 0; depth < kMaxAxisDepth; ++depth) {
     for (int j = 0; j < carried; ++j) {
       if (body->output(1 + j).name() == value) return 2 + j;
     }
@@ -258,7 +258,7 @@ std::optional<InputAxis> TraceShapeElement(const ModelIndex& index, const GraphP
 }
 
 std::optional<int64_t> VectorLength(const ModelIndex& index, const GraphPath& path, const std::string& vector) {
-  if (const onnx::TensorShapeProto* shape = ShapeOf(index, path, vector)) {
+  if (const onnx::TensorShapeProto* shape = KnownShape(index, path, vector)) {
     if (shape->dim_size() == 0) return 1;
     if (shape->dim_size() == 1 && shape->dim(0).has_dim_value()) return shape->dim(0).dim_value();
   }

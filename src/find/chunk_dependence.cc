@@ -15,7 +15,7 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDependenceDepth = 64;
 
 int64_t Normalize(int64_t axis, int rank) { return axis < 0 && rank >= 0 ? axis + rank : axis; }
 
@@ -28,7 +28,7 @@ ChunkDependence::ChunkDependence(const ModelIndex& index, const GraphPath& graph
 /// "" when `name` (seen from `path`) is the same in every chunk; else what it depends on.
 std::string ChunkDependence::Of(const GraphPath& path, const std::string& name, int depth) {
   if (name.empty()) return "";
-  if (depth > kMaxDepth) return "'" + name + "' (too deep to follow)";
+  if (depth > kMaxDependenceDepth) return "'" + name + "' (too deep to follow)";
   const ResolvedName resolved = index_.Resolve(path, name);
   const ValueRef key{resolved.graph, name};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;

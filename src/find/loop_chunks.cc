@@ -14,10 +14,10 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxFlowDepth = 64;
 
 /// `axis` made non-negative for `rank` (-1 when it cannot be).
-int64_t Normalize(int64_t axis, int rank) { return NormalizeAxis(axis, rank).value_or(-1); }
+int64_t AxisIndex(int64_t axis, int rank) { return NormalizeAxis(axis, rank).value_or(-1); }
 
 /// A value carrying time along `axis` (of its `rank`, -1 unknown); for a sequence, its positions are the
 /// steps and `rank` is its elements'.
@@ -37,7 +37,7 @@ class TimeFlow {
 
   /// "" when `flow` reaches graph outputs through time-local operators only, else why not.
   std::string Follow(const Flow& flow, int depth = 0) {
-    if (depth > kMaxDepth) return "'" + flow.value + "' is followed too deep";
+    if (depth > kMaxFlowDepth) return "'" + flow.value + "' is followed too deep";
     if (!seen_.insert({ValueRef{flow.graph, flow.value}, flow.axis}).second) return "";
     const GraphIndex& graph = index_.graph(flow.graph);
     if (auto output = graph.outputs.find(flow.value); output != graph.outputs.end() && !flow.graph.empty()) {
@@ -94,7 +94,7 @@ class TimeFlow {
     }
     std::set<int> at_index;
     for (const IndexedRead& read : reads) {
-      if (read.data == flow.value && Normalize(read.axis, flow.rank) == flow.axis) at_index.insert(read.node);
+      if (read.data == flow.value && AxisIndex(read.axis, flow.rank) == flow.axis) at_index.insert(read.node);
     }
     for (const Consumer& use : index_.graph(loop->body).ConsumersOf(flow.value)) {
       if (use.slot != 0 || !at_index.count(use.node)) return std::nullopt;
@@ -180,7 +180,7 @@ class TimeFlow {
       if (op != "ConcatFromSequence") return "reads the collected steps otherwise than concatenating them";
       const bool new_axis = IntAttribute(node, "new_axis", 0) != 0;
       const int out_rank = rank < 0 ? -1 : rank + (new_axis ? 1 : 0);
-      const int64_t axis = Normalize(IntAttribute(node, "axis", 0), out_rank);
+      const int64_t axis = AxisIndex(IntAttribute(node, "axis", 0), out_rank);
       if (axis < 0) return "concatenates along an axis of unknown position";
       return out(0, axis, out_rank);
     }
@@ -212,12 +212,12 @@ class TimeFlow {
     }
     if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
       const bool per_axis = index_.onnx_opset() >= 13;
-      const int64_t axis = Normalize(IntAttribute(node, "axis", per_axis ? -1 : 1), rank);
+      const int64_t axis = AxisIndex(IntAttribute(node, "axis", per_axis ? -1 : 1), rank);
       if (axis < 0 || (per_axis ? axis == t : t >= axis)) return "normalizes over the time axis";
       return out(0, t, rank);
     }
     if (op == "LayerNormalization") {
-      const int64_t axis = Normalize(IntAttribute(node, "axis", -1), rank);
+      const int64_t axis = AxisIndex(IntAttribute(node, "axis", -1), rank);
       if (slot != 0 || axis < 0 || t >= axis || !OthersInvariant(flow, node, 0)) return "normalizes over the time axis";
       return out(0, t, rank);
     }
@@ -228,7 +228,7 @@ class TimeFlow {
       const bool keep = IntAttribute(node, "keepdims", 1) != 0;
       int64_t before = 0;
       for (int64_t a : *axes) {
-        a = Normalize(a, rank);
+        a = AxisIndex(a, rank);
         if (a < 0 || a == t) return "reduces over the time axis";
         before += a < t ? 1 : 0;
       }
@@ -248,7 +248,7 @@ class TimeFlow {
       return out(0, 0, 2);
     }
     if (op == "Gather") {
-      const int64_t axis = Normalize(IntAttribute(node, "axis", 0), rank);
+      const int64_t axis = AxisIndex(IntAttribute(node, "axis", 0), rank);
       const int i_rank = node.input_size() > 1 ? RankOf(index_, flow.graph, node.input(1)) : -1;
       if (slot != 0 || axis < 0 || axis == t || i_rank < 0 || !OthersInvariant(flow, node, 0)) {
         return "gathers along the time axis, or at indices that differ per chunk";
@@ -256,7 +256,7 @@ class TimeFlow {
       return out(0, t < axis ? t : t + i_rank - 1, rank + i_rank - 1);
     }
     if (op == "Split") {
-      const int64_t axis = Normalize(IntAttribute(node, "axis", 0), rank);
+      const int64_t axis = AxisIndex(IntAttribute(node, "axis", 0), rank);
       if (slot != 0 || axis < 0 || axis == t || !OthersInvariant(flow, node, 0)) return "splits the time axis";
       for (int k = 1; k < node.output_size(); ++k) out(k, t, rank);
       return out(0, t, rank);
@@ -309,7 +309,7 @@ std::string BodyUse(const ModelIndex& index, const LoopAnatomy& loop, const std:
     }
     // Shape(x): only the lengths of the other axes (the batch) may be read.
     const int rank = RankOf(index, loop.graph, name);
-    const int64_t start = Normalize(IntAttribute(node, "start", 0), rank);
+    const int64_t start = AxisIndex(IntAttribute(node, "start", 0), rank);
     for (const Consumer& use : body.ConsumersOf(node.output(0))) {
       const onnx::NodeProto& pick = proto.node(use.node);
       std::optional<std::vector<int64_t>> picked;
@@ -345,7 +345,7 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
   for (int n : proven.reads) {
     const onnx::NodeProto& read = body.node(n);
-    per_step[read.input(0)] = Normalize(IntAttribute(read, "axis", 0), RankOf(index, loop.graph, read.input(0)));
+    per_step[read.input(0)] = AxisIndex(IntAttribute(read, "axis", 0), RankOf(index, loop.graph, read.input(0)));
   }
   for (const std::string& name : SubgraphReferences(node)) {
     if (proven.bounds.count(name)) continue;
@@ -374,7 +374,7 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
     const int out_rank = rank < 0 ? -1 : rank + 1;
     int64_t axis = 0;
     if (loop.kind == ContainerKind::kScan9 && axes != nullptr && k - carried < axes->ints_size()) {
-      axis = Normalize(axes->ints(k - carried), out_rank);
+      axis = AxisIndex(axes->ints(k - carried), out_rank);
       if (axis < 0)
         return "scan output " + std::to_string(k - carried) + " is written along an axis of unknown position";
     }

@@ -14,7 +14,7 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 32;
+constexpr int kMaxSourceDepth = 32;
 
 /// The rank of `name` when it is a constant of one element (see ConstantDims), or nullopt.
 std::optional<int> OneElementRank(const ModelIndex& index, const GraphPath& path, const std::string& name) {
@@ -54,7 +54,7 @@ std::optional<TimeRef> ThroughLoop(const ModelIndex& index, const GraphPath& pat
 
 std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, const std::string& name, int64_t axis,
                              int depth, std::vector<ViewOnTime>* views) {
-  if (depth > kMaxDepth || name.empty()) return std::nullopt;
+  if (depth > kMaxSourceDepth || name.empty()) return std::nullopt;
   if (axis < 0) {
     const int rank = RankOf(index, path, name);
     if (rank < 0) return std::nullopt;
@@ -105,7 +105,7 @@ bool OneElement(const ModelIndex& index, const GraphPath& path, const std::strin
 /// (tf2onnx's `ReduceMax` of a length), across scopes.
 ResolvedName Strip(const ModelIndex& index, const GraphPath& path, std::string name, std::string* stripped) {
   ResolvedName at = index.Resolve(path, name);
-  for (int depth = 0; depth < kMaxDepth; ++depth) {
+  for (int depth = 0; depth < kMaxSourceDepth; ++depth) {
     if (at.node == nullptr || at.node->input_size() == 0) break;
     const bool keeps = OnlyReshapes(*at.node) ||
                        (KeepsOneElement(*at.node) && OneElement(index, at.graph, at.node->input(0)));
@@ -210,7 +210,7 @@ void Conjuncts(const ModelIndex& index, const GraphPath& path, const std::string
                std::vector<std::pair<std::string, ResolvedName>>* terms, int depth = 0) {
   std::string stripped;
   const ResolvedName at = Strip(index, path, name, &stripped);
-  if (depth < kMaxDepth && at.node != nullptr && IsOnnxOp(*at.node, {"And"}) && at.node->input_size() == 2) {
+  if (depth < kMaxSourceDepth && at.node != nullptr && IsOnnxOp(*at.node, {"And"}) && at.node->input_size() == 2) {
     Conjuncts(index, at.graph, at.node->input(0), terms, depth + 1);
     Conjuncts(index, at.graph, at.node->input(1), terms, depth + 1);
     return;

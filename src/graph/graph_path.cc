@@ -51,8 +51,11 @@ bool Encloses(const GraphPath& outer, const GraphPath& inner) {
 std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node) {
   const onnx::GraphProto* graph = ResolveGraph(model, path);
   if (graph == nullptr || node < 0 || node >= graph->node_size()) return "?";
-  const std::string& op = graph->node(node).op_type();
-  return (op.empty() ? std::string("node") : op) + " '" + NodeLabel(graph->node(node), node) + "'";
+  return DescribeNode(graph->node(node), node);
+}
+
+std::string DescribeNode(const onnx::NodeProto& node, int index) {
+  return (node.op_type().empty() ? std::string("node") : node.op_type()) + " '" + NodeLabel(node, index) + "'";
 }
 
 std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path) {

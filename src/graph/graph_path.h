@@ -40,6 +40,9 @@ std::string NodeLabel(const onnx::NodeProto& node, int index);
 /// "Loop 'decode'": the op and label of node `node` of the graph at `path`, or "?" when there is none.
 std::string DescribeNode(const onnx::ModelProto& model, const GraphPath& path, int node);
 
+/// "LSTM 'lstm'": the op and label of `node`, the node at `index` of its graph ("node 'n'" without an op).
+std::string DescribeNode(const onnx::NodeProto& node, int index);
+
 /// The user-facing form of a path, e.g. `main/Loop_3:body/If_1:then_branch` (documented in docs/metadata.md).
 std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path);
 

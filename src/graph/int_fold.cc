@@ -13,19 +13,19 @@ namespace rnnstate {
 
 namespace {
 
-constexpr int kMaxDepth = 24;
-constexpr int64_t kMaxElements = 4096;
+constexpr int kMaxFoldDepth = 24;
+constexpr int64_t kMaxFoldElements = 4096;
 
-int64_t Count(const std::vector<int64_t>& dims) {
+int64_t FoldedCount(const std::vector<int64_t>& dims) {
   int64_t count = 1;
   for (int64_t d : dims) {
-    if (d < 0 || (d > 0 && count > kMaxElements / d)) return -1;
+    if (d < 0 || (d > 0 && count > kMaxFoldElements / d)) return -1;
     count *= d;
   }
   return count;
 }
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+std::vector<int64_t> FoldedStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
   return strides;
@@ -36,12 +36,13 @@ class Folder {
   explicit Folder(const ModelIndex& index) : index_(index) {}
 
   std::optional<IntTensor> Fold(const GraphPath& path, const std::string& name, int depth) {
-    if (depth > kMaxDepth || name.empty()) return std::nullopt;
+    if (depth > kMaxFoldDepth || name.empty()) return std::nullopt;
     if (std::optional<ConstantValue> constant = FindConstant(index_, path, name)) {
       std::optional<std::vector<int64_t>> values = IntegerValues(*constant);
       if (!values) return std::nullopt;
       IntTensor t{constant->dims, std::move(*values)};
-      if (Count(t.dims) != static_cast<int64_t>(t.values.size())) t.dims = {static_cast<int64_t>(t.values.size())};
+      if (FoldedCount(t.dims) != static_cast<int64_t>(t.values.size()))
+        t.dims = {static_cast<int64_t>(t.values.size())};
       return t;
     }
     const ResolvedName resolved = index_.Resolve(path, name);
@@ -83,14 +84,14 @@ class Folder {
 
   std::optional<IntTensor> ConstantOfShape(const GraphPath& path, const onnx::NodeProto& node, int depth) {
     const std::optional<IntTensor> shape = In(path, node, 0, depth);
-    if (!shape || Count(shape->values) < 0) return std::nullopt;
+    if (!shape || FoldedCount(shape->values) < 0) return std::nullopt;
     int64_t fill = 0;
     if (const onnx::AttributeProto* value = FindAttribute(node, "value")) {
       const std::optional<std::vector<int64_t>> v = IntegerValues(ConstantOfTensor(value->t()));
       if (!v || v->size() != 1) return std::nullopt;
       fill = v->front();
     }
-    return IntTensor{shape->values, std::vector<int64_t>(static_cast<size_t>(Count(shape->values)), fill)};
+    return IntTensor{shape->values, std::vector<int64_t>(static_cast<size_t>(FoldedCount(shape->values)), fill)};
   }
 
   std::optional<IntTensor> Concat(const GraphPath& path, const onnx::NodeProto& node, int depth) {
@@ -112,11 +113,11 @@ class Folder {
       out.dims[axis] += p.dims[axis];
     }
     // Row-major: blocks of the axis and after it, one per index of the axes before.
-    const int64_t outer = Count(std::vector<int64_t>(out.dims.begin(), out.dims.begin() + axis));
-    if (outer < 0 || Count(out.dims) < 0) return std::nullopt;
+    const int64_t outer = FoldedCount(std::vector<int64_t>(out.dims.begin(), out.dims.begin() + axis));
+    if (outer < 0 || FoldedCount(out.dims) < 0) return std::nullopt;
     for (int64_t o = 0; o < outer; ++o) {
       for (const IntTensor& p : parts) {
-        const int64_t block = Count(std::vector<int64_t>(p.dims.begin() + axis, p.dims.end()));
+        const int64_t block = FoldedCount(std::vector<int64_t>(p.dims.begin() + axis, p.dims.end()));
         out.values.insert(out.values.end(), p.values.begin() + o * block, p.values.begin() + (o + 1) * block);
       }
     }
@@ -143,7 +144,7 @@ class Folder {
       if (known == 0 || count % known != 0) return std::nullopt;
       dims[static_cast<size_t>(inferred)] = count / known;
     }
-    if (Count(dims) != count) return std::nullopt;
+    if (FoldedCount(dims) != count) return std::nullopt;
     x->dims = dims;
     return x;
   }
@@ -185,7 +186,7 @@ class Folder {
       if (p < 0 || p >= static_cast<int64_t>(rank)) return std::nullopt;
       out.dims.push_back(x->dims[static_cast<size_t>(p)]);
     }
-    const std::vector<int64_t> in_strides = Strides(x->dims);
+    const std::vector<int64_t> in_strides = FoldedStrides(x->dims);
     const int64_t count = static_cast<int64_t>(x->values.size());
     std::vector<int64_t> index(rank, 0);
     for (int64_t k = 0; k < count; ++k) {
@@ -236,8 +237,8 @@ class Folder {
     }
     IntTensor out;
     for (const auto& k : kept) out.dims.push_back(static_cast<int64_t>(k.size()));
-    const std::vector<int64_t> strides = Strides(x->dims);
-    const int64_t count = Count(out.dims);
+    const std::vector<int64_t> strides = FoldedStrides(x->dims);
+    const int64_t count = FoldedCount(out.dims);
     if (count < 0) return std::nullopt;
     std::vector<size_t> index(kept.size(), 0);
     for (int64_t k = 0; k < count; ++k) {

@@ -17,6 +17,9 @@
 
 namespace rnnstate {
 
+/// The ai.onnx opset that introduced Expand (the zero defaults broadcast with it need this or newer).
+inline constexpr int64_t kExpandOpset = 8;
+
 /// Every value, node and graph name used anywhere in `model` (all scopes), plus its dim_param names.
 std::set<std::string> ModelNames(const onnx::ModelProto& model);
 

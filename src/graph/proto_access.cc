@@ -56,6 +56,17 @@ std::string DataTypeName(int32_t elem_type) {
   return "data type " + std::to_string(elem_type);
 }
 
+std::string ShapeText(const onnx::TensorShapeProto& shape) {
+  std::string out = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& d = shape.dim(i);
+    out += (i ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
+                             : d.has_dim_param() ? d.dim_param()
+                                                 : "?");
+  }
+  return out + "]";
+}
+
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims) {
   uint64_t bytes = StateElementSize(elem_type);
   if (bytes == 0) return std::nullopt;

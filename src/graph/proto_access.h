@@ -28,6 +28,9 @@ size_t StateElementSize(int32_t elem_type);
 /// the enum does not have).
 std::string DataTypeName(int32_t elem_type);
 
+/// "[1,batch,?]": a declared shape as messages quote it ("?" for a dim with neither a value nor a name).
+std::string ShapeText(const onnx::TensorShapeProto& shape);
+
 /// The size in bytes of a dense tensor of `elem_type` with `dims`, or nullopt when the element type is
 /// not a state's (StateElementSize 0), a dim is negative, or the size does not fit in 64 bits.
 std::optional<uint64_t> DenseTensorBytes(int32_t elem_type, const std::vector<int64_t>& dims);

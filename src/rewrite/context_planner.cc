@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/node_builder.h"
 #include "graph/proto_access.h"
 #include "rnnstate/error.h"
 
@@ -11,7 +12,6 @@ namespace rnnstate {
 namespace {
 
 /// The opset that has Expand, which the zero default's broadcast needs.
-constexpr int64_t kExpandOpset = 8;
 
 [[noreturn]] void Refuse(const InputContextOption& option, const std::string& why) {
   throw Error(ExitCode::kUsage, "--input-context " + option.Text() + ": " + why);

@@ -5,6 +5,7 @@
 #include "find/axis_trace.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
+#include "graph/node_builder.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {
@@ -12,7 +13,6 @@ namespace rnnstate {
 namespace {
 
 /// Opset that introduced Expand, needed to broadcast a zero default to a dynamic batch.
-constexpr int64_t kExpandOpset = 8;
 
 /// "hidden_size 64": the fixed axes of a state, for messages about its size.
 std::string FixedAxesText(const RecurrentState& state) {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "graph/graph_path.h"
+#include "graph/proto_access.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -33,15 +34,6 @@ bool KnownDtype(const std::string& dtype) {
 
 const onnx::TypeProto_Tensor* TensorType(const onnx::ValueInfoProto& value) {
   return value.type().has_tensor_type() ? &value.type().tensor_type() : nullptr;
-}
-
-std::string ShapeText(const onnx::TensorShapeProto& shape) {
-  std::string text = "[";
-  for (int i = 0; i < shape.dim_size(); ++i) {
-    const auto& d = shape.dim(i);
-    text += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
-  }
-  return text + "]";
 }
 
 std::string MetaText(const std::vector<MetaDim>& shape) {

@@ -95,11 +95,6 @@ class Imports {
   std::map<std::string, int64_t> versions_;
 };
 
-/// "LSTM 'lstm'" ("node 'n'" for a node without an op_type).
-std::string Described(const onnx::NodeProto& node, int index) {
-  return (node.op_type().empty() ? std::string("node") : node.op_type()) + " '" + NodeLabel(node, index) + "'";
-}
-
 /// True when the model defines a function of the node's domain and op_type.
 bool IsModelFunction(const onnx::ModelProto& model, const onnx::NodeProto& node) {
   const auto& functions = model.functions();
@@ -178,7 +173,7 @@ std::string FirstNodeViolation(JudgingSchemas& schemas,
                                const std::string& where, const Imports& imports) {
   for (int n = 0; n < nodes.size(); ++n) {
     if (std::string rule = NodeViolation(schemas, nodes.Get(n), imports); !rule.empty()) {
-      return where + ": " + Described(nodes.Get(n), n) + ": " + rule;
+      return where + ": " + DescribeNode(nodes.Get(n), n) + ": " + rule;
     }
   }
   for (int n = 0; n < nodes.size(); ++n) {

@@ -183,17 +183,6 @@ HiddenSize HiddenSizeOf(const onnx::NodeProto& node, const RecurrentOp& op, cons
   return {};
 }
 
-std::string ShapeText(const onnx::TensorShapeProto& shape) {
-  std::string out = "[";
-  for (int i = 0; i < shape.dim_size(); ++i) {
-    const auto& d = shape.dim(i);
-    out += (i ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
-                             : d.has_dim_param() ? d.dim_param()
-                                                 : "?");
-  }
-  return out + "]";
-}
-
 /// The value `dim` requires, or -1 when it is free or the hidden size is unknown.
 int64_t Required(const SpecDim& dim, int directions, int64_t hidden) {
   switch (dim.kind) {

@@ -36,19 +36,14 @@ namespace {
 constexpr int64_t kCheckerMaxIr = 8;
 constexpr int64_t kCheckerMaxOpset = 17;
 
-/// "LSTM 'lstm'".
-std::string Described(const onnx::NodeProto& node, int index) {
-  return (node.op_type().empty() ? std::string("node") : node.op_type()) + " '" + NodeLabel(node, index) + "'";
-}
-
 /// Why node `n` of `graph` cannot read `name`: a later node defines it (the nodes are not sorted, or
 /// form a cycle), or nothing before it does.
 std::string UndefinedInput(const onnx::GraphProto& graph, int n, const std::string& name) {
-  const std::string reads = Described(graph.node(n), n) + " reads '" + name + "', which ";
+  const std::string reads = DescribeNode(graph.node(n), n) + " reads '" + name + "', which ";
   for (int later = n + 1; later < graph.node_size(); ++later) {
     const auto& outputs = graph.node(later).output();
     if (std::find(outputs.begin(), outputs.end(), name) != outputs.end()) {
-      return reads + "a later node, " + Described(graph.node(later), later) +
+      return reads + "a later node, " + DescribeNode(graph.node(later), later) +
              ", defines (nodes must be sorted: a cycle, or nodes out of order)";
     }
   }
@@ -121,7 +116,7 @@ std::string CheckScope(const onnx::GraphProto& graph, VisibleNames& visible, int
         }
       }
       for (const auto& output : node.output()) {
-        if (auto p = define(output, [&] { return "an output of " + Described(node, n); }); !p.empty()) return p;
+        if (auto p = define(output, [&] { return "an output of " + DescribeNode(node, n); }); !p.empty()) return p;
       }
     }
     NameSet output_names;

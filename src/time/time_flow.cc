@@ -17,7 +17,7 @@ namespace {
 
 using Kind = TimeFact::Kind;
 
-const TimeFact kSteadyFact;
+const TimeFact kSteadyOfFlow;
 
 bool AllSteady(const std::vector<const TimeFact*>& facts) {
   return std::all_of(facts.begin(), facts.end(), [](const TimeFact* f) { return f == nullptr || f->steady(); });
@@ -74,12 +74,12 @@ TimeFlow::TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, Owne
 }
 
 const TimeFact& TimeFlow::Of(const GraphPath& path, const std::string& name) const {
-  if (name.empty()) return kSteadyFact;
+  if (name.empty()) return kSteadyOfFlow;
   const ResolvedName resolved = index_.Resolve(path, name);
   auto graph = facts_.find(resolved.graph);
-  if (graph == facts_.end()) return kSteadyFact;
+  if (graph == facts_.end()) return kSteadyOfFlow;
   auto found = graph->second.find(name);
-  return found == graph->second.end() ? kSteadyFact : found->second;
+  return found == graph->second.end() ? kSteadyOfFlow : found->second;
 }
 
 void TimeFlow::Set(const GraphPath& path, const std::string& name, TimeFact fact) {

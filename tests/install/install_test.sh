@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `cmake --install` into a temporary prefix: the installed binary runs from there (--version, --version --json,
-# report, rewrite and check on a bundled model); the man page, bash completion, headers, library and package
+# report, rewrite, check and verify on a bundled model); the man page, bash completion, headers, library and package
 # config are where they belong; and a CMake project builds and runs against the installed library with
 # find_package(rnnstate) (not in sanitizer builds: the library is instrumented there).
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR SANITIZED(0|1)
@@ -18,7 +18,8 @@ check "cmake --install --prefix" installs
 for file in bin/rnnstate share/man/man1/rnnstate.1.gz share/bash-completion/completions/rnnstate \
             share/doc/rnnstate/copyright include/rnnstate/pipeline.h include/rnnstate/error.h lib/librnnstate.a \
             lib/cmake/rnnstate/rnnstate-config.cmake lib/cmake/rnnstate/rnnstate-config-version.cmake \
-            lib/cmake/rnnstate/rnnstate-targets.cmake; do
+            lib/cmake/rnnstate/rnnstate-targets.cmake share/rnnstate/rnnstate-stream/cli.mjs \
+            share/rnnstate/rnnstate-stream/verify.mjs share/rnnstate/rnnstate-stream/index.mjs; do
   check "installed: $file" test -s "$prefix/$file"
 done
 check "nothing installed outside the prefix's bin, include, lib, share" \
@@ -54,6 +55,14 @@ check "report" run 0 report "$model"
 check "report names the LSTMs" grep -q LSTM "$work/out"
 check "rewrite" run 0 rewrite "$model" -o "$work/streaming.onnx"
 check "check passes on the rewrite" run 0 check "$work/streaming.onnx"
+check "verify --help: the installed checker's help" run 0 verify --help
+check "verify --help: its options" grep -q -- '--chunks' "$work/out"
+check "no test of the helper installed" test ! -e "$prefix/share/rnnstate/rnnstate-stream/test"
+ort=$src/tests/e2e/node_modules/onnxruntime-node
+if [ -d "$ort" ]; then
+  check "verify runs the installed checker" run 0 verify "$model" "$work/streaming.onnx" --ort "$ort"
+  check "verify: PASS" grep -q '^PASS: ' "$work/out"
+fi
 
 if [ "$sanitized" = 1 ]; then
   echo "sanitizer build: find_package(rnnstate) consumer skipped"

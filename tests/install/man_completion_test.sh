@@ -15,8 +15,16 @@ completion=$src/share/bash-completion/completions/rnnstate
 sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$page" >"$work/page.txt"
 in_page() { grep -qE -- "(^|[^-[:alnum:]_])$1([^-[:alnum:]_]|$)" "$work/page.txt" || { echo "  '$1' is not in the man page"; return 1; }; }
 
-# options HELP_FILE: one option per line (-j and --jobs from "  -j,--jobs INT ...")
-options() { awk '/^Options:/ { on = 1; next } /^[^ ]/ { on = 0 } on && /^  -/ { print $1 }' "$1" | tr ',' '\n'; }
+# options HELP_FILE: one option per line (-j and --jobs from "  -j,--jobs INT ..."). `verify --help` is the
+# checker's own (rnnstate-stream verify): "options:", then "  --atol X, --rtol X    description".
+options() {
+  if grep -q '^Options:' "$1"; then
+    awk '/^Options:/ { on = 1; next } /^[^ ]/ { on = 0 } on && /^  -/ { print $1 }' "$1" | tr ',' '\n'
+  else
+    awk '/^options:/ { on = 1; next } /^[^ ]/ { on = 0 } on && /^  -/' "$1" | sed 's/   .*//' |
+      grep -oE -- '(^| )--?[a-z][-a-z]*' | tr -d ' '
+  fi
+}
 # completions WORD...: what the completion offers after `rnnstate WORD...` (the last word being completed)
 completions() {
   bash -c 'source "$1"; shift; COMP_WORDS=(rnnstate "$@"); COMP_CWORD=$#; _rnnstate; printf "%s\n" "${COMPREPLY[@]}"' \

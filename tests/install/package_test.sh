@@ -68,9 +68,10 @@ done
 # Contents: exactly the runtime files, under /usr.
 dpkg-deb -c "$deb" >"$work/contents"
 files=$(awk '$1 !~ /^d/ { print $6 }' "$work/contents" | sort)
+helper=$(cd "$src/tools/js/rnnstate-stream" && ls *.mjs package.json README.md | sed 's|^|./usr/share/rnnstate/rnnstate-stream/|')
 expected_files=$(printf '%s\n' ./usr/bin/rnnstate ./usr/share/bash-completion/completions/rnnstate \
-  ./usr/share/doc/rnnstate/copyright ./usr/share/man/man1/rnnstate.1.gz | sort)
-check "files: binary, man page, completion, copyright" is "$files" "$expected_files"
+  ./usr/share/doc/rnnstate/copyright ./usr/share/man/man1/rnnstate.1.gz $helper | sort)
+check "files: binary, man page, completion, copyright, verify's checker" is "$files" "$expected_files"
 check "binary mode 0755 root/root" grep -qE '^-rwxr-xr-x root/root .* \./usr/bin/rnnstate$' "$work/contents"
 check "directories 0755" test -z "$(awk '$1 ~ /^d/ && $1 != "drwxr-xr-x"' "$work/contents")"
 
@@ -79,6 +80,8 @@ dpkg-deb -x "$deb" "$work/root"
 check "packaged binary: same --version" is "$("$work/root/usr/bin/rnnstate" --version)" "$(cat "$work/version")"
 reports() { "$work/root/usr/bin/rnnstate" report "$model" >"$work/report" && grep -q LSTM "$work/report"; }
 check "packaged binary: report" reports
+verify_help() { "$work/root/usr/bin/rnnstate" verify --help | grep -q -- '--chunks'; }
+check "packaged binary: verify finds its checker" verify_help
 if command -v file >/dev/null; then
   check "packaged binary stripped" grep -q ', stripped' <<<"$(file "$work/root/usr/bin/rnnstate")"
 fi

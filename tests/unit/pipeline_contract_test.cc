@@ -15,7 +15,7 @@
 #include "pipeline_stages.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::pipeline_contract_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -181,4 +181,4 @@ TEST_F(PipelineContractTest, DeclaredIr3KeepsItsVersion) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_contract_test

@@ -12,7 +12,7 @@
 #include "rules/validate.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::pipeline_rewrite_test {
 namespace {
 
 using testing::Bytes;
@@ -502,9 +502,9 @@ TEST(Validate, DeclaringTheWrongStateShapeFailsShapeInference) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_rewrite_test
 
-namespace rnnstate {
+namespace rnnstate::pipeline_rewrite_test {
 namespace {
 
 TEST(Rewrite, StaleMetadataIsNotTrusted) {
@@ -526,9 +526,9 @@ TEST(Rewrite, StaleMetadataIsNotTrusted) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_rewrite_test
 
-namespace rnnstate {
+namespace rnnstate::pipeline_rewrite_test {
 namespace {
 
 TEST(Rewrite, OldOpsetIsStillReported) {
@@ -542,9 +542,9 @@ TEST(Rewrite, OldOpsetIsStillReported) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_rewrite_test
 
-namespace rnnstate {
+namespace rnnstate::pipeline_rewrite_test {
 namespace {
 
 TEST(Rewrite, ModelInputWithALearnedDefaultKeepsItBehindTheEmptyTensor) {
@@ -600,4 +600,4 @@ TEST(Rewrite, BothRoutesToRequiredModeGiveTheSameInterface) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_rewrite_test

@@ -10,7 +10,7 @@
 #include "rules/validate.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::pipeline_subgraph_test {
 namespace {
 
 using testing::Bytes;
@@ -402,4 +402,4 @@ TEST(Subgraph, GeneratedNamesAvoidNamesOfEveryScope) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_subgraph_test

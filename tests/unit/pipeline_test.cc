@@ -8,7 +8,7 @@
 
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::pipeline_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -45,4 +45,4 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pipeline_test

@@ -10,7 +10,7 @@
 #include "rnnstate/error.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::export_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -224,4 +224,4 @@ TEST(ExportOpenVino, PairsAsMakeStatefulTakesThem) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::export_test

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace rnnstate {
+namespace rnnstate::json_test {
 namespace {
 
 TEST(Json, RoundTripsNestedDocumentInKeyOrder) {
@@ -106,4 +106,4 @@ TEST(Json, InvalidUtf8IsReplacedNotThrown) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::json_test

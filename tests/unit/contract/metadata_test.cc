@@ -9,7 +9,7 @@
 #include "pipeline_stages.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::metadata_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -178,4 +178,4 @@ g (float[seq, batch, 2] X, bool cond, float[1, 9, 2] W, float[1, 9, 3] R, float[
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::metadata_test

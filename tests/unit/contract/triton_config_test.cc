@@ -16,7 +16,7 @@
 #include "test_models.h"
 #include "triton_model_config.pb.h"
 
-namespace rnnstate {
+namespace rnnstate::triton_config_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -209,4 +209,4 @@ TEST(TritonModelConfig, StrictParsingRejectsAFieldTritonDoesNotHave) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::triton_config_test

@@ -15,7 +15,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::branch_facts_test {
 namespace {
 
 using testing::Analyzed;
@@ -134,4 +134,4 @@ TEST(DefaultPath, LenOfAStackedStateTestsItsFixedFirstAxis) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::branch_facts_test

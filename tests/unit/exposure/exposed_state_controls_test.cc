@@ -12,7 +12,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::exposed_state_controls_test {
 namespace {
 
 using testing::Analyzed;
@@ -220,4 +220,4 @@ TEST(ExposedState, ClaimsConflictOnSharedTensors) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::exposed_state_controls_test

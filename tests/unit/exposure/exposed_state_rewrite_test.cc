@@ -18,7 +18,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::exposed_state_rewrite_test {
 namespace {
 
 using testing::Analyzed;
@@ -169,4 +169,4 @@ TEST(ExposedState, AnExposedStateThatCannotStreamIsSaidOnceWhenItsPairIsFirstRec
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::exposed_state_rewrite_test

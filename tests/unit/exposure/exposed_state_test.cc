@@ -21,7 +21,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::exposed_state_test {
 namespace {
 
 using testing::Analyzed;
@@ -339,4 +339,4 @@ TEST(ExposedState, ReshapeMixingTheBatchWithAnotherAxisIsNotProvable) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::exposed_state_test

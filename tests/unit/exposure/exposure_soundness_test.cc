@@ -13,7 +13,7 @@
 #include "rules/model_rules.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::exposure_soundness_test {
 namespace {
 
 using testing::Analyzed;
@@ -471,4 +471,4 @@ TEST(ExposureSoundness, NotWrittenOutSaysWhichOperatorOrValueStopped) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::exposure_soundness_test

@@ -17,7 +17,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::flat_cache_test {
 namespace {
 
 using testing::Analyzed;
@@ -152,4 +152,4 @@ TEST(FlatCache, HiddenStatesSwappedInABlockAreNotExposed) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::flat_cache_test

@@ -12,7 +12,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::packed_state_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -108,4 +108,4 @@ TEST(PackedCheck, HugeSizesInTheMetadataFailWithoutOverflow) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::packed_state_test

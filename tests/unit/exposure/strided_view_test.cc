@@ -12,7 +12,7 @@
 
 #include "rnnstate/metadata.h"
 
-namespace rnnstate {
+namespace rnnstate::strided_view_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -150,4 +150,4 @@ TEST(StridedView, RegionsOnDifferentViewsOverlapWhenTheirElementsDo) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::strided_view_test

@@ -11,7 +11,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::axis_trace_test {
 namespace {
 
 using testing::NodeOfType;
@@ -155,9 +155,7 @@ TEST(AxisTrace, ShapeElementsAndVectorLengths) {
 }
 
 }  // namespace
-}  // namespace rnnstate
 
-namespace rnnstate {
 namespace {
 
 // An If's output is followed into its branches: PyTorch's rank test around an RNN's X (then: Unsqueeze
@@ -201,4 +199,4 @@ TEST(AxisTrace, IfOutputsAreFollowedIntoTheBranchesThatCanRun) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::axis_trace_test

@@ -11,7 +11,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::carried_variables_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -291,4 +291,4 @@ TEST(CarriedVariables, RoleNamesForReports) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::carried_variables_test

@@ -13,7 +13,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::chunk_dependence_test {
 namespace {
 
 using ::testing::IsEmpty;
@@ -134,4 +134,4 @@ TEST(ChunkDependence, InsideTheBody) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::chunk_dependence_test

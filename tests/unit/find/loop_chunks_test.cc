@@ -11,7 +11,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::loop_chunks_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -273,4 +273,4 @@ TEST(LoopChunks, ACollectorOnlyCollects) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::loop_chunks_test

@@ -9,7 +9,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::loop_recurrence_condition_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -73,4 +73,4 @@ TEST(LoopCondition, AWhileLoopIsNamedSoNotByItsUnboundedTripCount) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::loop_recurrence_condition_test

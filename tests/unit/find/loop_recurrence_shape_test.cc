@@ -13,7 +13,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::loop_recurrence_shape_test {
 namespace {
 
 using ::testing::Contains;
@@ -427,4 +427,4 @@ g (float[seq, batch, 4] x) => (float[batch, 4] h_n, int64 k_n) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::loop_recurrence_shape_test

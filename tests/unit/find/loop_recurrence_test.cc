@@ -12,7 +12,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::loop_recurrence_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -401,4 +401,4 @@ g (int64[1] lens, float[1, 2] initial, float[1, 3, 2] x) => (float[1, 2] y, floa
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::loop_recurrence_test

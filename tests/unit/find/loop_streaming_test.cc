@@ -24,6 +24,9 @@ namespace rnnstate {
 // For gtest's messages (found by argument-dependent lookup).
 static void PrintTo(const TimeRef& time, std::ostream* os) { *os << time.Text(); }
 
+}  // namespace rnnstate
+
+namespace rnnstate::loop_streaming_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -328,4 +331,4 @@ TEST(LoopStreaming, ReverseScansAndScansOfComputedValuesDoNot) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::loop_streaming_test

@@ -13,7 +13,7 @@
 #include "views/check.h"
 #include "views/report.h"
 
-namespace rnnstate {
+namespace rnnstate::stateful_ops_test {
 namespace {
 
 using ::testing::Contains;
@@ -187,4 +187,4 @@ g (float[b, 1, 16, 4] past, float[b, 1, s, 4] update, int64[b] at) => (float[b, 
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::stateful_ops_test

@@ -10,7 +10,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::tf2onnx_loop_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -54,4 +54,4 @@ TEST(Tf2onnxLoops, OnlyTheLastStepIsAReadoutOfEachChunk) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::tf2onnx_loop_test

@@ -12,7 +12,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::time_source_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -208,4 +208,4 @@ TEST(TimeSource, AConditionComputedOtherwiseMayEndTheLoopEarly) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::time_source_test

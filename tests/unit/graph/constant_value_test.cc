@@ -8,7 +8,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::constant_value_test {
 namespace {
 
 using testing::ParseModel;
@@ -141,4 +141,4 @@ TEST(ConstantValue, ExternalPayloadsAreUnknownButTheirDimsAreKnown) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::constant_value_test

@@ -8,7 +8,7 @@
 
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::control_flow_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -138,4 +138,4 @@ TEST(ControlFlow, StatesThreadOutOfLoopAndScan9BodiesAndIfBranches) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::control_flow_test

@@ -11,7 +11,7 @@
 
 #include "graph/shape_eval.h"
 
-namespace rnnstate {
+namespace rnnstate::element_map_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -232,4 +232,4 @@ TEST(ReshapeGroups, MixingTheBatchWithAnotherAxisIsNotProvable) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::element_map_test

@@ -10,7 +10,7 @@
 
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::graph_edit_test {
 namespace {
 
 using testing::ParseModel;
@@ -61,4 +61,4 @@ g (float[2] x) => (float[2] y) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::graph_edit_test

@@ -9,7 +9,7 @@
 #include "graph/shape_eval.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::int_fold_test {
 namespace {
 
 using testing::ParseModel;
@@ -61,4 +61,4 @@ g (float[1, seq, 3] x) => (bool squeezable, bool other, bool unknown) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::int_fold_test

@@ -11,7 +11,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::op_semantics_test {
 namespace {
 
 using testing::ParseModel;
@@ -237,4 +237,4 @@ g (float[2, 3] x) => (float[3] y, float[2, 1] r, float[2, 3] sm) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::op_semantics_test

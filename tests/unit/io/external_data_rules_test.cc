@@ -16,7 +16,7 @@
 #include "io/external_data.h"
 #include "rnnstate/error.h"
 
-namespace rnnstate {
+namespace rnnstate::external_data_rules_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -276,4 +276,4 @@ TEST_F(ExternalDataFiles, CopiedAcrossFileSystems) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::external_data_rules_test

@@ -9,7 +9,7 @@
 #include "io/data_placement.h"
 #include "rnnstate/error.h"
 
-namespace rnnstate {
+namespace rnnstate::external_data_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,4 +162,4 @@ TEST_F(ExternalData, AnOutputMayNotReplaceOrBeItsExternalData) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::external_data_test

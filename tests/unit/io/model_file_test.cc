@@ -21,7 +21,7 @@
 
 #include "rnnstate/error.h"
 
-namespace rnnstate {
+namespace rnnstate::model_file_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -657,4 +657,4 @@ TEST_F(ModelFileTest, WritesAcrossFileSystems) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::model_file_test

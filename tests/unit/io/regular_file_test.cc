@@ -17,7 +17,7 @@
 #include "io/model_file.h"
 #include "rnnstate/error.h"
 
-namespace rnnstate {
+namespace rnnstate::regular_file_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,4 +89,4 @@ TEST_F(RegularFileTest, DevicesSocketsAndDirectoriesAreRefused) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::regular_file_test

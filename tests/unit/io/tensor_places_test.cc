@@ -18,7 +18,7 @@
 #include "io/wire_splice.h"
 #include "rnnstate/error.h"
 
-namespace rnnstate {
+namespace rnnstate::tensor_places_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -254,4 +254,4 @@ TEST(TensorPlaces, ExternalDataIsCheckedInEveryPlace) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::tensor_places_test

@@ -9,7 +9,7 @@
 #include "rnnstate/error.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::pack_plan_limits_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -111,4 +111,4 @@ TEST(PackLimits, WithoutConstantOfShapeTheStoredZeroRowStaysSmall) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::pack_plan_limits_test

@@ -12,7 +12,7 @@
 #include "rnnstate/packed_metadata.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::state_transform_interface_test {
 namespace {
 
 using testing::DeclaredShape;
@@ -230,4 +230,4 @@ g (float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[5, 1, 2, 3] Y
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::state_transform_interface_test

@@ -18,7 +18,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::state_transform_test {
 namespace {
 
 using testing::DeclaredShape;
@@ -385,4 +385,4 @@ TEST(PackedMetadata, ReadRejectsWhatIsNotADescription) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::state_transform_test

@@ -9,7 +9,7 @@
 #include "rnnstate/error.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::apply_test {
 namespace {
 
 using testing::InitializerNames;
@@ -178,4 +178,4 @@ TEST(Apply, APlanThatDoesNotFitTheModelIsAnInternalError) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::apply_test

@@ -10,7 +10,7 @@
 #include "rnnstate/error.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::apply_variants_test {
 namespace {
 
 using testing::AddFloatInitializer;
@@ -281,4 +281,4 @@ g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::apply_variants_test

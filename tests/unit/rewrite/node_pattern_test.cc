@@ -15,7 +15,7 @@
 #include "rnnstate/options.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::node_pattern_test {
 namespace {
 
 /// The least of three timings of `times` searches of `pattern` over a name of `length` characters (all
@@ -74,4 +74,4 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::node_pattern_test

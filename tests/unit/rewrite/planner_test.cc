@@ -8,7 +8,7 @@
 #include "rewrite/planner.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::planner_test {
 namespace {
 
 using testing::ParseModel;
@@ -235,9 +235,9 @@ TEST(Planner, NodeFilterLeavesOtherStatesAlone) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::planner_test
 
-namespace rnnstate {
+namespace rnnstate::planner_test {
 namespace {
 
 TEST(Planner, AnUnnamedDataBatchGetsANameTheStateShapesReferTo) {
@@ -263,4 +263,4 @@ TEST(Planner, ADataBatchNamedByTheInputKeepsItsName) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::planner_test

@@ -14,7 +14,7 @@
 #include "test_models.h"
 #include "views/check.h"
 
-namespace rnnstate {
+namespace rnnstate::time_axis_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -167,9 +167,7 @@ TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
 }
 
 }  // namespace
-}  // namespace rnnstate
 
-namespace rnnstate {
 namespace {
 
 /// PyTorch without dynamic axes: x [1, 6, 2] viewed as [1, 6, 2, 1] and back (the Reshape constants hold
@@ -224,4 +222,4 @@ TEST(TimeAxis, AConstantOfTheWholeLengthIsRefusedNamed) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::time_axis_test

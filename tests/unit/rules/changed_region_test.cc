@@ -18,7 +18,7 @@
 #include "rules/validate.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::changed_region_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -477,4 +477,4 @@ TEST(ChangedRegion, OnThePublishedModelsItNeverPassesWhatTheWholeCheckRefuses) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::changed_region_test

@@ -17,7 +17,7 @@
 #include "rnnstate/error.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::metadata_rules_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -271,4 +271,4 @@ TEST(MetadataRules, RandomMutationsOfTheDocument) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::metadata_rules_test

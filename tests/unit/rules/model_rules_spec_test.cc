@@ -20,7 +20,7 @@
 #include "rules/model_rules.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::model_rules_spec_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -355,4 +355,4 @@ TEST(TensorData, APayloadLeftInTheFileCountsByItsLengthThere) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::model_rules_spec_test

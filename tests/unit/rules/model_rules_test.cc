@@ -15,7 +15,7 @@
 #include "rules/validate.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::model_rules_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -473,4 +473,4 @@ TEST(ModelRules, AStateOfANonFloatTypeIsNotCalledTooLarge) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::model_rules_test

@@ -9,7 +9,7 @@
 
 #include "rnnstate/json.h"
 
-namespace rnnstate {
+namespace rnnstate::recurrent_ops_test {
 namespace {
 
 Json ScriptsTable() {
@@ -68,4 +68,4 @@ TEST(RecurrentOps, DynamicQuantizeLstmIsAnLstmOfItsOwnDomain) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::recurrent_ops_test

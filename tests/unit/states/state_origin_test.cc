@@ -10,7 +10,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::state_origin_test {
 namespace {
 
 using testing::ParseModel;
@@ -67,4 +67,4 @@ TEST(TraceInitialState, TheAnalysisWalksToSourcesOnlyWhenAsked) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::state_origin_test

@@ -7,7 +7,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::wiring_test {
 namespace {
 
 using testing::ParseModel;
@@ -50,4 +50,4 @@ g (bool c, float[2] a, float[2] b) => (float[2] y) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::wiring_test

@@ -13,7 +13,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::stream_verdict_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -136,4 +136,4 @@ g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r, float[1, 9, 3] w2
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::stream_verdict_test

@@ -12,7 +12,7 @@
 #include "graph/model_index.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::time_flow_test {
 namespace {
 
 using testing::ParseModel;
@@ -243,4 +243,4 @@ TEST(TimeFlow, UnknownOperatorsAreNotClaimed) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::time_flow_test

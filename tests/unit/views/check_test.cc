@@ -15,7 +15,7 @@
 #include "test_models.h"
 #include "time/stream_verdict.h"
 
-namespace rnnstate {
+namespace rnnstate::check_test {
 namespace {
 
 using ::testing::Contains;
@@ -504,4 +504,4 @@ TEST(Check, MalformedRowsAreBadMetadata) {
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::check_test

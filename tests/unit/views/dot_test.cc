@@ -9,7 +9,7 @@
 #include "pipeline_stages.h"
 #include "test_models.h"
 
-namespace rnnstate {
+namespace rnnstate::dot_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -92,4 +92,4 @@ g (float[2] x) => (float[2] y) { y = Relu (x) })"));
 }
 
 }  // namespace
-}  // namespace rnnstate
+}  // namespace rnnstate::dot_test

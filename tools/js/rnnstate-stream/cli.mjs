@@ -7,7 +7,7 @@
 //
 // Exit codes: 0 every output and final state within tolerance, 1 some past it, 2 usage error, 3 a model
 // cannot be read or run, 4 refused (states marked not streamable, no time axis, inputs it cannot make up).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -92,10 +92,15 @@ async function loadOrt(dir) {
     }
     return import(pathToFileURL(entry).href);
   }
-  throw new VerifyError(3, dir ? `cannot find onnxruntime-node in ${dir}`
-    : 'cannot find onnxruntime-node: install it (`npm install onnxruntime-node`; offline: ' +
-      '`ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts onnxruntime-node`) in the current directory, ' +
-      'or pass --ort DIR');
+  if (dir) throw new VerifyError(3, `cannot find onnxruntime-node in ${dir}`);
+  // The one step that installs it: in a clone, the setup script; elsewhere, npm where verify runs (the
+  // variable skips the postinstall's GPU download, which fails offline; the CPU runtime is in the package).
+  const clone = join(here, '..', '..', '..');
+  throw new VerifyError(3, existsSync(join(clone, 'tools', 'setup.sh'))
+    ? `cannot find onnxruntime-node: run ${join(clone, 'tools', 'setup.sh')} (it installs it into tests/e2e), ` +
+      'or pass --ort DIR'
+    : 'cannot find onnxruntime-node: install it where you run verify, with ' +
+      '`ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node`, or pass --ort DIR');
 }
 
 async function main(argv) {
