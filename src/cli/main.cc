@@ -99,8 +99,9 @@ void DeclareRewrite(CLI::App& command, RewriteArgs& rewrite) {
       ->each([&rewrite](const std::string&) { rewrite.packed_output_given = true; });
   command
       .add_option("--time-axis", rewrite.time_axes,
-                  "INPUT:AXIS a Loop walks with a constant trip count equal to its static length (tf2onnx): "
-                  "make that axis symbolic and derive the trip count from the fed input (repeatable)")
+                  "open a fixed-length export along INPUT:AXIS: make the axis symbolic and derive every value "
+                  "holding its length (Loop trip counts, Reshape targets, Slice ends) from the fed input "
+                  "(repeatable)")
       ->type_name("INPUT:AXIS")
       ->allow_extra_args(false);  // one value per --time-axis: the paths that follow are paths
   command

@@ -49,8 +49,8 @@ check "verify of a model without metadata: exit 3" run 3 verify "$model" "$model
 "$bin" -q rewrite "$src/models/torch/lstm_bidir.onnx" -o "$work/bidir.onnx" >/dev/null
 check "verify of states not streamable: exit 4" run 4 verify "$src/models/torch/lstm_bidir.onnx" "$work/bidir.onnx"
 "$bin" -q rewrite "$src/models/torch/lstm2_bf_static.onnx" -o "$work/static.onnx" >/dev/null
-check "verify with no time axis to chunk: exit 4" run 4 verify "$src/models/torch/lstm2_bf_static.onnx" "$work/static.onnx"
-check "verify with no time axis: says so" err_has "no time axis to chunk"
+check "verify on a fixed-length export: exit 4" run 4 verify "$src/models/torch/lstm2_bf_static.onnx" "$work/static.onnx"
+check "verify on a fixed-length export: says how to open it" err_has "rewrite --time-axis x:1"
 
 # Where the checker lives: a binary with no helper beside it says where it looked (exit 3); installed
 # without onnxruntime-node, the error names `npm install` with the variable; in a clone, tools/setup.sh.
