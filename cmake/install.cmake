@@ -23,7 +23,7 @@ install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright COMPO
 # are the user's to install (the package suggests nodejs).
 install(DIRECTORY tools/js/rnnstate-stream/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rnnstate/rnnstate-stream
         COMPONENT runtime FILES_MATCHING PATTERN "*.mjs" PATTERN "package.json" PATTERN "README.md"
-        PATTERN "test" EXCLUDE)
+        PATTERN "test" EXCLUDE PATTERN "testing" EXCLUDE)
 
 # The library: target rnnstate::rnnstate, every header below include/.
 set_target_properties(rnnstate_lib PROPERTIES OUTPUT_NAME rnnstate EXPORT_NAME rnnstate)

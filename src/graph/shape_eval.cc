@@ -382,10 +382,23 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape tar
     }
     if (out_product == 0 || in_product % out_product != 0) return std::nullopt;
     if (symbolic_in.size() == symbolic_out.size() + 1 && in_product == out_product) {
-      target[inferred] = symbolic_in.back();  // the one dynamic dim left over
-      for (size_t i = 0; i < in.size(); ++i) {
-        if (!in[i].fixed()) inferred_from = static_cast<int>(i);
+      // The one dynamic dim of the input that no other target dim names ([B, T, 1, H] to [-1, T, H]: B).
+      std::vector<bool> named(in.size(), false);
+      for (const SymDim& out_dim : symbolic_out) {
+        for (size_t i = 0; i < in.size(); ++i) {
+          if (!named[i] && !in[i].fixed() && in[i].known() && in[i] == out_dim) {
+            named[i] = true;
+            break;
+          }
+        }
       }
+      std::vector<size_t> left;
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (!in[i].fixed() && !named[i]) left.push_back(i);
+      }
+      if (left.size() != 1) return std::nullopt;
+      inferred_from = static_cast<int>(left[0]);
+      target[inferred] = in[left[0]];
     } else if (symbolic_in.size() == symbolic_out.size()) {
       target[inferred] = SymDim{in_product / out_product, ""};
     } else {

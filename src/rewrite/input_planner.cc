@@ -63,12 +63,12 @@ std::optional<std::vector<int64_t>> StorableZeros(const RecurrentState& state, i
 
 }  // namespace
 
-std::vector<Dim> DeclaredShape(const RecurrentState& state, const Dim& batch) {
+std::vector<Dim> DeclaredShape(const RecurrentState& state, const Dim& batch, const std::string& unknown_batch) {
   std::vector<Dim> shape = state.shape;
   if (state.batch_axis >= 0) {
     Dim& dim = shape[state.batch_axis];
     if (batch.fixed() || !batch.param.empty()) dim = batch;
-    if (!dim.fixed() && dim.param.empty()) dim.param = "batch";
+    if (!dim.fixed() && dim.param.empty()) dim.param = unknown_batch;
   }
   return shape;
 }
@@ -81,7 +81,10 @@ std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim
   const RecurrentState& state = analyzed.state;
   const StateOrigin& origin = analyzed.origin;
   const bool required = options_.mode == StateInputMode::kRequired;
-  edit.shape = DeclaredShape(state, batch);
+  // A batch no data input names (e.g. batch x frequency bins of a dual-path model) gets a name of its own:
+  // the model's "batch" would claim it equals the data's.
+  const bool batch_known = batch.fixed() || !batch.param.empty();
+  edit.shape = DeclaredShape(state, batch, batch_known ? "" : UnknownBatchName(state));
   edit.optional = !required;
   edit.init = kInitZeros;
 
@@ -111,6 +114,11 @@ std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim
     case StateOrigin::Kind::kSubgraphInput:
       if (!origin.zero) {
         reason = PlanSelectOriginal(state, edit, input, false);
+      } else if (!batch_known && state.batch_axis >= 0 && !edit.original.empty()) {
+        // Zeros of a size no caller can know: an empty feed selects the model's own zeros (in both modes,
+        // one interface), and the first feed is that empty tensor.
+        reason = PlanSelectOriginal(state, edit, input, true);
+        edit.init = kInitEmpty;
       } else if (!required) {
         reason = PlanZeroDefault(analyzed, edit, input);
       } else if (analyzed.site.carried && !edit.original.empty() && !StorableZeros(state, edit.elem_type)) {
@@ -281,6 +289,12 @@ SelectOriginalDefault InputPlanner::SelectNames(const std::string& input, const 
   select.then_value = names_.Allocate(input + ".original");
   select.else_value = names_.Allocate(input + ".fed");
   return select;
+}
+
+std::string InputPlanner::UnknownBatchName(const RecurrentState& state) {
+  auto [name, fresh] = batch_params_.try_emplace({state.owner.graph, state.owner.node});
+  if (fresh) name->second = dim_names_.Allocate("batch");
+  return name->second;
 }
 
 int InputPlanner::BroadcastFor(const RecurrentState& state, const std::string& stem) {

@@ -43,6 +43,8 @@ class InputPlanner {
 
  private:
   std::string PlanInitializerDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
+  /// The name of a batch no data input names: one per owner (its h and c share it), unused in the model.
+  std::string UnknownBatchName(const RecurrentState& state);
   std::string PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
   /// The default is the original computation, selected when the input is fed empty. The first feed is
   /// zeros when that computation is provably zeros (`original_is_zeros`), else empty.
@@ -66,7 +68,7 @@ class InputPlanner {
 };
 
 /// The shape a state input declares: the state's shape with its batch as the data names it (`batch`),
-/// or "batch" when nothing is known.
-std::vector<Dim> DeclaredShape(const RecurrentState& state, const Dim& batch);
+/// or `unknown_batch` when nothing is known.
+std::vector<Dim> DeclaredShape(const RecurrentState& state, const Dim& batch, const std::string& unknown_batch);
 
 }  // namespace rnnstate

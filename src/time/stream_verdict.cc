@@ -84,9 +84,10 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
   auto shared = std::make_shared<StreamVerdict>();
   StreamVerdict& verdict = *shared;
   analysis.stream = shared;
-  std::vector<InputAxis> recorded;
+  std::optional<std::vector<InputAxis>> recorded;
   if (analysis.recorded_stream && analysis.metadata_error.empty()) {
-    for (const StreamRecord::Axis& axis : analysis.recorded_stream->time) recorded.push_back({axis.input, axis.axis});
+    recorded.emplace();
+    for (const StreamRecord::Axis& axis : analysis.recorded_stream->time) recorded->push_back({axis.input, axis.axis});
   }
   verdict.time = ChooseTimeAxes(index, analysis, given, recorded);
   if (verdict.time.axes.empty()) return;

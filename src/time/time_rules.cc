@@ -178,6 +178,18 @@ TimeFact ElementwiseTime(const NodeTime& n) {
         if (n.node.op_type() == "Mul" && n.OthersSteady(k)) {
           std::vector<int64_t> folded = f.elements;
           folded.insert(folded.end(), f.folded_elements.begin(), f.folded_elements.end());
+          // Elements multiplied by a known 0 hold no length (`Shape(x) * [1, 0]`: the batch alone).
+          if (n.node.input_size() == 2) {
+            const std::optional<std::vector<int64_t>> factor = IntValues(n.index, n.graph, n.node.input(1 - k));
+            if (factor && !factor->empty()) {
+              auto zero_at = [&](int64_t e) {
+                return factor->size() == 1 ? (*factor)[0] == 0
+                                           : e >= 0 && e < static_cast<int64_t>(factor->size()) && (*factor)[e] == 0;
+              };
+              folded.erase(std::remove_if(folded.begin(), folded.end(), zero_at), folded.end());
+              if (folded.empty()) return TimeFact::Steady();
+            }
+          }
           return TimeFact::Length({}, folded);
         }
         return n.Mixed("computes with the chunk's length");

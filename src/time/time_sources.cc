@@ -117,10 +117,16 @@ std::vector<std::string> DataInputs(const ModelIndex& index, const Analysis& ana
 }
 
 TimeAxes ChooseTimeAxes(const ModelIndex& index, const Analysis& analysis, const std::vector<InputAxis>& given,
-                        const std::vector<InputAxis>& recorded) {
+                        const std::optional<std::vector<InputAxis>>& recorded) {
   TimeAxes out;
-  if (!given.empty() || Valid(index, recorded)) {
-    out.axes = given.empty() ? recorded : given;
+  if (given.empty() && recorded && recorded->empty()) {
+    // What the rewrite found stands; only its advice ("several dimensions could be ...") is given again.
+    out.note = ChooseTimeAxes(index, analysis, given, std::nullopt).note;
+    out.source = TimeAxes::Source::kRecorded;
+    return out;
+  }
+  if (!given.empty() || (recorded && Valid(index, *recorded))) {
+    out.axes = given.empty() ? *recorded : given;
     out.source = given.empty() ? TimeAxes::Source::kRecorded : TimeAxes::Source::kGiven;
     out.fixed_length = FixedLength(index, out.axes);
     return out;

@@ -8,6 +8,7 @@
 /// no such axis (Silero VAD: one frame per call) has none: it streams call by call.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,10 @@ struct TimeAxes {
 };
 
 /// Chooses the time axes of the indexed model (see the file comment). `given`: `--time-axis`; `recorded`:
-/// the axes the metadata records.
+/// the axes the metadata records, when it records a stream object (an empty list: the rewrite found none,
+/// which a rewrite of the rewrite keeps rather than guessing again from the names the rewrite gave).
 TimeAxes ChooseTimeAxes(const ModelIndex& index, const Analysis& analysis, const std::vector<InputAxis>& given,
-                        const std::vector<InputAxis>& recorded);
+                        const std::optional<std::vector<InputAxis>>& recorded);
 
 /// The main-graph inputs a caller feeds as data: not initializers' defaults, not state inputs (the
 /// authors' or a recorded pair's, or a graph input read only as an initial state).

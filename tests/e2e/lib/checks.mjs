@@ -456,11 +456,13 @@ export async function checkShapeFeedable(m) {
       if (decl.type !== spec.dtype) problems.push(`'${spec.input}' declared ${decl.type}, metadata dtype ${spec.dtype}`);
       const accepts = (shape) => decl.shape.length === shape.length &&
         decl.shape.every((d, i) => typeof d === 'string' || d < 0 || d === shape[i]);
-      if (!accepts(spec.fullShape)) problems.push(`'${spec.input}' declared [${decl.shape}] does not accept [${spec.fullShape}]`);
+      if (spec.fullShape && !accepts(spec.fullShape)) {
+        problems.push(`'${spec.input}' declared [${decl.shape}] does not accept [${spec.fullShape}]`);
+      }
       if (spec.init === 'empty' && !accepts(spec.shape)) {
         problems.push(`'${spec.input}' declared [${decl.shape}] does not accept the empty feed [${spec.shape}]`);
       }
-      feeds[spec.input] = zerosTensor(spec.dtype, spec.fullShape);
+      feeds[spec.input] = zerosTensor(spec.dtype, spec.fullShape ?? spec.shape);
     }
     let out = null;
     try {
@@ -471,12 +473,19 @@ export async function checkShapeFeedable(m) {
     for (const spec of out ? plan.specs : []) {
       const got = out[spec.output];
       if (!got) problems.push(`no state output '${spec.output}'`);
-      else if (got.type !== spec.dtype || got.dims.join() !== spec.fullShape.join()) {
+      else if (spec.fullShape === null) {
+        // The batch no data input gives: the output has the state's other axes and some batch.
+        const fits = got.dims.length === spec.shape.length && got.dims[spec.batchAxis] > 0 &&
+          spec.shape.every((d, i) => i === spec.batchAxis || d === got.dims[i]);
+        if (got.type !== spec.dtype || !fits) {
+          problems.push(`state output '${spec.output}' is ${got.type} [${got.dims}], metadata says ${spec.dtype} [${spec.shape}] (any batch)`);
+        }
+      } else if (got.type !== spec.dtype || got.dims.join() !== spec.fullShape.join()) {
         problems.push(`state output '${spec.output}' is ${got.type} [${got.dims}], metadata says ${spec.dtype} [${spec.fullShape}]`);
       }
     }
     return problems.length ? fail(NaN, problems.join('; '))
-      : pass(NaN, plan.specs.map((f) => `${f.input} [${f.fullShape}]`).join(', ') + (plan.note ? `; ${plan.note}` : ''));
+      : pass(NaN, plan.specs.map((f) => `${f.input} [${f.fullShape ?? `${f.shape} first, its own batch`}]`).join(', ') + (plan.note ? `; ${plan.note}` : ''));
   });
 }
 
@@ -528,7 +537,7 @@ export async function checkRequiredFirstCall(m) {
  */
 export async function checkRequiredFirstCallSelfTest(m) {
   return onEachRequired(m, async (model) => {
-    const empties = contract.firstFeedPlan(m, model, m.fullFeeds).specs.filter((f) => f.init === 'empty');
+    const empties = contract.firstFeedPlan(m, model, m.fullFeeds).specs.filter((f) => f.init === 'empty' && f.fullShape);
     if (!empties.length) return null;
     const overrides = Object.fromEntries(empties.map((f) => [f.input, zerosTensor(f.dtype, f.fullShape)]));
     const out = await runExact(model.session, firstCallFeeds(m, model, m.fullFeeds, overrides), 'zeros fed for "empty"');

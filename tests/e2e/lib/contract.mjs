@@ -46,7 +46,7 @@ function dataDims(model, feeds) {
 /**
  * The first feeds the metadata prescribes for these data feeds:
  *   { specs: [{input, output, dtype, init, batchAxis, shape (the feed: batch 0 when empty),
- *              fullShape (batch resolved)}],
+ *              fullShape (batch resolved; null for a batch no data input gives, fed empty first)}],
  *     dims (data dims by name), batch (the batch used for symbolic batch axes),
  *     unresolved: [{input, name, axis}] names that are no data input's dimension, note }
  * An unresolved name gets the manifest's value of the same name, or for a batch axis its "batch" (so
@@ -57,7 +57,11 @@ export function firstFeedPlan(m, model, feeds) {
   const unresolved = [];
   let batch = null;
   const specs = stateGroups(model.meta.states).map(({ input, output, pairs: [st] }) => {
-    const fullShape = st.shape.map((d, axis) => {
+    // A batch that is no data input's (batch x frequency bins of a dual-path model) is fed empty first:
+    // its size is the one the model returns, known to no feed beforehand.
+    const ownBatch = st.init === 'empty' && st.batch_axis >= 0 && !(st.shape[st.batch_axis] in dims) &&
+      typeof st.shape[st.batch_axis] !== 'number';
+    const fullShape = ownBatch ? null : st.shape.map((d, axis) => {
       if (typeof d === 'number') return d;
       if (d in dims) {
         if (axis === st.batch_axis) batch ??= dims[d];
@@ -71,7 +75,8 @@ export function firstFeedPlan(m, model, feeds) {
     });
     // Empty along the batch, or (a loop's state without one: batch_axis -1) along axis 0.
     const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
-    const shape = fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : d));
+    const shape = ownBatch ? st.shape.map((d, axis) => (axis === emptyAxis ? 0 : d))
+      : fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : d));
     return { input, output, dtype: st.dtype, init: st.init, batchAxis: st.batch_axis, shape, fullShape };
   });
   const note = unresolved.length

@@ -156,8 +156,9 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
 
 TEST(PackTensor, MembersOfOneShapeFormOneBlock) {
   onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 12, 2] W1, float[1, 12, 3] R1, float[1, 12, 3] W2, float[1, 12, 4] R2, int64[1] axis) => (float[seq, 1, batch, 4] Y) {
+g (float[seq, batch, 2] X, float[1, 12, 2] W1, float[1, 12, 3] R1, float[1, 12, 3] W2, float[1, 12, 4] R2) => (float[seq, 1, batch, 4] Y) {
   Y1 = LSTM <hidden_size = 3> (X, W1, R1)
+  axis = Constant <value = int64[1] {1}> ()
   S1 = Squeeze (Y1, axis)
   Y = GRU <hidden_size = 4> (S1, W2, R2)
 })");

@@ -110,6 +110,24 @@ g (float[1, 1, 2] x, float[1, 1, 3] h0, float[1, 9, 2] w, float[1, 9, 3] r) => (
   EXPECT_TRUE(j.analysis.states[0].Streams());
 }
 
+TEST(StreamVerdict, ARecordThatFoundNoTimeAxisIsKept) {
+  // A rewrite that found no time axis records none; its rewrite gives the data's unnamed dims names (the
+  // batch of an --input-context), which must not make a rewrite of the rewrite or check guess again.
+  const onnx::ModelProto model = ParseModel(WithExtra(""));
+  const ModelIndex index(model);
+  Analysis analysis = Analyze(index);
+  analysis.recorded_stream = StreamRecord{};
+  JudgeStream(index, analysis);
+  EXPECT_TRUE(analysis.stream->time.axes.empty());
+  EXPECT_EQ(analysis.stream->time.source, TimeAxes::Source::kRecorded);
+  // What the record says gives way to --time-axis.
+  Analysis given = Analyze(index);
+  given.recorded_stream = StreamRecord{};
+  JudgeStream(index, given, {InputAxis{"x", 0}});
+  ASSERT_EQ(given.stream->time.axes.size(), 1u);
+  EXPECT_EQ(given.stream->time.source, TimeAxes::Source::kGiven);
+}
+
 TEST(StreamVerdict, ARecurrenceWhoseBatchHoldsTimeIsLeftToTheCall) {
   // An RNN over axis 0 of x [8, seq, 2]: its batch is the time axis (a dual-path model's RNN over
   // frequency); a GRU over time beside it keeps its state.

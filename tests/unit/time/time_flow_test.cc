@@ -171,6 +171,27 @@ TEST(TimeFlow, TimeFoldedIntoTheBatchAndBack) {
   EXPECT_EQ(f.Of("y"), "frames on axis 1");
 }
 
+TEST(TimeFlow, AShapeTimesZeroWhereItHoldsTheLengthIsSteady) {
+  // A context's default: Expand(zeros, Shape(x) * [1, 0, 1] + [0, 3, 0]), the shape of x with 3 frames.
+  Flow f(std::string(kHeader) + R"(g (float[batch, seq, 4] x, float[1, 3, 1] c) => (float[batch, 3, 4] z) {
+    s = Shape (x)
+    keep = Constant <value = int64[3] {1, 0, 1}> ()
+    kept = Mul (s, keep)
+    unit = Constant <value = int64[3] {0, 3, 0}> ()
+    target = Add (kept, unit)
+    z = Expand (c, target)
+    other = Constant <value = int64[3] {1, 2, 1}> ()
+    doubled = Mul (s, other)
+    wrong = Add (doubled, unit)
+  })",
+         "x", 1);
+  EXPECT_EQ(f.Of("s"), "length at [1]");
+  EXPECT_EQ(f.Of("kept"), "steady");
+  EXPECT_EQ(f.Of("z"), "steady");
+  EXPECT_EQ(f.Of("doubled"), "length at [], folded at [1]");
+  EXPECT_EQ(f.Of("wrong"), "mixed");
+}
+
 TEST(TimeFlow, ARecurrenceWhoseBatchHoldsTimeRunsPerFrame) {
   // An RNN over x's axis 0 (frequency) whose batch is the time axis: it restarts in every frame.
   Flow f(
