@@ -21,7 +21,8 @@ using testing::ParseModel;
 /// `target` (a computed shape: keras2onnx's dynamic-length form).
 std::string Keras2Onnx(const std::string& target, const std::string& length = "6") {
   return R"(<ir_version: 6, opset_import: ["" : 11]>
-g (float[N, )" + length + R"(, 5] input_1, float[1, 16, 5] W1, float[1, 16, 4] R1, float[1, 16, 4] W2, float[1, 16, 4] R2)
+g (float[N, )" +
+         length + R"(, 5] input_1, float[1, 16, 5] W1, float[1, 16, 4] R1, float[1, 16, 4] W2, float[1, 16, 4] R2)
     => (float[1, ?, 4] Yh2) {
   X1 = Transpose <perm = [1, 0, 2]> (input_1)
   Y1, Yh1, Yc1 = LSTM <hidden_size = 4> (X1, W1, R1)
