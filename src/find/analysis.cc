@@ -376,6 +376,7 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   }
   const RecordedPairs records(analysis.recorded_pairs);
   const BranchFacts facts = found.states.empty() ? BranchFacts() : BranchFacts::Find(index);
+  analysis.states.reserve(found.states.size());
   for (auto& state : found.states) {
     const int node = node_of_owner.at({state.owner.graph, state.owner.node});
     analysis.states.push_back(Trace(index, records, facts, std::move(state), node, options.origin_sources));

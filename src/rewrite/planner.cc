@@ -354,6 +354,8 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
   PathNamer path_namer(index.model(), node_names);
   StatePlanner planner(index, analysis, options, names, path_namer, plan);
   std::set<StateKey> skipped_owners;
+  plan.edits.reserve(analysis.states.size());
+  plan.pairs.reserve(analysis.states.size());
   for (const auto& analyzed : analysis.states) {
     const RecurrentState& state = analyzed.state;
     // Pairs of metadata that breaks a rule are not kept: the rewrite records every state anew.

@@ -298,7 +298,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
                      : ", batch " + (n.batch.fixed() ? n.batch.ToString() : "dynamic (" + n.batch.ToString() + ")"))
         << "\n";
     if (!n.problem.empty()) out << "  cannot rewrite: " << n.problem << "\n";
-    out << "  streamable: " << NodeStreamText(analysis, n) << "\n";
+    out << "  streamable: " << NodeStreamText(n, by_node[i]) << "\n";
     if (n.streamable && !n.streaming_caveat.empty()) out << "  caveat: " << n.streaming_caveat << "\n";
     for (const StateAnalysis* state : by_node[i]) StateText(model, analysis, *state, lookup, out);
   }

@@ -84,16 +84,15 @@ Json StreamJson(const Analysis& analysis) {
   return json;
 }
 
-std::string NodeStreamText(const Analysis& analysis, const RecurrentNode& node) {
-  for (const StateAnalysis& t : analysis.states) {
-    if (t.state.owner.graph != node.graph || t.state.owner.node != node.node) continue;
-    if (!t.within_call.empty() && t.within_call.rfind("it runs within each frame", 0) == 0) {
-      return "per frame (" + t.within_call + ")";
+std::string NodeStreamText(const RecurrentNode& node, const std::vector<const StateAnalysis*>& states) {
+  for (const StateAnalysis* t : states) {
+    if (!t->within_call.empty() && t->within_call.rfind("it runs within each frame", 0) == 0) {
+      return "per frame (" + t->within_call + ")";
     }
     if (!node.streamable) break;
-    if (!t.stream_problem.empty()) {
+    if (!t->stream_problem.empty()) {
       return "no (its recurrence carries its state from call to call, but chunked runs of the model differ: " +
-             t.stream_problem + ")";
+             t->stream_problem + ")";
     }
   }
   return node.streamable ? "yes" : "no (" + node.not_streamable_reason + ")";

@@ -17,7 +17,8 @@ std::string StreamText(const Analysis& analysis);
 /// The report's "stream" object: the metadata's form (contract/stream_record.h) plus "note".
 Json StreamJson(const Analysis& analysis);
 
-/// The per-node verdict line: "yes", or "no (why)" — the node's own reason, or the whole model's.
-std::string NodeStreamText(const Analysis& analysis, const RecurrentNode& node);
+/// The per-node verdict line: "yes", or "no (why)" — the node's own reason, or the whole model's. `states`:
+/// the node's states (Analysis::StatesOf), so that a report of many nodes reads each state once.
+std::string NodeStreamText(const RecurrentNode& node, const std::vector<const StateAnalysis*>& states);
 
 }  // namespace rnnstate
