@@ -222,6 +222,19 @@ TEST(ReshapeGroups, AnUnknownInputSizeIsWhatAFixedTargetLeavesForIt) {
   EXPECT_EQ(ReshapeGroups({SymDim{}, SymDim{}, Fixed(128)}, {Fixed(60), Fixed(1), Fixed(128)}, false), std::nullopt);
 }
 
+TEST(ReshapeGroups, MinusOneIsTheSymbolicDimNoOtherTargetDimNames) {
+  // keras2onnx: [batch, seq, 1, 4] -> [-1, seq, 4]: -1 is batch, whichever symbolic dim comes last.
+  const SymDim seq{-1, "seq"};
+  SymShape resolved;
+  auto groups = ReshapeGroups({kBatch, seq, Fixed(1), Fixed(4)}, {Fixed(-1), seq, Fixed(4)}, false, &resolved);
+  ASSERT_TRUE(groups.has_value());
+  EXPECT_EQ(resolved, (SymShape{kBatch, seq, Fixed(4)}));
+  EXPECT_THAT((*groups)[0].in, ElementsAre(0u));
+  EXPECT_THAT((*groups)[0].out, ElementsAre(0u));
+  // Two symbolic dims no target dim names: which one -1 is cannot be told.
+  EXPECT_EQ(ReshapeGroups({kBatch, seq, Fixed(4)}, {Fixed(-1), SymDim{-1, "other"}, Fixed(4)}, false), std::nullopt);
+}
+
 TEST(ReshapeGroups, MixingTheBatchWithAnotherAxisIsNotProvable) {
   // [6, batch] -> [2, batch, 3] interleaves batch rows: no group holds 6 against 2 across the batch.
   EXPECT_EQ(ReshapeGroups({Fixed(6), kBatch}, {Fixed(2), kBatch, Fixed(3)}, false), std::nullopt);
