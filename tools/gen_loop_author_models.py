@@ -66,16 +66,17 @@ def outer_names(body):
     return names
 
 
-def with_authors_state(model, layers, state, output, final_of):
-    """Rewires `model` (keras.build's) so that layer k's states start from `state[:, slot]` and the finals
-    leave packed on axis 1 in `output`. `final_of(k, s)`: the value packed for layer k's state s (its final,
-    or for a negative control something else)."""
+def with_authors_state(model, layers, state, output, final_of, first=0):
+    """Rewires `model` (keras.build's) so that the states of layer k (Loop `first + k` of the graph, its values
+    named layer{first + k}_*) start from `state[:, slot]` and the finals leave packed on axis 1 in `output`.
+    `final_of(k, s)`: the value packed for layer k's state s (its final, or for a negative control something
+    else)."""
     mm = helper.make_node
     graph = model.graph
     loops = [n for n in graph.node if n.op_type == "Loop"]
     head, tail, slot = [], [], 0
     packed = []
-    for k, (kind, w) in enumerate(layers):
+    for k, (kind, w) in enumerate(layers, first):
         for s, name in enumerate(("h", "c")[:2 if kind == "LSTM" else 1]):
             p = f"layer{k}_{name}"
             head += [const(p + "_starts", np.array([0, slot], np.int64)),
@@ -146,6 +147,62 @@ CASES = [
      "negative control: as tf_gru_loop_state_dyn, but state_out[:, 0] is Tanh of layer 0's final h, not a copy: "
      "layer 0's state is not the authors' (a rewrite promotes it), layer 1's is"),
 ]
+
+
+def build_intra(name, intra, inter, bins, dense, doc):
+    """A speech enhancer's dual path at batch 1, as tf2onnx writes two Keras GRUs: x [1, seq, bins] reshaped to
+    frames x bins ([-1, bins, 1]: the frames are the intra layer's batch), an intra-frame GRU over the bins
+    (trip count the constant `bins`, Keras zeros from the layer input's batch), its steps reshaped back to
+    [1, seq, bins * H], then an inter-frame GRU over the frames whose h the authors feed from
+    `input_state[:, 0]` and return stacked in `state_out`; y [1, seq, 1] per frame."""
+    mm = helper.make_node
+    h1, h2 = intra["recurrent"].shape[0], inter["recurrent"].shape[0]
+    inits = [numpy_helper.from_array(np.array([-1, bins, 1], np.int64), "intra_shape"),
+             numpy_helper.from_array(np.array(bins, np.int64), "bins_iterations"),
+             numpy_helper.from_array(np.array(float(bins), np.float32), "bins_f"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "zero_f"),
+             numpy_helper.from_array(np.array(0, np.int32), "loop_counter"),
+             numpy_helper.from_array(np.array([1, -1, bins * h1], np.int64), "inter_shape")]
+    for k, w in enumerate((intra, inter)):
+        inits += [numpy_helper.from_array(w[p], f"layer{k}_{p}") for p in ("kernel", "recurrent", "bias")]
+    inits += [numpy_helper.from_array(dense["kernel"], "dense_kernel"),
+              numpy_helper.from_array(dense["bias"], "dense_bias")]
+    nodes = [mm("Reshape", ["x", "intra_shape"], ["intra_in"], name="reshape"),
+             mm("Transpose", ["intra_in"], ["x_tm_0"], perm=[1, 0, 2], name="layer0_transpose"),
+             mm("Shape", ["intra_in"], ["x_shape_0"]), const("b_start_0", np.array([0], np.int64)),
+             const("b_end_0", np.array([1], np.int64)),
+             mm("Slice", ["x_shape_0", "b_start_0", "b_end_0"], ["batch_0"]),
+             const("units_0", np.array([h1], np.int64)),
+             mm("Concat", ["batch_0", "units_0"], ["zeros_dims_0"], axis=0),
+             mm("ConstantOfShape", ["zeros_dims_0"], ["zeros_0"], value=numpy_helper.from_array(np.zeros(1, np.float32))),
+             mm("Less", ["zero_f", "bins_f"], ["below0_bins"]), mm("And", ["below0_bins", "below0_bins"], ["cond0_bins"]),
+             mm("Loop", ["bins_iterations", "cond0_bins", "loop_counter", "zeros_0",
+                         "layer0_kernel", "layer0_recurrent", "layer0_bias"],
+                ["layer0_counter_final", "layer0_h_final", "layer0_kernel_final", "layer0_recurrent_final",
+                 "layer0_bias_final", "layer0_ys"], name="layer0_while_loop",
+                body=keras.loop_body("GRU", 0, 1, h1, "unk__20", float(bins))),
+             mm("Transpose", ["layer0_ys"], ["layer0_ys_bm"], perm=[1, 0, 2]),
+             mm("Reshape", ["layer0_ys_bm", "inter_shape"], ["inter_in"], name="reshape_1"),
+             mm("Transpose", ["inter_in"], ["x_tm_1"], perm=[1, 0, 2], name="layer1_transpose"),
+             mm("Shape", ["x_tm_1"], ["x_tm_shape"]), const("time_axis", np.array(0, np.int64)),
+             mm("Gather", ["x_tm_shape", "time_axis"], ["time_steps"], axis=0),
+             const("unsqueeze_axes", np.array([0], np.int64)),
+             mm("Unsqueeze", ["time_steps", "unsqueeze_axes"], ["time_steps_1"]),
+             mm("ReduceMax", ["time_steps_1"], ["time_steps_max"], axes=[0], keepdims=0, name="Max"),
+             mm("Cast", ["time_steps_max"], ["while_maximum_iterations"], to=TensorProto.INT64),
+             mm("Cast", ["time_steps"], ["time_steps_f"], to=TensorProto.FLOAT),
+             mm("Less", ["zero_f", "time_steps_f"], ["below0"]), mm("And", ["below0", "below0"], ["cond0"]),
+             mm("Loop", ["while_maximum_iterations", "cond0", "loop_counter", "zeros_1",
+                         "layer1_kernel", "layer1_recurrent", "layer1_bias"],
+                ["layer1_counter_final", "layer1_h_final", "layer1_kernel_final", "layer1_recurrent_final",
+                 "layer1_bias_final", "layer1_ys"], name="layer1_while_loop",
+                body=keras.loop_body("GRU", 1, bins * h1, h2, 1, "time_steps_f")),
+             mm("Transpose", ["layer1_ys"], ["layer1_ys_bm"], perm=[1, 0, 2]),
+             mm("MatMul", ["layer1_ys_bm", "dense_kernel"], ["dense_mm"]), mm("Add", ["dense_mm", "dense_bias"], ["logit"]),
+             mm("Sigmoid", ["logit"], ["y"])]
+    model = common.make_model(nodes, [common.value_info("x", [1, "seq", bins])], [common.value_info("y", [1, "seq", 1])],
+                              inits, name, doc)
+    return model  # the inter layer's h, "zeros_1" here, is the authors' state (with_authors_state rewires it)
 
 
 def final_chooser(graph_name, negative, mm_nodes):
@@ -219,18 +276,68 @@ def spec(rng, case):
     return dict(rel=rel, model=model, entries=entries, reference=ref)
 
 
+INTRA = ("tf_gru_loops_intra_frame", 4, 3, 4,
+         "a dual-path enhancer at batch 1: an intra-frame Keras GRU(3) over 4 bins per frame (Reshape(x, [-1, 4, 1]): "
+         "the frames are its batch, Keras zeros from that batch, trip count the constant 4), then an inter-frame "
+         "GRU(4) over the frames whose h the authors feed from input_state[:, 0] and stack into state_out; "
+         "y [1, seq, 1] per frame. The intra-frame state restarts in every frame: it runs within one call")
+
+
+def intra_reference(feeds, intra, inter, bins, dense):
+    x = feeds["x"].astype(np.float64)
+    frames = x.reshape(-1, bins, 1)
+    h = np.zeros((frames.shape[0], intra["recurrent"].shape[0]))
+    steps = []
+    for f in range(bins):
+        h = keras.gru_step(frames[:, f], h, intra)
+        steps.append(h)
+    seq = np.stack(steps, 1).reshape(1, -1, bins * intra["recurrent"].shape[0])
+    h = feeds["input_state"].astype(np.float64)[:, 0]
+    out = []
+    for t in range(seq.shape[1]):
+        h = keras.gru_step(seq[:, t], h, inter)
+        out.append(h)
+    y = keras.sigmoid(np.stack(out, 1) @ dense["kernel"] + dense["bias"])
+    return {"y": y, "state_out": h[:, None, :]}
+
+
+def intra_spec(rng):
+    name, bins, h1, h2, note = INTRA
+    intra = keras.make_weights(rng, "GRU", 1, h1)
+    inter = keras.make_weights(rng, "GRU", bins * h1, h2)
+    dense = {"kernel": rng.uniform(-0.5, 0.5, (h2, 1)).astype(np.float32),
+             "bias": rng.uniform(-0.3, 0.3, (1,)).astype(np.float32)}
+    doc = "tf2onnx-style Loops with the authors' state (issue 32, pattern 2), " + note
+    model = build_intra(name, intra, inter, bins, dense, doc)
+    model = with_authors_state(model, [("GRU", inter)], "input_state", "state_out",
+                               lambda k, s: f"layer{k}_{s}_final", first=1)
+    model.producer_name = "rnnstate/tools/gen_loop_author_models.py"
+    rel = f"{SUBDIR}/{name}.onnx"
+    exposed = [{"graph": "main", "node": "layer0_while_loop", "kind": "state", "variable": "h", "pair": None,
+                "reason": "intra-frame: starts from zeros in every frame; runs within one call"},
+               {"graph": "main", "node": "layer1_while_loop", "kind": "state", "variable": "h",
+                "pair": {"input": "input_state", "input_region": [None, 0, None], "output": "state_out",
+                         "output_region": [None, 0, None], "axes": ["dim0", "dim1"]}}]
+    # No time axis is followed through the intra-frame loop's steps: the authors' protocol is call by call.
+    entry = common.manifest_entry(rel, {"seq": 6}, {}, {}, None, False, False, doc, streamable=False,
+                                  issue=ISSUE, exposed=exposed)
+    return dict(rel=rel, model=model, entries=[entry],
+                reference=lambda feeds: intra_reference(feeds, intra, inter, bins, dense))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
     args = parser.parse_args()
     rng = np.random.RandomState(common.name_seed("gen_loop_author_models"))
-    specs = [spec(rng, case) for case in CASES]
+    specs = [spec(rng, case) for case in CASES] + [intra_spec(rng)]
     built = []
     for s in specs:
         common.write_model(s["model"], s["rel"])
         first = s["entries"][0]
         runs = []
-        for dims in (first["dims"], dict(first["dims"], batch=3) if "batch" in first["dims"] else first["dims"]):
+        other = dict(first["dims"], batch=3) if "batch" in first["dims"] else dict(first["dims"], seq=3)
+        for dims in (first["dims"], other):
             feeds = common.make_feeds(s["model"], dict(first, dims=dims), common.name_seed(s["rel"]))
             runs.append((feeds, dims, s["reference"](feeds)))
         built.append((s["rel"], first, runs))

@@ -18,6 +18,7 @@ namespace rnnstate::loop_author_state_test {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using testing::InputNames;
 using ::testing::IsEmpty;
 using testing::ParseModel;
@@ -66,9 +67,79 @@ g (float[)" +
 })";
 }
 
-/// Rewrites `model` (default mode) and returns what its own `check` then says.
-std::vector<std::string> RewriteAndCheck(onnx::ModelProto& model) {
-  RewriteModel(model, PlanOptions{}, /*strict=*/true);
+/// A dual-path enhancer at batch 1, as tf2onnx writes two Keras GRUs: an intra-frame Loop over the 4 bins of
+/// each frame (x [1, seq, 4] reshaped to [seq, 4, 1]: the frames are its batch; Keras zeros from that batch),
+/// its steps reshaped back to [1, seq, 8] for an inter-frame Loop over the frames whose initial h is
+/// `inter_h0` (the authors' `st[:, 0]`, or a control's zeros) and whose final leaves as `st_out`.
+std::string DualPathLoops(const std::string& inter_h0) {
+  std::string text = R"(<ir_version: 7, opset_import: ["" : 14]>
+g (float[1, seq, 4] x, float[1, 1, 3] st) => (float[1, seq, 3] ys_bm, float[1, 1, 3] st_out)
+  <float Fb = {4.0}, int64 MF = {4}, float z = {0.0}, int32 t0 = {0}, float[1, 2] Wf = {0.5, -0.3}, float[2, 2] Uf = {0.1,0.2,0.3,0.4},
+   float[8, 3] W = {1,2,3,4,5,6,7,8,9,10,11,12,1,2,3,4,5,6,7,8,9,10,11,12}, float[3, 3] U = {0.1,0,0,0,0.1,0,0,0,0.1},
+   int64[3] s_intra = {-1, 4, 1}, int64[3] s_inter = {1, -1, 8}, int64[2] st_starts = {0, 0}, int64[2] st_ends = {2147483647, 1},
+   int64[2] sl_axes = {0, 1}, int64[1] ax1 = {1}, int64[1] b0 = {0}, int64[1] b1 = {1}, int64[1] hf = {2}> {
+  xi = Reshape (x, s_intra)
+  xi_fm = Transpose <perm = [1, 0, 2]> (xi)
+  xi_shape = Shape (xi)
+  nb = Slice (xi_shape, b0, b1)
+  zdims = Concat <axis = 0> (nb, hf)
+  zeros_f = ConstantOfShape (zdims)
+  c0f = Less (z, Fb)
+  condf = And (c0f, c0f)
+  tfn, hfn, ysf = Loop (MF, condf, t0, zeros_f) <body = bodyf (int64 i, bool cond, int32 t, float[unk__1, 2] h) => (bool cond_out, int32 t_next, float[unk__1, 2] h_next, float[unk__1, 2] y_t) {
+    x_t = Gather <axis = 0> (xi_fm, t)
+    xw = MatMul (x_t, Wf)
+    hu = MatMul (h, Uf)
+    s = Add (xw, hu)
+    h_next = Tanh (s)
+    one = Constant <value = int32 {1}> ()
+    t_next = Add (t, one)
+    i_f = Cast <to = 1> (i)
+    below_i = Less (i_f, Fb)
+    t_f = Cast <to = 1> (t_next)
+    below_t = Less (t_f, Fb)
+    cond_out = And (below_i, below_t)
+    y_t = Identity (h_next)
+  }>
+  ysf_bm = Transpose <perm = [1, 0, 2]> (ysf)
+  inter_in = Reshape (ysf_bm, s_inter)
+  x_tm = Transpose <perm = [1, 0, 2]> (inter_in)
+  x_tm_shape = Shape (x_tm)
+  zero_i = Constant <value = int64 {0}> ()
+  T_len = Gather <axis = 0> (x_tm_shape, zero_i)
+  T_f = Cast <to = 1> (T_len)
+  c0 = Less (z, T_f)
+  cond0 = And (c0, c0)
+INTER_H0
+  t_n, h_n, ys = Loop (T_len, cond0, t0, h0) <body = body (int64 i, bool cond, int32 t, float[1, 3] h) => (bool cond_out, int32 t_next, float[1, 3] h_next, float[1, 3] y_t) {
+    x_t = Gather <axis = 0> (x_tm, t)
+    xw = MatMul (x_t, W)
+    hu = MatMul (h, U)
+    s = Add (xw, hu)
+    h_next = Tanh (s)
+    one = Constant <value = int32 {1}> ()
+    t_next = Add (t, one)
+    i_f = Cast <to = 1> (i)
+    below_i = Less (i_f, T_f)
+    t_f = Cast <to = 1> (t_next)
+    below_t = Less (t_f, T_f)
+    cond_out = And (below_i, below_t)
+    y_t = Identity (h_next)
+  }>
+  ys_bm = Transpose <perm = [1, 0, 2]> (ys)
+  h_e = Unsqueeze (h_n, ax1)
+  st_out = Identity (h_e)
+})";
+  text.replace(text.find("INTER_H0"), 8, inter_h0);
+  return text;
+}
+
+const char* kAuthorsH0 = "  h_sl = Slice (st, st_starts, st_ends, sl_axes)\n  h0 = Squeeze (h_sl, ax1)";
+
+/// Rewrites `model` (default mode; `strict`: every state rewritten or exposed) and returns what its own
+/// `check` then says.
+std::vector<std::string> RewriteAndCheck(onnx::ModelProto& model, bool strict = true) {
+  RewriteModel(model, PlanOptions{}, strict);
   ModelIndex index(model);
   std::vector<std::string> problems;
   for (const CheckProblem& problem : CheckModel(index, Analyze(index))) problems.push_back(problem.message);
@@ -149,6 +220,42 @@ TEST(LoopAuthorState, AFinalThroughAnElementwiseOpIsNoExposure) {
   ASSERT_EQ(analysis.states.size(), 2u);
   EXPECT_FALSE(analysis.states[0].exposed);
   EXPECT_TRUE(analysis.states[1].exposed);
+}
+
+TEST(LoopAuthorState, AnIntraFrameLoopBesideTheAuthorsStateRunsWithinOneCall) {
+  // Before: the authors' inter-frame loop, which rnnstate cannot prove streams through the intra-frame
+  // loop's steps, was no carrier of theirs, so the intra-frame state was promoted: an input to feed back
+  // that would carry one frame's state over the bins into the next call.
+  onnx::ModelProto model = ParseModel(DualPathLoops(kAuthorsH0));
+  {
+    ModelIndex index(model);
+    const Analysis analysis = Analyze(index);
+    ASSERT_EQ(analysis.states.size(), 2u);
+    EXPECT_FALSE(analysis.states[0].exposed);
+    EXPECT_THAT(analysis.states[0].within_call, HasSubstr("runs within one call"));
+    EXPECT_TRUE(analysis.states[1].exposed) << analysis.states[1].finding.why_not;
+  }
+  // Not strict: the state left within the call is skipped on purpose.
+  EXPECT_THAT(RewriteAndCheck(model, /*strict=*/false), IsEmpty());
+  EXPECT_THAT(InputNames(model.graph()), ElementsAre("x", "st"));
+  ASSERT_EQ(RecordedPairs(model).size(), 1u);
+  EXPECT_EQ(RecordedPairs(model)[0].input, "st");
+}
+
+TEST(LoopAuthorState, WithoutTheAuthorsStateAnIntraFrameLoopIsPromoted) {
+  // The inter-frame loop starts from zeros: nobody carries a state between calls, both are promoted.
+  onnx::ModelProto model = ParseModel(DualPathLoops("  h0 = Constant <value = float[1, 3] {0, 0, 0}> ()"));
+  {
+    ModelIndex index(model);
+    const Analysis analysis = Analyze(index);
+    ASSERT_EQ(analysis.states.size(), 2u);
+    for (const StateAnalysis& state : analysis.states) {
+      EXPECT_FALSE(state.exposed);
+      EXPECT_THAT(state.within_call, IsEmpty());
+    }
+  }
+  EXPECT_THAT(RewriteAndCheck(model), IsEmpty());
+  EXPECT_EQ(RecordedPairs(model).size(), 2u);
 }
 
 }  // namespace
