@@ -205,7 +205,7 @@ def build_intra(name, intra, inter, bins, dense, doc):
     return model  # the inter layer's h, "zeros_1" here, is the authors' state (with_authors_state rewires it)
 
 
-def final_chooser(graph_name, negative, mm_nodes):
+def final_chooser(negative, mm_nodes):
     """final_of for with_authors_state: layer 0's first slot as the negative control writes it."""
     def final_of(k, s):
         if k != 0 or s != "h" or negative is None:
@@ -245,7 +245,7 @@ def spec(rng, case):
     model = keras.build(name, layers, inputs, seq, batch_one, dense, note)
     extra_nodes = []
     model = with_authors_state(model, layers, "input_state", "state_out",
-                               final_chooser(name, negative, extra_nodes))
+                               final_chooser(negative, extra_nodes))
     if extra_nodes:  # the control's op sits before the packing it feeds
         nodes = list(model.graph.node)
         at = next(i for i, n in enumerate(nodes) if n.op_type == "Unsqueeze" and n.input[0].endswith("_tanh"))

@@ -67,6 +67,20 @@ g (float[)" +
 })";
 }
 
+/// A tf2onnx Loop `outs = Loop (ins)` over a tanh cell `h_next = Tanh(x_t w + h u)`: `x_t` the body's int32
+/// counter's step of `data`, the float condition on `bound`, the steps a scan output; h is float[`dims`].
+std::string TanhCellLoop(const std::string& outs, const std::string& ins, const std::string& data, const std::string& w,
+                         const std::string& u, const std::string& bound, const std::string& dims) {
+  const std::string h = "float[" + dims + "] ";
+  return "  " + outs + " = Loop (" + ins + ") <body = body_" + data + " (int64 i, bool cond, int32 t, " + h +
+         "h) => (bool cond_out, int32 t_next, " + h + "h_next, " + h + "y_t) {\n" + "    x_t = Gather <axis = 0> (" +
+         data + ", t)\n    xw = MatMul (x_t, " + w + ")\n    hu = MatMul (h, " + u +
+         ")\n    s = Add (xw, hu)\n    h_next = Tanh (s)\n    one = Constant <value = int32 {1}> ()\n" +
+         "    t_next = Add (t, one)\n    i_f = Cast <to = 1> (i)\n    below_i = Less (i_f, " + bound +
+         ")\n    t_f = Cast <to = 1> (t_next)\n    below_t = Less (t_f, " + bound +
+         ")\n    cond_out = And (below_i, below_t)\n    y_t = Identity (h_next)\n  }>\n";
+}
+
 /// A dual-path enhancer at batch 1, as tf2onnx writes two Keras GRUs: an intra-frame Loop over the 4 bins of
 /// each frame (x [1, seq, 4] reshaped to [seq, 4, 1]: the frames are its batch; Keras zeros from that batch),
 /// its steps reshaped back to [1, seq, 8] for an inter-frame Loop over the frames whose initial h is
@@ -86,22 +100,8 @@ g (float[1, seq, 4] x, float[1, 1, 3] st) => (float[1, seq, 3] ys_bm, float[1, 1
   zeros_f = ConstantOfShape (zdims)
   c0f = Less (z, Fb)
   condf = And (c0f, c0f)
-  tfn, hfn, ysf = Loop (MF, condf, t0, zeros_f) <body = bodyf (int64 i, bool cond, int32 t, float[unk__1, 2] h) => (bool cond_out, int32 t_next, float[unk__1, 2] h_next, float[unk__1, 2] y_t) {
-    x_t = Gather <axis = 0> (xi_fm, t)
-    xw = MatMul (x_t, Wf)
-    hu = MatMul (h, Uf)
-    s = Add (xw, hu)
-    h_next = Tanh (s)
-    one = Constant <value = int32 {1}> ()
-    t_next = Add (t, one)
-    i_f = Cast <to = 1> (i)
-    below_i = Less (i_f, Fb)
-    t_f = Cast <to = 1> (t_next)
-    below_t = Less (t_f, Fb)
-    cond_out = And (below_i, below_t)
-    y_t = Identity (h_next)
-  }>
-  ysf_bm = Transpose <perm = [1, 0, 2]> (ysf)
+)" + TanhCellLoop("tfn, hfn, ysf", "MF, condf, t0, zeros_f", "xi_fm", "Wf", "Uf", "Fb", "unk__1, 2") +
+                     R"(  ysf_bm = Transpose <perm = [1, 0, 2]> (ysf)
   inter_in = Reshape (ysf_bm, s_inter)
   x_tm = Transpose <perm = [1, 0, 2]> (inter_in)
   x_tm_shape = Shape (x_tm)
@@ -111,22 +111,8 @@ g (float[1, seq, 4] x, float[1, 1, 3] st) => (float[1, seq, 3] ys_bm, float[1, 1
   c0 = Less (z, T_f)
   cond0 = And (c0, c0)
 INTER_H0
-  t_n, h_n, ys = Loop (T_len, cond0, t0, h0) <body = body (int64 i, bool cond, int32 t, float[1, 3] h) => (bool cond_out, int32 t_next, float[1, 3] h_next, float[1, 3] y_t) {
-    x_t = Gather <axis = 0> (x_tm, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s = Add (xw, hu)
-    h_next = Tanh (s)
-    one = Constant <value = int32 {1}> ()
-    t_next = Add (t, one)
-    i_f = Cast <to = 1> (i)
-    below_i = Less (i_f, T_f)
-    t_f = Cast <to = 1> (t_next)
-    below_t = Less (t_f, T_f)
-    cond_out = And (below_i, below_t)
-    y_t = Identity (h_next)
-  }>
-  ys_bm = Transpose <perm = [1, 0, 2]> (ys)
+)" + TanhCellLoop("t_n, h_n, ys", "T_len, cond0, t0, h0", "x_tm", "W", "U", "T_f", "1, 3") +
+                     R"(  ys_bm = Transpose <perm = [1, 0, 2]> (ys)
   h_e = Unsqueeze (h_n, ax1)
   st_out = Identity (h_e)
 })";
