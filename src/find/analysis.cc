@@ -285,8 +285,9 @@ void FindDefaultPaths(const ModelIndex& index, std::vector<StateAnalysis>& state
 /// region of their authors' tensors that their recorded pairs keep.
 void MarkWithinCall(const std::vector<StatePair>& recorded_pairs, std::vector<StateAnalysis>& states) {
   std::string carrier;  // an input the authors carry state in
+  // Whether rnnstate can prove that the authors' own state streams chunk by chunk does not matter here: they
+  // carry it from call to call (an inter-frame Loop read through an intra-frame one's steps is such a state).
   for (const auto& t : states) {
-    if (!t.state.streamable) continue;
     if (t.exposure && t.exposure->default_path_of.empty()) {
       carrier = t.exposure->input;
       break;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "exposure/exposure.h"
 #include "find/axis_trace.h"
 #include "find/carried_variables.h"
 #include "find/loop_streaming.h"
@@ -105,8 +106,9 @@ std::optional<BatchSource> InputDeclaring(const ModelIndex& index, const std::st
 /// of the data, as exporters compute zeros: `ConstantOfShape(Concat(Gather(Shape(x), 1), [H]))`), a
 /// dynamic one first, that is not an axis the loop walks; else the first symbolic dim a main-graph
 /// input declares too. Every other axis must be fixed or a dim a main-graph input declares, or the
-/// state gets a problem: a caller could not know what to feed.
-void FindBatch(const ModelIndex& index, const std::string& initial, const GraphPath& graph,
+/// state gets a problem: a caller could not know what to feed. `own`: the graph input the initial value
+/// is read from element by element ("" when none): the authors' state input, like a rewritten model's.
+void FindBatch(const ModelIndex& index, const std::string& initial, const std::string& own, const GraphPath& graph,
                const std::vector<TimeRef>& times, const MainInputs& inputs, RecurrentState& state) {
   const std::set<std::string>& known = inputs.known;
   std::vector<std::optional<InputAxis>> traced(state.shape.size());
@@ -119,7 +121,10 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
     // required mode fed it directly): a fixed dim of that input says nothing about the data's batch (a symbolic
     // one is looked up in the data inputs below), but it is the state's size on that axis (kept in
     // `traced`).
-    const bool own_input = traced[i]->input == initial || main_index.initializers.count(traced[i]->input) ||
+    // So does the authors' state input the value is read from: were it taken for the data, the batch
+    // would change once a rewrite records that input as a state (and its own check refute the pair).
+    const bool own_input = traced[i]->input == initial || traced[i]->input == own ||
+                           main_index.initializers.count(traced[i]->input) ||
                            inputs.state_inputs.count(traced[i]->input);
     if (own_input && DeclaredInputDim(index, *traced[i]).fixed()) continue;
     const bool walked = std::any_of(times.begin(), times.end(), [&](const TimeRef& t) {
@@ -137,8 +142,9 @@ void FindBatch(const ModelIndex& index, const std::string& initial, const GraphP
     state.batch_source = BatchSource{traced[chosen]->input, traced[chosen]->axis};
     state.shape[chosen] = DeclaredInputDim(index, *traced[chosen]);
     // The state's own initial value fed as a graph input: take the batch from the data instead.
-    if (traced[chosen]->input == initial) {
-      if (auto other = InputDeclaring(index, state.shape[chosen].param, initial)) state.batch_source = *other;
+    const std::string& input = traced[chosen]->input;
+    if (input == initial || input == own) {
+      if (auto other = InputDeclaring(index, state.shape[chosen].param, input)) state.batch_source = *other;
     }
   } else {
     for (size_t i = 0; i < state.shape.size() && state.batch_axis < 0; ++i) {
@@ -229,7 +235,9 @@ RecurrentState StateOf(const ModelIndex& index, const LoopAnatomy& loop, const C
   bool ranked = false;
   state.shape = MergedShape(types, inputs.known, &ranked);
   for (size_t i = 0; i < state.shape.size(); ++i) state.axis_names.push_back("dim" + std::to_string(i));
-  FindBatch(index, node.input(info.slots.node_input), loop.graph, verdict.times, inputs, state);
+  const ReadTrace read = TraceRead(index, state);
+  FindBatch(index, node.input(info.slots.node_input), read.place ? read.place->tensor : "", loop.graph, verdict.times,
+            inputs, state);
   state.streamable = verdict.streamable;
   state.not_streamable_reason = verdict.reason;
   // An initial value other than zeros is selected by an empty feed (along the batch, or axis 0): a

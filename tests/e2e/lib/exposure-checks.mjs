@@ -13,12 +13,13 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 export function checkRecognition(m, report) {
   const states = new Map();
   for (const node of report.nodes) {
-    for (const st of node.states) states.set(`${node.graph}|${node.name}|${st.kind}`, st);
+    // A loop's states are all of kind "state": its carried variable tells them apart.
+    for (const st of node.states) states.set(`${node.graph}|${node.name}|${st.kind}${st.variable ? `|${st.variable}` : ''}`, st);
   }
   const problems = [];
   let pairs = 0;
   for (const want of m.entry.exposed) {
-    const key = `${want.graph}|${want.node}|${want.kind}`;
+    const key = `${want.graph}|${want.node}|${want.kind}${want.variable ? `|${want.variable}` : ''}`;
     const got = states.get(key);
     if (!got) {
       problems.push(`${key}: no such state in the report`);
