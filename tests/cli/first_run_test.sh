@@ -52,11 +52,11 @@ check "verify of states not streamable: exit 4" run 4 verify "$src/models/torch/
 check "verify on a fixed-length export: exit 4" run 4 verify "$src/models/torch/lstm2_bf_static.onnx" "$work/static.onnx"
 check "verify on a fixed-length export: says how to open it" err_has "rewrite --time-axis x:1"
 # One frame per call (no time axis inside one call, as Silero VAD): the calls are checked, exit 0, and the
-# checks that do not apply say why; a --time-axis given there is not chunked.
+# checks that do not apply say why.
 "$bin" -q rewrite "$src/models/frame/frame_lstm_state.onnx" -o "$work/frame.onnx" >/dev/null
 echo '{"x": {"dims": [1, 64]}}' >"$work/frame.json"
 check "verify, one frame per call: exit 0" run 0 verify "$src/models/frame/frame_lstm_state.onnx" "$work/frame.onnx" \
-  --inputs "$work/frame.json" --time-axis x:1
+  --inputs "$work/frame.json"
 check "verify, one frame per call: the round trip ran" out_has "ran   state round trip: calls 2..3"
 check "verify, one frame per call: chunked does not apply" out_has "n/a   chunked = whole: the rewrite records no time axis inside one call"
 check "verify, one frame per call: PASS" out_has "PASS: 6 values of 3 calls"

@@ -19,9 +19,9 @@ const USAGE = `usage: rnnstate-stream verify ORIGINAL REWRITTEN [options]
 Runs ORIGINAL on a whole sequence and REWRITTEN (its rnnstate rewrite, either --state-inputs mode) in
 chunks with the state fed back, in ONNX Runtime (onnxruntime-node), and compares every output and final
 state. A model with no time axis inside one call (one frame per call: the rewrite records none, or no
-data input names one) is checked call by call instead: call 1 (and the rewrite with its state defaults
-unfed) against the original, then calls 2..N with the returned states fed back against the original fed
-its own; the report says which checks ran and why the others do not apply.
+data input names one; --time-axis chunks one anyway) is checked call by call instead: call 1 (and the
+rewrite with its state defaults unfed) against the original, then calls 2..N with the returned states fed
+back against the original fed its own; the report says which checks ran and why the others do not apply.
 
 options:
   --chunks 1,7,...      chunk lengths along the time axis (default 1,2,5); the sequence is their sum

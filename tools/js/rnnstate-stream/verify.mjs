@@ -79,18 +79,10 @@ export async function verifyStreaming(options) {
     const declared = new Map((rewritten.inputMetadata ?? []).map((m) => [m.name, m]));
     const batchNames = new Set(values.map((v) => v.shape[v.batch_axis]).filter((d) => typeof d === 'string'));
     const { tensors: given, shapes } = await parseInputs(ort, options.inputs ?? {}, declared);
-    // A rewrite that records no time axis inside one call (one frame per call, as Silero VAD) streams call
-    // by call: a given --time-axis is no axis of its stream, and the calls are what is checked.
-    const callByCall = Array.isArray(metadata.stream?.time) && metadata.stream.time.length === 0;
-    const timeAxes = callByCall ? {} : options.timeAxes ?? recordedTimeAxes(metadata, dataInputs) ??
-      findTimeAxes(dataInputs, declared, batchNames, given);
-    if (Object.keys(timeAxes).length === 0) {
-      const why = callByCall
-        ? `the rewrite records no time axis inside one call: the model streams call by call${options.timeAxes
-          ? ` (--time-axis ${Object.entries(options.timeAxes).map(([n, a]) => `${n}:${a}`).join(', ')} is not chunked)` : ''}`
-        : 'no data input has a named dimension besides the batch (pass --time-axis INPUT:AXIS to chunk one)';
+    const { timeAxes, noChunking } = chooseTimeAxes(options, metadata, dataInputs, declared, batchNames, given);
+    if (noChunking) {
       return await verifyCalls({ ort, options, metadata, values, original, rewritten, dataInputs, declared, given, shapes,
-        batchNames, noChunking: why, hasDefaults: streamable.length !== rewrittenBytes.length,
+        batchNames, noChunking, hasDefaults: streamable.length !== rewrittenBytes.length,
         rewrittenAsWritten: typeof options.rewritten === 'string' ? options.rewritten : rewrittenBytes });
     }
     checkTimeAxes(timeAxes, dataInputs, declared);
@@ -212,6 +204,22 @@ function predictedDifference(metadata) {
   if (metadata.stream && metadata.stream.chunk_exact === false) return metadata.stream.reason ?? 'chunked runs differ';
   const states = metadata.states.filter((s) => s.streamable === false);
   return states.length ? `state '${states[0].input}' is marked not streamable` : null;
+}
+
+/**
+ * The time axes to chunk: --time-axis (the caller's word), else the metadata's, else the one found. None
+ * — the metadata records none (one frame per call, as Silero VAD; or an ambiguous axis it did not choose),
+ * or no data input names one — gives `noChunking`, why: the calls are checked instead.
+ */
+function chooseTimeAxes(options, metadata, dataInputs, declared, batchNames, given) {
+  if (options.timeAxes) return { timeAxes: options.timeAxes };
+  if (Array.isArray(metadata.stream?.time) && metadata.stream.time.length === 0) {
+    return { timeAxes: {}, noChunking: 'the rewrite records no time axis inside one call: the model streams call by ' +
+      'call (pass --time-axis INPUT:AXIS to chunk one anyway)' };
+  }
+  const timeAxes = recordedTimeAxes(metadata, dataInputs) ?? findTimeAxes(dataInputs, declared, batchNames, given);
+  if (Object.keys(timeAxes).length) return { timeAxes };
+  return { timeAxes, noChunking: 'no data input has a named dimension besides the batch (pass --time-axis INPUT:AXIS to chunk one)' };
 }
 
 /** The time axes the metadata records (`stream.time`), as {input: axis}, or null. */
