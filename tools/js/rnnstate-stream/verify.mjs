@@ -72,8 +72,10 @@ export async function verifyStreaming(options) {
     if (copy) await (await import('node:fs/promises')).rm(copy, { force: true });
   }
   try {
-    const stream = new StreamingSession(rewritten, metadata, { ort, batch: options.batch, dims: options.dims,
-      stateOutputs: true });
+    // A state batch without a name (Silero's `state [2, ?, 128]`) takes --batch (default 1): no feed names it.
+    const unnamedBatch = values.some((v) => v.batch_axis >= 0 && (v.shape[v.batch_axis] ?? '') === '');
+    const feedBatch = options.batch ?? (unnamedBatch ? 1 : undefined);
+    const stream = new StreamingSession(rewritten, metadata, { ort, batch: feedBatch, dims: options.dims, stateOutputs: true });
     const stateInputs = new Set(values.map((v) => v.input));
     const dataInputs = stream.dataInputNames;
     const declared = new Map((rewritten.inputMetadata ?? []).map((m) => [m.name, m]));
@@ -107,8 +109,8 @@ export async function verifyStreaming(options) {
     // the metadata's first feed, as the rewrite's first call does.
     const originalFeeds = {};
     // (A packed model's members are the original's state inputs: their own first feeds, unpacked.)
-    const firstFeeds = new Map([...firstFeedSpecs(metadata.states, { dims, batch: options.batch }),
-      ...firstFeedSpecsOf(metadata, { dims, batch: options.batch })].map((s) => [s.input, s]));
+    const firstFeeds = new Map([...firstFeedSpecs(metadata.states, { dims, batch: feedBatch }),
+      ...firstFeedSpecsOf(metadata, { dims, batch: feedBatch })].map((s) => [s.input, s]));
     for (const name of original.inputNames) {
       if (full[name]) originalFeeds[name] = full[name];
       else if (firstFeeds.has(name)) originalFeeds[name] = firstFeedTensor(firstFeeds.get(name), ort.Tensor);
