@@ -154,14 +154,20 @@ def loop_body(kind, layer, inputs, hidden, batch, bound):
     return helper.make_graph(nodes, f"layer{layer}_while_body", body_inputs, body_outputs, initializer=inits)
 
 
-def build(name, layers, inputs, seq, batch_one, dense, doc):
+def build(name, layers, inputs, seq, batch_one, dense, doc, cast_bound=False):
     """layers: [(kind, weights)]; seq: a fixed length (int) or "seq"; batch_one: batch 1 (Reshape transposes,
-    zero initializers) or a dynamic batch (Transposes, zeros sized from Shape(x)[0:1])."""
+    zero initializers) or a dynamic batch (Transposes, zeros sized from Shape(x)[0:1]); cast_bound (fixed
+    length): the float bound is `Cast(trip count)` in the main graph, read by every body from outer scope,
+    instead of float constants (one trip-count initializer for every loop and every bound)."""
     mm = helper.make_node
     batch = 1 if batch_one else "batch"
     fixed = isinstance(seq, int)
     nodes, inits = [], []
-    if fixed:
+    if fixed and cast_bound:
+        inits.append(numpy_helper.from_array(np.array(seq, np.int64), "while_maximum_iterations"))
+        nodes.append(mm("Cast", ["while_maximum_iterations"], ["time_steps_f"], to=TensorProto.FLOAT))
+        trip, bound_main = "while_maximum_iterations", "time_steps_f"
+    elif fixed:
         inits += [numpy_helper.from_array(np.array(seq, np.int64), "while_maximum_iterations"),
                   numpy_helper.from_array(np.array(float(seq), np.float32), "time_steps_f")]
         trip, bound_main = "while_maximum_iterations", "time_steps_f"
@@ -205,7 +211,7 @@ def build(name, layers, inputs, seq, batch_one, dense, doc):
         states = 2 if kind == "LSTM" else 1
         # tf2onnx names the body's unknown dims itself (TF's None): "unk__N", no name the caller knows.
         body = loop_body(kind, k, feature, hidden, batch if batch_one else f"unk__{10 + k}",
-                         float(seq) if fixed else bound_main)
+                         float(seq) if fixed and not cast_bound else bound_main)
         outs = [f"layer{k}_counter_final"] + [f"layer{k}_{s}_final" for s in ("h", "c")[:states]] + \
                [f"layer{k}_{p}_final" for p in ("kernel", "recurrent", "bias")] + [f"layer{k}_ys"]
         nodes.append(mm("Loop", [trip, "cond0", "loop_counter"] + [zeros] * states +
@@ -256,12 +262,16 @@ CASES = [
      "the float bound Cast(length, FLOAT) read by the body from outer scope"),
     ("lstm2_dyn", [("LSTM", 4), ("LSTM", 3)], 2, 5, False, [2, 1, 2],
      "two stacked Keras LSTMs, dynamic batch, fixed length 5: one zeros from Shape(layer input)[0:1] for h and c"),
+    ("gru3_cast_bound", [("GRU", 5), ("GRU", 4), ("GRU", 3)], 3, 10, False, [4, 1, 5],
+     "three stacked Keras GRUs (reset_after; issue 32, pattern 3), dynamic batch, fixed length 10: ONE trip-count "
+     "initializer for the three loops, also the float bound Cast(trip count) every body reads from outer scope "
+     "and the initial condition compares against", {"cast_bound": True}),
 ]
 
 
 def specs_of(rng):
     specs = []
-    for name, shape, inputs, seq, batch_one, chunks, note in CASES:
+    for name, shape, inputs, seq, batch_one, chunks, note, *options in CASES:
         layers, feature = [], inputs
         for kind, hidden in shape:
             layers.append((kind, make_weights(rng, kind, feature, hidden)))
@@ -269,12 +279,12 @@ def specs_of(rng):
         dense = {"kernel": rng.uniform(-0.5, 0.5, (feature, 1)).astype(np.float32),
                  "bias": rng.uniform(-0.3, 0.3, (1,)).astype(np.float32)}
         rel = f"{SUBDIR}/{name}.onnx"
-        model = build(name, layers, inputs, seq, batch_one, dense, note)
+        model = build(name, layers, inputs, seq, batch_one, dense, note, **(options[0] if options else {}))
         dims = {} if batch_one else {"batch": 2}
         states = state_entries(layers)
         doc = ("tf2onnx-style Loops (issue 22), " + note + "; the readout Squeeze(Slice(ys, [-1], [INT32_MAX], [0])) "
                "then Dense: y is the last step's")
-        extra = dict(issue=ISSUE, states=states)
+        extra = dict(issue=32 if options else ISSUE, states=states)
         if isinstance(seq, int):
             entry = common.manifest_entry(rel, dims, {}, {}, None, False, True, doc + ". Fixed length: not "
                                           "streamable as is", streamable=False, time_input="x:1", **extra)

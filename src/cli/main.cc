@@ -46,12 +46,13 @@ constexpr const char* kExportExamples = R"(
   rnnstate export openvino stream.onnx --json the pairs for OpenVINO's MakeStateful)";
 constexpr const char* kVerifyExamples = R"(
   rnnstate verify model.onnx stream.onnx      stream.onnx in chunks with its state fed back == model.onnx
-                                              on the whole sequence, in ONNX Runtime (Node.js))";
+                                              on the whole sequence, in ONNX Runtime (Node.js); one frame
+                                              per call: the calls, the state fed back)";
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 ok, 1 check or verify failed, 2 usage, 3 unreadable or invalid input (verify: also Node.js or
-onnxruntime-node missing), 4 unsupported model (verify: refused, e.g. no time axis to chunk or a state marked
-not streamable), 5 cannot write, 6 internal error. Over several files: the highest code of any file.
+onnxruntime-node missing), 4 unsupported model (verify: refused, e.g. a fixed-length time axis or a state marked
+not carried), 5 cannot write, 6 internal error. Over several files: the highest code of any file.
 )";
 
 /// The options of every command over files.

@@ -17,6 +17,9 @@ namespace rnnstate {
 
 namespace {
 
+/// How many casts of a length constant are followed to their users.
+constexpr int kMaxCastChain = 4;
+
 /// A Loop with a constant trip count equal to its time input's static length.
 struct FixedLoop {
   int node = -1;  ///< in the main graph
@@ -48,17 +51,26 @@ int32_t ConstantType(const ModelIndex& index, const ValueRef& value) {
 }
 
 /// "" when every use of `value` is a fixed Loop walking `time` (its trip count, its body's condition) or a
-/// comparison (the condition before the loop); else the other user, described.
-std::string OtherUser(const ModelIndex& index, const ValueRef& value, const std::vector<FixedLoop>& loops) {
+/// comparison (the condition before the loop), also through casts of it (tf2onnx compares floats: one
+/// trip-count constant cast to the bound the loops' bodies read is one fact about the length, which the
+/// fed length replaces everywhere it flows); else the other user, described.
+std::string OtherUser(const ModelIndex& index, const ValueRef& value, const std::vector<FixedLoop>& loops,
+                      int depth = 0) {
   const onnx::GraphProto& proto = *ResolveGraph(index.model(), value.graph);
   for (const Consumer& consumer : index.graph(value.graph).ConsumersOf(value.name)) {
     const onnx::NodeProto& node = proto.node(consumer.node);
     const bool loop = std::any_of(loops.begin(), loops.end(), [&](const FixedLoop& l) {
       return l.graph == value.graph && l.node == consumer.node && consumer.slot <= 0;
     });
-    if (!loop && !IsOnnxOp(node, {"Less", "Greater", "LessOrEqual", "GreaterOrEqual"})) {
-      return DescribeNode(index.model(), value.graph, consumer.node);
+    if (loop || IsOnnxOp(node, {"Less", "Greater", "LessOrEqual", "GreaterOrEqual"})) continue;
+    const bool cast = IsOnnxOp(node, {"Cast", "Identity"}) && consumer.slot == 0 && node.output_size() == 1;
+    if (cast && depth < kMaxCastChain) {
+      if (std::string user = OtherUser(index, ValueRef{value.graph, node.output(0)}, loops, depth + 1); !user.empty()) {
+        return user;
+      }
+      continue;
     }
+    return DescribeNode(index.model(), value.graph, consumer.node);
   }
   return "";
 }

@@ -51,6 +51,15 @@ check "verify of states not streamable: exit 4" run 4 verify "$src/models/torch/
 "$bin" -q rewrite "$src/models/torch/lstm2_bf_static.onnx" -o "$work/static.onnx" >/dev/null
 check "verify on a fixed-length export: exit 4" run 4 verify "$src/models/torch/lstm2_bf_static.onnx" "$work/static.onnx"
 check "verify on a fixed-length export: says how to open it" err_has "rewrite --time-axis x:1"
+# One frame per call (no time axis inside one call, as Silero VAD): the calls are checked, exit 0, and the
+# checks that do not apply say why.
+"$bin" -q rewrite "$src/models/frame/frame_lstm_state.onnx" -o "$work/frame.onnx" >/dev/null
+echo '{"x": {"dims": [1, 64]}}' >"$work/frame.json"
+check "verify, one frame per call: exit 0" run 0 verify "$src/models/frame/frame_lstm_state.onnx" "$work/frame.onnx" \
+  --inputs "$work/frame.json"
+check "verify, one frame per call: the round trip ran" out_has "ran   state round trip: calls 2..3"
+check "verify, one frame per call: chunked does not apply" out_has "n/a   chunked = whole: the rewrite records no time axis inside one call"
+check "verify, one frame per call: PASS" out_has "PASS: 6 values of 3 calls"
 
 # Where the checker lives: a binary with no helper beside it says where it looked (exit 3); installed
 # without onnxruntime-node, the error names `npm install` with the variable; in a clone, tools/setup.sh.
@@ -73,12 +82,12 @@ check "a clone without onnxruntime-node: run tools/setup.sh" err_has "run $work/
 
 # The exit-code table has verify's codes: --help, the README, the man page.
 "$bin" --help >"$work/help"
-check "--help: exit 4 includes verify's refusal" grep -q "4 unsupported model (verify: refused, e.g. no time axis to chunk" "$work/help"
+check "--help: exit 4 includes verify's refusal" grep -q "4 unsupported model (verify: refused, e.g. a fixed-length time axis" "$work/help"
 check "--help: exit 1 includes verify" grep -q "1 check or verify failed" "$work/help"
 readme=$src/README.md
 readme_has() { tr '\n' ' ' <"$readme" | grep -qE -- "$1"; }
-check "README exit codes: verify's 4" readme_has "4 unsupported \(\`verify\`: refused — [^)]*no time axis to chunk"
-check "man page: verify's 4" bash -c "sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' '$src/share/man/man1/rnnstate.1' | grep -q 'no time axis'"
+check "README exit codes: verify's 4" readme_has "4 unsupported \(\`verify\`: refused — [^)]*fixed-length time axis"
+check "man page: verify's 4" bash -c "sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' '$src/share/man/man1/rnnstate.1' | grep -q 'fixed\\\\-length time axis'"
 
 # Every command installing onnxruntime-node in the docs works offline: the variable skips the postinstall
 # download of GPU binaries (the CPU runtime is in the package).

@@ -95,6 +95,12 @@ function rewriteAll(m, cli) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }
+    // The authors' state whose batch has no name (Silero VAD's state [2, ?, 128]): an empty packed value
+    // cannot be sized; packing refuses and says what works instead (documented).
+    if (r.status === 4 && /cannot pack state .* leaves unnamed, which no data input declares/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
     if (variant.mode === 'required' && r.status === 4 && /which no graph input declares/.test(r.stderr)) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;

@@ -4,11 +4,15 @@
 //   - broken rewrites fail it: the outputs of two state pairs swapped in the metadata, and a state whose
 //     recorded output is its input passed through (the state never moves on: not fed back);
 //   - models whose metadata marks states not streamable are refused (exit 4, with the reason);
-//   - the command line: exit codes, --json, the time axis found without --time-axis, --seed, usage errors.
+//   - the command line: exit codes, --json, the time axis found without --time-axis, --seed, usage errors;
+//   - models with no time axis inside one call (models/frame: one block of samples per call, as Silero
+//     VAD) are checked call by call: the checks that apply run (first call, unfed, the state round trip
+//     of the authors' state), the others say why not, and broken rewrites (h and c rows of the returned
+//     state swapped, a state never moved on) fail; a --time-axis given there chunks as asked.
 //
 // Usage: node stream_verify_test.mjs --rnnstate BIN --models DIR --manifest FILE
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +118,60 @@ async function brokenCandidates(options) {
   }
 }
 
+/** A copy of `file` whose state output `output` [2, batch, H] comes back with its two rows swapped. */
+function swappedRows(file, out, output) {
+  const model = readModel(file);
+  const producer = model.graph.node.find((n) => n.output.includes(output));
+  const raw = `${output}.unswapped`;
+  producer.output = producer.output.map((o) => (o === output ? raw : o));
+  const tensor = { dims: [2], dataType: 7, int64Data: [1, 0] };
+  model.graph.node.push({ opType: 'Constant', output: ['swap.rows'], name: 'swap.rows',
+    attribute: [{ name: 'value', type: 4, t: tensor }] });
+  model.graph.node.push({ opType: 'Gather', input: [raw, 'swap.rows'], output: [output], name: 'swap.gather' });
+  writeModel(model, out);
+}
+
+/** verify on models with no time axis inside one call: the calls are checked, broken rewrites fail. */
+async function callByCall(cli, models, work) {
+  const x = new ort.Tensor('float32', Float32Array.from({ length: 2 * 64 }, (_, i) => Math.sin(i * 0.37)), [2, 64]);
+  const base = { ort, inputs: { x }, batch: 2, sessionOptions: SESSION_OPTIONS };
+  const ran = (result) => result.checks.filter((c) => c.ran).map((c) => c.check).join(', ');
+  const authors = join(models, 'frame', 'frame_lstm_state.onnx');
+  const added = join(models, 'frame', 'frame_lstm.onnx');
+  for (const [original, mode] of [[authors, null], [authors, 'required'], [added, null], [added, 'required']]) {
+    const label = `${original.split('/').slice(-2).join('/')} ${mode ?? 'defaults'}`;
+    const rewritten = join(work, `frame.${mode ?? 'defaults'}.${original.endsWith('state.onnx') ? 'authors' : 'added'}.onnx`);
+    cli.rewrite(original, rewritten, mode, []);
+    const result = await verifyStreaming({ ...base, original, rewritten });
+    const authorsOwn = original === authors;
+    const want = authorsOwn ? 'first call, state round trip' : mode ? 'first call' : 'first call, unfed';
+    report(result.ok && result.mode === 'calls' && ran(result) === want &&
+      result.compared.length === (authorsOwn ? 6 : mode ? 1 : 2), label, 'calls checked',
+    `ok ${result.ok}, ran: ${ran(result)}, ${result.compared.length} compared, max_abs=${worst(result)}`);
+  }
+  const rewritten = join(work, 'frame.required.authors.onnx');
+  swappedRows(rewritten, join(work, 'frame.rows.onnx'), 'stateN');
+  stalePair(rewritten, join(work, 'frame.stale.onnx'), 'state');
+  for (const [what, file] of [['h and c rows swapped', 'frame.rows.onnx'], ['state not fed back', 'frame.stale.onnx']]) {
+    const result = await verifyStreaming({ ...base, original: authors, rewritten: join(work, file) });
+    const failedOn = result.compared.filter((c) => !c.ok).map((c) => `${c.name}@${c.call}`);
+    report(!result.ok && failedOn.length > 0, 'frame/frame_lstm_state', `broken: ${what}`,
+      result.ok ? 'NOT detected' : `detected: ${failedOn.join(' ')}`);
+  }
+  // The command line: random data of a given shape (the dims have no names), the checks listed.
+  const inputs = join(work, 'frame.inputs.json');
+  writeFileSync(inputs, JSON.stringify({ x: { dims: [1, 64] } }));
+  const ok = runCli(['verify', authors, rewritten, '--inputs', inputs, '--calls', '4']);
+  report(ok.status === 0 && /^ {2}n\/a {3}chunked = whole: the rewrite records no time axis inside one call/m.test(ok.stdout) &&
+    /^ {2}ran {3}state round trip: calls 2\.\.4/m.test(ok.stdout) && /^PASS: 8 values of 4 calls/m.test(ok.stdout),
+  'cli', 'one frame per call: exit 0, the checks listed', `exit ${ok.status} ${lastLines(ok.stdout + ok.stderr)}`);
+  const broken = runCli(['verify', authors, join(work, 'frame.rows.onnx'), '--inputs', inputs]);
+  report(broken.status === 1 && /^FAIL: /m.test(broken.stdout), 'cli', 'one frame per call, broken: exit 1', `exit ${broken.status}`);
+  const bare = runCli(['verify', authors, rewritten]);
+  report(bare.status === 4 && /dimension \(unnamed\) on axis 0 has no value: give the input in --inputs/.test(bare.stderr),
+    'cli', 'unnamed dims without --inputs: exit 4, says what to give', bare.stderr.trim());
+}
+
 function runCli(args) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -204,6 +262,7 @@ async function main() {
       }
     }
     report(negatives >= 10, 'models/', 'broken rewrites tried', `${negatives}`);
+    await callByCall(cli, args.models, work);
 
     // The command line, on a batch-first PyTorch export (time axis found: x [batch, seq, 3] -> seq).
     const torch = join(args.models, 'torch', 'lstm2_bf_dyn.onnx');

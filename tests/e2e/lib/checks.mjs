@@ -402,7 +402,7 @@ export async function checkInitFeeds(m, cli) {
     }
     // The helper: its own metadata reader (on the file) and its own dims (the session's inputMetadata).
     try {
-      const helper = await contract.helperSession(model);
+      const helper = await contract.helperSession(model, plan.unnamedBatch ? { batch: plan.batch } : {});
       const theirs = helper.firstFeedSpecs(contract.dataFeeds(model, m.fullFeeds)).map(bare);
       if (JSON.stringify(theirs) !== JSON.stringify(mine)) problems.push(`helper ${JSON.stringify(theirs)} != harness ${JSON.stringify(mine)}`);
     } catch (err) {

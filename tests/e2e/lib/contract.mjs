@@ -56,6 +56,7 @@ export function firstFeedPlan(m, model, feeds) {
   const dims = dataDims(model, feeds);
   const unresolved = [];
   let batch = null;
+  let unnamedBatch = false;
   const specs = stateGroups(model.meta.states).map(({ input, output, pairs: [st] }) => {
     // A batch that is no data input's (batch x frequency bins of a dual-path model) is fed empty first:
     // its size is the one the model returns, known to no feed beforehand.
@@ -66,6 +67,13 @@ export function firstFeedPlan(m, model, feeds) {
       if (d in dims) {
         if (axis === st.batch_axis) batch ??= dims[d];
         return dims[d];
+      }
+      // A batch without a name (null: Silero VAD's `state [2, ?, 128]`) is the caller's batch size, as
+      // `rnnstate init --batch N` and the helper's {batch} take it: no data dimension to resolve.
+      if (d === null && axis === st.batch_axis && m.entry.dims.batch !== undefined) {
+        unnamedBatch = true;
+        batch ??= m.entry.dims.batch;
+        return batch;
       }
       unresolved.push({ input, name: d, axis });
       const fallback = m.entry.dims[d] ?? (axis === st.batch_axis ? m.entry.dims.batch : undefined);
@@ -81,7 +89,7 @@ export function firstFeedPlan(m, model, feeds) {
   });
   const note = unresolved.length
     ? `unresolved dims ${[...new Set(unresolved.map((u) => u.name))].join(', ')} taken from the manifest` : '';
-  return { specs, dims, batch, unresolved, note };
+  return { specs, dims, batch, unresolved, note, unnamedBatch };
 }
 
 /** The tensor of a first feed: zeros of its shape (an empty tensor when init is "empty"). */

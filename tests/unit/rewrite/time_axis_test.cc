@@ -166,6 +166,54 @@ TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
   EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
 }
 
+/// The stacked layers with one float bound for all: `T = Cast(M)` in the main graph, read by the initial
+/// condition and by both bodies from outer scope (the trip count's one constant, cast where tf2onnx
+/// compares floats). `extra`: nodes added to the main graph.
+std::string CastBoundStacked(const std::string& extra = "") {
+  std::string text = testing::Tf2onnxStacked();
+  text.replace(text.find("float T = {6.0}, "), std::string("float T = {6.0}, ").size(), "");
+  text.replace(text.find("  c0 = Less (z, T)"), 0, "  T = Cast <to = 1> (M)\n" + extra);
+  for (const std::string n : {"1", "2"}) {
+    const std::string bound = "    bound" + n + " = Constant <value = float {6.0}> ()\n";
+    text.replace(text.find(bound), bound.size(), "    bound" + n + " = Identity (T)\n");
+  }
+  return text;
+}
+
+TEST(TimeAxis, OneTripCountCastToTheBoundOfEveryLoopIsOneFactAboutTheLength) {
+  // Before: "constant 'M' (6) is also used by Cast": the loops sharing M stayed fixed, 0 of 2 streamed.
+  onnx::ModelProto model = ParseModel(CastBoundStacked());
+  RewriteOutcome outcome = RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true);
+  EXPECT_THAT(outcome.time_axis_changes, ElementsAre(HasSubstr("--time-axis x:1: length 6 -> 'x_time'")));
+  const onnx::GraphProto& g = model.graph();
+  EXPECT_EQ(testing::DeclaredShape(g, "x"), "[1,x_time,3]");
+  // M is the fed length now; the Cast keeps reading it, so every bound is the fed length too.
+  const onnx::NodeProto* m = Producer(g, "M");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->op_type(), "Constant");
+  ASSERT_NE(Producer(g, "T"), nullptr);
+  EXPECT_EQ(Producer(g, "T")->op_type(), "Cast");
+  EXPECT_EQ(Producer(g, "T")->input(0), "M");
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_TRUE(pairs[0].streamable);
+  EXPECT_TRUE(pairs[1].streamable);
+  ModelIndex index(model);
+  EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
+  const std::string once = testing::Bytes(model);
+  EXPECT_FALSE(RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true).changed);
+  EXPECT_EQ(testing::Bytes(model), once);
+}
+
+TEST(TimeAxis, ACastOfTheTripCountUsedForSomethingElseStillRefuses) {
+  // T also scales a value the loops do not compare against: replacing M would change what it computes.
+  onnx::ModelProto model = ParseModel(CastBoundStacked("  scaled = Mul (T, T)\n"));
+  ModelIndex index(model);
+  TimeAxisPlan plan = PlanTimeAxes(index, {ParseTimeAxis("x:1")});
+  EXPECT_FALSE(plan.Changes());
+  EXPECT_THAT(plan.warnings, ElementsAre(HasSubstr("constant 'M' (6) is also used by Mul")));
+}
+
 }  // namespace
 
 namespace {

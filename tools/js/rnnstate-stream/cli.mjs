@@ -2,11 +2,12 @@
 // rnnstate-stream: the command line of the helper package. One command today:
 //
 //   rnnstate-stream verify ORIGINAL REWRITTEN [--chunks 1,7,...] [--seed N [--length N]] [--inputs FILE.json]
-//       [--time-axis INPUT:AXIS]... [--batch N] [--dim NAME=N]... [--atol X] [--rtol X] [--json FILE]
+//       [--time-axis INPUT:AXIS]... [--calls N] [--batch N] [--dim NAME=N]... [--atol X] [--rtol X] [--json FILE]
 //       [--ort MODULE_DIR]
 //
 // Exit codes: 0 every output and final state within tolerance, 1 some past it, 2 usage error, 3 a model
-// cannot be read or run, 4 refused (states marked not streamable, no time axis, inputs it cannot make up).
+// cannot be read or run, 4 refused (states marked not carried, a fixed-length time axis, inputs it cannot
+// make up).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -17,16 +18,21 @@ const USAGE = `usage: rnnstate-stream verify ORIGINAL REWRITTEN [options]
 
 Runs ORIGINAL on a whole sequence and REWRITTEN (its rnnstate rewrite, either --state-inputs mode) in
 chunks with the state fed back, in ONNX Runtime (onnxruntime-node), and compares every output and final
-state.
+state. A model with no time axis inside one call (one frame per call: the rewrite records none, or no
+data input names one; --time-axis chunks one anyway) is checked call by call instead: call 1 (and the
+rewrite with its state defaults unfed) against the original, then calls 2..N with the returned states fed
+back against the original fed its own; the report says which checks ran and why the others do not apply.
 
 options:
   --chunks 1,7,...      chunk lengths along the time axis (default 1,2,5); the sequence is their sum
   --seed N              random chunk lengths from seed N (and data seed N)
   --length N            the sequence length for --seed (default 16)
   --inputs FILE.json    data inputs for the whole sequence: {"x": [[...]], "sr": 16000, "y": {"dims": [...], "data": [...]}}
-                        (default: random floats in [-1, 1); other types must be given)
+                        (default: random floats in [-1, 1); {"dims": [...]} alone: random ones of that
+                        shape; other types must be given)
   --time-axis IN:AXIS   the time axis of a chunked input (repeatable; default: the one named dimension of
                         the data inputs that is not the states' batch)
+  --calls N             a model without a time axis inside one call: the number of calls (default 3)
   --batch N             batch size (default 1)
   --dim NAME=N          value of another symbolic dimension (repeatable)
   --atol X, --rtol X    pass when |chunked - reference| <= atol + rtol * |reference| (defaults 1e-5, 1e-4)
@@ -34,7 +40,8 @@ options:
   --ort DIR             the onnxruntime-node package to use (default: resolved from here, then from the
                         current directory, then a clone's tests/e2e/node_modules)
 
-exit codes: 0 pass, 1 differences past the tolerance, 2 usage, 3 cannot read or run a model, 4 refused
+exit codes: 0 pass (every check that applies), 1 differences past the tolerance, 2 usage, 3 cannot read
+or run a model, 4 refused
 `;
 
 class UsageError extends Error {}
@@ -60,6 +67,7 @@ function parseArgs(argv) {
     else if (a === '--length') args.length = number(value(i, a), a, true), i++;
     else if (a === '--inputs') args.inputs = value(i, a), i++;
     else if (a === '--batch') args.batch = number(value(i, a), a, true), i++;
+    else if (a === '--calls') args.calls = number(value(i, a), a, true), i++;
     else if (a === '--atol') args.atol = number(value(i, a), a, false), i++;
     else if (a === '--rtol') args.rtol = number(value(i, a), a, false), i++;
     else if (a === '--json') args.json = value(i, a), i++;
@@ -129,7 +137,7 @@ async function main(argv) {
   const [original, rewritten] = args.positional;
   const result = await verifyStreaming({
     ort, original, rewritten, chunks: args.chunks, seed: args.seed, length: args.length, inputs,
-    timeAxes: Object.keys(args.timeAxes).length ? args.timeAxes : undefined, batch: args.batch,
+    timeAxes: Object.keys(args.timeAxes).length ? args.timeAxes : undefined, batch: args.batch, calls: args.calls,
     dims: args.dims, atol: args.atol, rtol: args.rtol,
   });
   const json = JSON.stringify({ original, rewritten, ...result }, (k, v) => (v === Infinity ? null : v)) + '\n';

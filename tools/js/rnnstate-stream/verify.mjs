@@ -5,16 +5,11 @@
 import { StreamingSession } from './index.mjs';
 import { firstFeedSpecs, firstFeedSpecsOf, firstFeedTensor, stateValues } from './feeds.mjs';
 import { readRnnstateMetadata, withoutInitializers } from './metadata.mjs';
-import { compareTensors, concatAxis, hashSeed, isFloatType, numel, randomTensor, seededRandom, sliceAxis, arrayFor }
-  from './tensors.mjs';
+import { compareTensors, concatAxis, hashSeed, seededRandom, sliceAxis } from './tensors.mjs';
+import { formatCallsReport, verifyCalls } from './verify_calls.mjs';
+import { createSession, makeInput, parseInputs, runOrThrow, VerifyError } from './verify_inputs.mjs';
 
-/** A refusal or failure with the exit code the CLI gives it (3: cannot run, 4: refused). */
-export class VerifyError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.code = code;
-  }
-}
+export { VerifyError };
 
 export const DEFAULT_CHUNKS = [1, 2, 5];
 export const DEFAULT_RANDOM_LENGTH = 16;
@@ -31,6 +26,7 @@ export const DEFAULT_RANDOM_LENGTH = 16;
  *   number, nested arrays, {dims, data}, or an ort.Tensor; others are random (floats in [-1, 1))
  * @property {Record<string, number>} [timeAxes]  the time axis of each chunked input (default: the one
  *   symbolic dimension of the data inputs that is not the states' batch)
+ * @property {number} [calls]  a model without a time axis inside one call: how many calls (default 3)
  * @property {number} [batch]  the batch size (default 1)
  * @property {Record<string, number>} [dims]  values of other symbolic dimensions
  * @property {number} [atol]  absolute tolerance (default 1e-5)
@@ -42,7 +38,9 @@ export const DEFAULT_RANDOM_LENGTH = 16;
 /**
  * Runs the comparison. Resolves to {ok, chunks, length, batch, time_axes, atol, rtol, compared: [{name,
  * role: "output"|"state", max_abs, max_rel, ok, why?}]}; rejects with a VerifyError when it cannot run
- * (code 3) or refuses (code 4: states marked not streamable, no time axis, data it cannot make up).
+ * (code 3) or refuses (code 4: states marked not carried, a fixed-length time axis, data it cannot make up).
+ * A model with no time axis inside one call (the metadata records none, or no data input names one) is
+ * checked call by call instead: verify_calls.mjs, whose result has `mode: "calls"`.
  * @param {VerifyOptions} options
  */
 export async function verifyStreaming(options) {
@@ -74,15 +72,21 @@ export async function verifyStreaming(options) {
     if (copy) await (await import('node:fs/promises')).rm(copy, { force: true });
   }
   try {
-    const stream = new StreamingSession(rewritten, metadata, { ort, batch: options.batch, dims: options.dims,
-      stateOutputs: true });
+    // A state batch without a name (Silero's `state [2, ?, 128]`) takes --batch (default 1): no feed names it.
+    const unnamedBatch = values.some((v) => v.batch_axis >= 0 && (v.shape[v.batch_axis] ?? '') === '');
+    const feedBatch = options.batch ?? (unnamedBatch ? 1 : undefined);
+    const stream = new StreamingSession(rewritten, metadata, { ort, batch: feedBatch, dims: options.dims, stateOutputs: true });
     const stateInputs = new Set(values.map((v) => v.input));
     const dataInputs = stream.dataInputNames;
     const declared = new Map((rewritten.inputMetadata ?? []).map((m) => [m.name, m]));
     const batchNames = new Set(values.map((v) => v.shape[v.batch_axis]).filter((d) => typeof d === 'string'));
-    const given = await parseInputs(ort, options.inputs ?? {}, declared);
-    const timeAxes = options.timeAxes ?? recordedTimeAxes(metadata, dataInputs) ??
-      findTimeAxes(dataInputs, declared, batchNames, given);
+    const { tensors: given, shapes } = await parseInputs(ort, options.inputs ?? {}, declared);
+    const { timeAxes, noChunking } = chooseTimeAxes(options, metadata, dataInputs, declared, batchNames, given);
+    if (noChunking) {
+      return await verifyCalls({ ort, options, metadata, values, original, rewritten, dataInputs, declared, given, shapes,
+        batchNames, noChunking, hasDefaults: streamable.length !== rewrittenBytes.length,
+        rewrittenAsWritten: typeof options.rewritten === 'string' ? options.rewritten : rewrittenBytes });
+    }
     checkTimeAxes(timeAxes, dataInputs, declared);
     const { chunks, length } = chunkPlan(options, timeAxes, given);
     const dims = { ...(options.dims ?? {}) };
@@ -95,7 +99,8 @@ export async function verifyStreaming(options) {
 
     const full = {};
     for (const name of dataInputs) {
-      full[name] = given[name] ?? makeInput(ort, name, declared.get(name), dims, timeAxes[name], length, options.seed ?? 0);
+      full[name] = given[name] ?? makeInput(ort, name, declared.get(name),
+        { dims, timeAxis: timeAxes[name], length, seed: options.seed ?? 0, shape: shapes[name] });
     }
     const chunkFeeds = (offset, size) => Object.fromEntries(dataInputs.map((name) =>
       [name, timeAxes[name] === undefined ? full[name] : sliceAxis(full[name], timeAxes[name], offset, size)]));
@@ -104,8 +109,8 @@ export async function verifyStreaming(options) {
     // the metadata's first feed, as the rewrite's first call does.
     const originalFeeds = {};
     // (A packed model's members are the original's state inputs: their own first feeds, unpacked.)
-    const firstFeeds = new Map([...firstFeedSpecs(metadata.states, { dims, batch: options.batch }),
-      ...firstFeedSpecsOf(metadata, { dims, batch: options.batch })].map((s) => [s.input, s]));
+    const firstFeeds = new Map([...firstFeedSpecs(metadata.states, { dims, batch: feedBatch }),
+      ...firstFeedSpecsOf(metadata, { dims, batch: feedBatch })].map((s) => [s.input, s]));
     for (const name of original.inputNames) {
       if (full[name]) originalFeeds[name] = full[name];
       else if (firstFeeds.has(name)) originalFeeds[name] = firstFeedTensor(firstFeeds.get(name), ort.Tensor);
@@ -203,6 +208,22 @@ function predictedDifference(metadata) {
   return states.length ? `state '${states[0].input}' is marked not streamable` : null;
 }
 
+/**
+ * The time axes to chunk: --time-axis (the caller's word), else the metadata's, else the one found. None
+ * — the metadata records none (one frame per call, as Silero VAD; or an ambiguous axis it did not choose),
+ * or no data input names one — gives `noChunking`, why: the calls are checked instead.
+ */
+function chooseTimeAxes(options, metadata, dataInputs, declared, batchNames, given) {
+  if (options.timeAxes) return { timeAxes: options.timeAxes };
+  if (Array.isArray(metadata.stream?.time) && metadata.stream.time.length === 0) {
+    return { timeAxes: {}, noChunking: 'the rewrite records no time axis inside one call: the model streams call by ' +
+      'call (pass --time-axis INPUT:AXIS to chunk one anyway)' };
+  }
+  const timeAxes = recordedTimeAxes(metadata, dataInputs) ?? findTimeAxes(dataInputs, declared, batchNames, given);
+  if (Object.keys(timeAxes).length) return { timeAxes };
+  return { timeAxes, noChunking: 'no data input has a named dimension besides the batch (pass --time-axis INPUT:AXIS to chunk one)' };
+}
+
 /** The time axes the metadata records (`stream.time`), as {input: axis}, or null. */
 function recordedTimeAxes(metadata, dataInputs) {
   const time = metadata.stream?.time;
@@ -210,25 +231,10 @@ function recordedTimeAxes(metadata, dataInputs) {
   return Object.fromEntries(time.map((t) => [t.input, t.axis]));
 }
 
-async function createSession(ort, bytes, sessionOptions, what) {
-  try {
-    return await ort.InferenceSession.create(bytes, sessionOptions);
-  } catch (err) {
-    throw new VerifyError(3, `${what} does not load in ONNX Runtime: ${err.message}`);
-  }
-}
-
-async function runOrThrow(run, what) {
-  try {
-    return await run();
-  } catch (err) {
-    throw new VerifyError(3, `${what}: ${err.message}`);
-  }
-}
-
 /**
  * The time axis of each data input: the axes holding the one symbolic dimension, shared by the data
- * inputs, that is not a state's batch. Inputs without it are fed whole on every call.
+ * inputs, that is not a state's batch. Inputs without it are fed whole on every call. None ({}): the model
+ * streams call by call.
  */
 function findTimeAxes(dataInputs, declared, batchNames, given) {
   const candidates = new Map();  // dim name -> {input: axis}
@@ -241,11 +247,8 @@ function findTimeAxes(dataInputs, declared, batchNames, given) {
     });
   }
   if (candidates.size === 1) return [...candidates.values()][0];
+  if (candidates.size === 0) return {};  // no time axis inside one call: the calls are checked
   const described = dataInputs.map((n) => `${n} [${(declared.get(n)?.shape ?? []).map((d) => d === '' ? '?' : d)}]`).join(', ');
-  if (candidates.size === 0) {
-    throw new VerifyError(4, `no time axis to chunk: no data input has a named dimension besides the batch (${described}); ` +
-      'pass --time-axis INPUT:AXIS (a fixed-length loop: rewrite it with rnnstate rewrite --time-axis first)');
-  }
   throw new VerifyError(4, `several dimensions could be the time axis (${[...candidates.keys()].join(', ')} in ${described}); ` +
     'pass --time-axis INPUT:AXIS for each chunked input');
 }
@@ -304,58 +307,6 @@ function splitLike(pattern, length) {
   return chunks;
 }
 
-/** A data input's whole-sequence tensor: random floats, or a refusal naming what to give. */
-function makeInput(ort, name, meta, dims, timeAxis, length, seed) {
-  if (!meta || !Array.isArray(meta.shape)) throw new VerifyError(4, `input '${name}' has no declared shape: give it in --inputs`);
-  const shape = meta.shape.map((d, axis) => {
-    if (axis === timeAxis) return length;
-    if (typeof d === 'number') return d;
-    if (d && Object.hasOwn(dims, d)) return dims[d];
-    throw new VerifyError(4, `input '${name}': dimension ${d ? `'${d}'` : '(unnamed)'} on axis ${axis} has no value: ` +
-      (d ? `pass --dim ${d}=N` : 'give the input in --inputs'));
-  });
-  if (meta.type === 'bool') return new ort.Tensor('bool', arrayFor('bool', numel(shape)), shape);
-  if (!isFloatType(meta.type)) {
-    throw new VerifyError(4, `input '${name}' is ${meta.type}: random values could be out of its range; give it in --inputs`);
-  }
-  return randomTensor(ort.Tensor, meta.type, shape, `${seed}|${name}`);
-}
-
-/** --inputs values as tensors of the declared element types. */
-async function parseInputs(ort, inputs, declared) {
-  const tensors = {};
-  for (const [name, value] of Object.entries(inputs)) {
-    const meta = declared.get(name);
-    if (!meta) throw new VerifyError(2, `--inputs names '${name}', which is not an input of the rewritten model`);
-    if (value instanceof ort.Tensor) {
-      tensors[name] = value;
-      continue;
-    }
-    let dims, flat;
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      dims = value.dims;
-      flat = value.data;
-    } else if (Array.isArray(value)) {
-      dims = [];
-      for (let v = value; Array.isArray(v); v = v[0]) dims.push(v.length);
-      flat = value.flat(Infinity);
-    } else {
-      dims = (meta.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
-      flat = new Array(numel(dims)).fill(value);
-    }
-    if (!Array.isArray(dims) || !Array.isArray(flat) || flat.length !== numel(dims)) {
-      throw new VerifyError(2, `--inputs '${name}': ${flat?.length} values for shape [${dims}]`);
-    }
-    const data = arrayFor(meta.type, flat.length);
-    const big = meta.type === 'int64' || meta.type === 'uint64';
-    flat.forEach((v, i) => {
-      data[i] = big ? BigInt(v) : meta.type === 'bool' ? (v ? 1 : 0) : Number(v);
-    });
-    tensors[name] = new ort.Tensor(meta.type, data, dims);
-  }
-  return tensors;
-}
-
 /**
  * The chunks' values of one output as one tensor comparable with the whole-sequence run: concatenated
  * along the axis whose length follows the chunks, or the last chunk's value when no axis does (a final
@@ -376,6 +327,7 @@ function assemble(name, parts, want) {
 
 /** The report as text, one line per compared value, then the verdict. */
 export function formatReport(result, { original = 'ORIGINAL', rewritten = 'REWRITTEN' } = {}) {
+  if (result.mode === 'calls') return formatCallsReport(result, { original, rewritten });
   const axes = Object.entries(result.time_axes).map(([n, a]) => `${n}:${a}`).join(', ');
   const lines = [`${original}: the whole sequence (${result.length} steps along ${axes}, batch ${result.batch}) in one call`,
     `${rewritten}: chunks ${result.chunks.join(',')}, state fed back`];
