@@ -229,11 +229,10 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
     if (batch_axis < 0) return PlanSelectOriginal(state, edit, input, true);
     // Too large to store: broadcast [D,1,H] zeros to the batch of X, as for a dynamic batch. The
     // input's batch is then declared symbolic ([D,1,H] must be a valid value of it).
-    auto [name, fresh] = batch_params_.try_emplace({state.owner.graph, state.owner.node});
-    if (fresh) name->second = dim_names_.Allocate("batch");
+    const std::string name = UnknownBatchName(state);
     // The output keeps the fixed batch (as required mode declares it: both routes give one interface).
     edit.output_shape = edit.shape;
-    edit.shape[batch_axis] = Dim{-1, name->second};
+    edit.shape[batch_axis] = Dim{-1, name};
     shape[batch_axis] = Dim{-1, ""};
   }
   // A carried site has no X to take the batch from: select the original zeros instead.

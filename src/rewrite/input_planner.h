@@ -43,7 +43,8 @@ class InputPlanner {
 
  private:
   std::string PlanInitializerDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
-  /// The name of a batch no data input names: one per owner (its h and c share it), unused in the model.
+  /// A batch name of the owner's own, unused in the model: one per owner (its h and c share it), for a batch
+  /// no data input names or a fixed batch declared symbolic.
   std::string UnknownBatchName(const RecurrentState& state);
   std::string PlanZeroDefault(const StateAnalysis& analyzed, StateEdit& edit, NewInput& input);
   /// The default is the original computation, selected when the input is fed empty. The first feed is
