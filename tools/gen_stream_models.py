@@ -7,8 +7,8 @@ Writes models/stream/*.onnx, their manifest entries (models/stream/manifest.part
 models/manifest.json) and models/stream/expectations.json: for each model, whether chunked runs with the
 state fed back equal one run (rnnstate's verdict must say so, and `verify` must agree), and where not, the
 operator that makes them differ. The models put around the recurrences what published models put there:
-a layer started from another layer's final state, convolutions over time (valid, causal, "same", dilated,
-strided; kernel 1), a convolution over frequency only, a reduction over time, a last-frame head, a
+a layer started from another layer's final state, convolutions over time (valid, causal — whose context the
+rewrite carries — "same", dilated, strided; kernel 1), a convolution over frequency only, a reduction over time, a last-frame head, a
 dual-path block (an RNN over frequency inside each frame beside one over time), and exports with a fixed
 time length (PyTorch without dynamic axes, its Reshape constants carrying the length).
 
@@ -156,7 +156,7 @@ class Case(torch_models.Case):
     """A case of this script, with what rnnstate must say of it."""
 
     def __init__(self, name, make, inputs, outputs, export_dims, dims, seq_axes, out_axes, chunks, exact, note,
-                 because=None, time_axis=None, zero_default=True):
+                 because=None, time_axis=None, zero_default=True, differs_with=None):
         rel = f"stream/{name}.onnx"
         streaming = exact and time_axis is None
         extra = {} if exact else {"expect_chunking_differs": True}  # a negative control: chunks must differ
@@ -164,7 +164,15 @@ class Case(torch_models.Case):
                                       zero_default, note, **extra)
         if extra:
             entry["chunks"] = chunks
-        super().__init__(rel, make, inputs, outputs, export_dims, entry)
+        extra_entries = []
+        if differs_with:  # rewrite options under which the same model must not stream: a negative control
+            args, why = differs_with
+            control = common.manifest_entry(rel, dims, seq_axes, out_axes, None, False, zero_default, why,
+                                            expect_chunking_differs=True)
+            control["chunks"] = chunks
+            control["rewrite_args"] = args
+            extra_entries.append(control)
+        super().__init__(rel, make, inputs, outputs, export_dims, entry, extra_entries=extra_entries)
         self.expectation = {"chunk_exact": exact, "because": because, "time_axis": time_axis,
                             "seq_axes": seq_axes, "dims": dims}
 
@@ -186,9 +194,11 @@ def cases():
              "not run, longer ones lack their first frames' context", "Conv"),
         Case("conv_causal_front", lambda: ConvFront([nn.Conv1d(6, 6, 3, dilation=2)], left_pad=4),
              [("x", bs + [6])], [("y", bs + [5]), ("h_n", [1, "batch", 5])], tb, {"batch": 2, "seq": 16},
-             {"x": 1}, {"y": 1}, [7, 9], False,
-             "F.pad (4 frames before) + Conv1d kernel 3, dilation 2 (causal) before an LSTM: each chunk pads "
-             "its own start with zeros instead of the previous chunk's frames", "Pad"),
+             {"x": 1}, {"y": 1}, [7, 9], True,
+             "F.pad (4 frames before) + Conv1d kernel 3, dilation 2 (causal) before an LSTM: the rewrite carries "
+             "the conv's last 4 input frames as a context state, in place of the padding",
+             differs_with=(["--no-conv-context"], "conv_causal_front with --no-conv-context: each chunk pads its "
+                           "own start with zeros instead of the previous chunk's frames")),
         Case("conv_same_after", ConvAfter, [("x", bs + [4])], [("y", bs + [3]), ("h_n", [1, "batch", 6])], tb,
              {"batch": 2, "seq": 16}, {"x": 1}, {"y": 1}, [7, 9], False,
              "a GRU then a Conv1d kernel 3 padding 1 (one frame of lookahead)", "Conv"),

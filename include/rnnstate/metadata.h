@@ -104,14 +104,19 @@ inline constexpr const char* kLayoutBatchFirst = "batch-first";
 inline constexpr const char* kKindContext = "context";
 
 /// What a context state carries: the last `frames` frames along `axis` of the main-graph value `value`
-/// (a data input), kept from one call to the next. The graph concatenates the pair's input in front of the
-/// value it is fed (the node the pair names is that Concat) and returns the last `frames` frames of the
-/// concatenation as the pair's output. Metadata key `"context"` of a pair of kind "context".
+/// (a data input, or the input of a causal window), kept from one call to the next. The graph concatenates the pair's
+/// input in front of the value it is fed (the node the pair names is that Concat) and returns the last `frames` frames
+/// of the concatenation as the pair's output. Metadata key `"context"` of a pair of kind "context".
 struct ContextSpec {
   std::string value;
   int64_t axis = 0;
   int64_t frames = 0;
-  bool operator==(const ContextSpec& o) const { return value == o.value && axis == o.axis && frames == o.frames; }
+  /// The causal window over time whose padding the context replaced (`rewrite` made it; "window" in the
+  /// document): the Conv or pooling node's name. "" for a context of a data input (`--input-context`).
+  std::string window;
+  bool operator==(const ContextSpec& o) const {
+    return value == o.value && axis == o.axis && frames == o.frames && window == o.window;
+  }
 };
 
 /// One state pair: feed `output` of one call as `input` of the next.

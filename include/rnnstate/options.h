@@ -95,6 +95,10 @@ struct PlanOptions {
 
   /// `--input-context`, in the order given.
   std::vector<InputContextOption> input_contexts;
+
+  /// Causal windows over time (Conv and pooling whose only time padding is their span of zeros in front)
+  /// get their context as a state, so that they stream; `--no-conv-context` leaves them as they are.
+  bool conv_context = true;
 };
 
 /// Parses "INPUT:AXIS" (the input name may itself contain ':'; AXIS is a non-negative integer). Throws

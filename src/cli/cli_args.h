@@ -40,6 +40,7 @@ struct RewriteArgs {
   bool packed_output_given = false;
   std::vector<std::string> time_axes;
   std::vector<std::string> input_contexts;
+  bool no_conv_context = false;
 };
 
 struct CheckArgs {

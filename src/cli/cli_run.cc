@@ -57,6 +57,7 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
   for (const std::string& context : args.input_contexts) {
     options.input_contexts.push_back(rnnstate::ParseInputContext(context));
   }
+  options.conv_context = !args.no_conv_context;
   if (!args.nodes.empty()) options.node_filter = rnnstate::NodePattern(args.nodes);
   return options;
 }

@@ -111,6 +111,9 @@ void DeclareRewrite(CLI::App& command, RewriteArgs& rewrite) {
                   "pair: each call sees them in front of its INPUT (Silero VAD: input:1:64) (repeatable)")
       ->type_name("INPUT:AXIS:N")
       ->allow_extra_args(false);
+  command.add_flag("--no-conv-context", rewrite.no_conv_context,
+                   "Leave causal convolutions and pooling over time as they are (by default each carries its "
+                   "context to the next call as a state pair, so that the model streams)");
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   command.add_flag("--streamable-only", rewrite.streamable_only,
                    "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");

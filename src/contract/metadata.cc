@@ -92,7 +92,8 @@ void ReadView(const Json& entry, StatePair& pair) {
   }
 }
 
-/// The "context" object of a context state (optional): {"value": name, "axis": k >= 0, "frames": n > 0}.
+/// The "context" object of a context state (optional): {"value": name, "axis": k >= 0, "frames": n > 0,
+/// "window": node name (optional)}.
 void ReadContext(const Json& entry, StatePair& pair) {
   auto context = entry.find("context");
   if (context == entry.end() || context->is_null()) return;
@@ -108,7 +109,13 @@ void ReadContext(const Json& entry, StatePair& pair) {
   if (value == context->end() || !value->is_string() || value->get<std::string>().empty()) {
     throw std::runtime_error("'context' has no value name");
   }
-  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1)};
+  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1), ""};
+  if (auto window = context->find("window"); window != context->end()) {
+    if (!window->is_string() || window->get<std::string>().empty()) {
+      throw std::runtime_error("'context' has a 'window' that is not a node name");
+    }
+    pair.context->window = window->get<std::string>();
+  }
 }
 
 StatePair PairFromJson(const Json& entry) {
@@ -453,6 +460,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
     if (!pair.variable.empty()) entry["variable"] = pair.variable;
     if (pair.context) {
       entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
+      if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
     }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));

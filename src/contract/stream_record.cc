@@ -42,6 +42,7 @@ Json StreamRecordJson(const StreamRecord& record) {
   Json json = {{"version", kStreamRecordVersion}, {"time", std::move(time)}};
   if (record.time.empty()) return json;
   if (record.fixed_length > 0) json["fixed_length"] = record.fixed_length;
+  if (record.chunk_multiple > 1) json["chunk_multiple"] = record.chunk_multiple;
   json["chunk_exact"] = record.chunk_exact;
   if (!record.reason.empty()) json["reason"] = record.reason;
   Json outputs = Json::array();
@@ -76,6 +77,8 @@ StreamRecord StreamRecordFromJson(const Json& json) {
     record.time.push_back(std::move(a));
   }
   record.fixed_length = RecordInteger(json, "fixed_length", -1);
+  record.chunk_multiple = RecordInteger(json, "chunk_multiple", 1);
+  if (record.chunk_multiple < 1) throw std::runtime_error("'stream.chunk_multiple' is not a positive integer");
   record.chunk_exact = RecordFlag(json, "chunk_exact");
   record.reason = RecordText(json, "reason", false);
   if (auto outputs = json.find("outputs"); outputs != json.end()) {

@@ -4,7 +4,7 @@
 /// time axes chunked runs cut, and per graph output whether chunked runs give one run's value (schema in
 /// docs/metadata.md):
 ///
-///   "stream": {"version": 1, "time": [{"input": "x", "axis": 1}], "chunk_exact": false,
+///   "stream": {"version": 1, "time": [{"input": "x", "axis": 1}], "chunk_exact": false, ["chunk_multiple": 4,]
 ///              "reason": "output 'y': Conv 'c' slides a window of 5 frames over time (...)",
 ///              "outputs": [{"output": "y", "chunked": "differs", "node": "Conv 'c'", "why": "...",
 ///                           "past": 4, "future": 0},
@@ -42,6 +42,9 @@ struct StreamRecord {
   };
   std::vector<Axis> time;     ///< empty: no time axis inside one call (the model streams call by call)
   int64_t fixed_length = -1;  ///< > 0: the time axes have this fixed length
+  /// Chunks concatenate only when each chunk's length is a multiple of this (the strides over time of the
+  /// windows on the way: a model that downsamples time by 4 streams in chunks of 4, 8, ... frames).
+  int64_t chunk_multiple = 1;
   bool chunk_exact = false;
   std::string reason;  ///< why not chunk-exact ("" when it is, or without a time axis)
   std::vector<StreamOutputRecord> outputs;

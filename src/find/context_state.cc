@@ -68,8 +68,15 @@ ContextFinding Judge(const ModelIndex& index, const StatePair& pair, size_t at) 
   if (finding.concat < 0) return fail(Kind::kNoSuchNode, "no Concat '" + pair.node + "' in the main graph");
   const onnx::NodeProto& concat = main.node(finding.concat);
   const int64_t rank = RankOf(index, spec.value);
-  if (!graph.inputs.count(spec.value) || graph.initializers.count(spec.value)) {
-    return fail(Kind::kInputNotWired, "its value '" + spec.value + "' is not a data input of the main graph");
+  // A data input's context (--input-context), or a window's over a value the graph computes.
+  const Producer::Kind producer = graph.ProducerOf(spec.value).kind;
+  const bool value_ok = spec.window.empty()
+                            ? producer == Producer::Kind::kGraphInput
+                            : producer == Producer::Kind::kGraphInput || producer == Producer::Kind::kNode;
+  if (!value_ok) {
+    return fail(Kind::kInputNotWired, "its value '" + spec.value + "' is not a " +
+                                          (spec.window.empty() ? "data input" : "data input or node output") +
+                                          " of the main graph");
   }
   if (concat.input_size() != 2 || concat.input(1) != spec.value ||
       Normalized(IntAttribute(concat, "axis", 0), rank) != spec.axis) {

@@ -195,6 +195,22 @@ void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before,
   for (auto& node : after) *nodes->Add() = std::move(node);
 }
 
+void InsertNodesBefore(onnx::GraphProto& graph, std::map<int, std::vector<onnx::NodeProto>> before) {
+  if (before.empty()) return;
+  const std::vector<onnx::NodeProto*> old = ReleaseNodes(graph);
+  auto* nodes = graph.mutable_node();
+  auto add_before = [&](int k) {
+    auto found = before.find(k);
+    if (found == before.end()) return;
+    for (auto& node : found->second) *nodes->Add() = std::move(node);
+  };
+  for (size_t k = 0; k < old.size(); ++k) {
+    add_before(static_cast<int>(k));
+    nodes->UnsafeArenaAddAllocated(old[k]);
+  }
+  add_before(static_cast<int>(old.size()));
+}
+
 void RaiseIrForUndeclaredInitializers(onnx::ModelProto& model) {
   if (model.ir_version() >= 4) return;
   const onnx::GraphProto& main = model.graph();

@@ -7,11 +7,12 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "rnnstate/metadata.h"
 #include "graph/dim.h"
+#include "rnnstate/metadata.h"
 
 namespace rnnstate {
 
@@ -79,5 +80,9 @@ std::vector<onnx::NodeProto*> ReleaseNodes(onnx::GraphProto& graph);
 /// Puts `before` at the front of `graph`'s node list and `after` at its end, in order, moving (not
 /// copying) the nodes already there.
 void SurroundNodes(onnx::GraphProto& graph, std::vector<onnx::NodeProto> before, std::vector<onnx::NodeProto> after);
+
+/// Puts each `before[k]` right in front of node k of `graph` (k = node count: at the end), in order, moving
+/// (not copying) the nodes already there.
+void InsertNodesBefore(onnx::GraphProto& graph, std::map<int, std::vector<onnx::NodeProto>> before);
 
 }  // namespace rnnstate

@@ -96,6 +96,11 @@ int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64
   return attribute ? attribute->i() : fallback;
 }
 
+std::string StringAttribute(const onnx::NodeProto& node, const std::string& name, const std::string& fallback) {
+  const onnx::AttributeProto* attribute = FindAttribute(node, name);
+  return attribute ? attribute->s() : fallback;
+}
+
 const onnx::GraphProto* GraphAttribute(const onnx::NodeProto& node, const std::string& name) {
   const onnx::AttributeProto* attribute = FindAttribute(node, name);
   return attribute && attribute->has_g() ? &attribute->g() : nullptr;

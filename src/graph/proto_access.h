@@ -50,6 +50,9 @@ const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std
 /// The integer attribute `name`, or `fallback` when absent.
 int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
 
+/// The string attribute `name`, or `fallback` when absent.
+std::string StringAttribute(const onnx::NodeProto& node, const std::string& name, const std::string& fallback);
+
 /// The GRAPH attribute `name`, or nullptr when absent or of another type.
 const onnx::GraphProto* GraphAttribute(const onnx::NodeProto& node, const std::string& name);
 onnx::GraphProto* GraphAttribute(onnx::NodeProto& node, const std::string& name);

@@ -1,6 +1,9 @@
 #include "rewrite/context_apply.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
+#include <map>
 
 #include "graph/graph_edit.h"
 #include "graph/graph_path.h"
@@ -74,6 +77,40 @@ void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset,
   *graph.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
 }
 
+/// The window (or its Pad) without the time padding its context replaces.
+void RemoveTimePadding(const WindowPadding& padding, onnx::GraphProto& graph) {
+  if (padding.node < 0 || padding.node >= graph.node_size()) {
+    throw Error(ExitCode::kInternal, "the plan's padding edit does not fit the model");
+  }
+  onnx::NodeProto& node = *graph.mutable_node(padding.node);
+  if (padding.pads_name.empty()) {
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.name() != "pads") continue;
+      attribute.clear_ints();
+      for (int64_t p : padding.pads) attribute.add_ints(p);
+      return;
+    }
+    throw Error(ExitCode::kInternal, "the plan's window has no pads attribute");
+  }
+  // A new constant rather than an edit of the old one: exporters share one `pads` between Pad nodes.
+  onnx::TensorProto& pads = *graph.add_initializer();
+  pads.set_name(padding.pads_name);
+  pads.set_data_type(onnx::TensorProto::INT64);
+  pads.add_dims(static_cast<int64_t>(padding.pads.size()));
+  for (int64_t p : padding.pads) pads.add_int64_data(p);
+  if (node.input_size() < 2) throw Error(ExitCode::kInternal, "the plan's Pad has no pads input");
+  node.set_input(1, padding.pads_name);
+}
+
+/// The index of the first node of `graph` that reads `name`, or the node count.
+int FirstReader(const onnx::GraphProto& graph, const std::string& name) {
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const auto& inputs = graph.node(n).input();
+    if (std::find(inputs.begin(), inputs.end(), name) != inputs.end()) return n;
+  }
+  return graph.node_size();
+}
+
 }  // namespace
 
 void RedirectContextReaders(const std::vector<ContextEdit>& contexts, onnx::ModelProto& model) {
@@ -90,21 +127,31 @@ void RedirectContextReaders(const std::vector<ContextEdit>& contexts, onnx::Mode
       readers.push_back(graph.mutable_node(reader.node));
     }
     for (onnx::NodeProto* reader : readers) RenameNodeReads(*reader, edit.value, added->with_context);
+    if (edit.padding) RemoveTimePadding(*edit.padding, graph);
   }
 }
 
 void AddContextStates(const std::vector<ContextEdit>& contexts, onnx::ModelProto& model) {
   const int64_t opset = OnnxOpset(model);
-  std::vector<onnx::NodeProto> nodes;  // in the main graph, in front of every node there
+  std::vector<onnx::NodeProto> nodes;  // of data inputs' contexts: in the main graph, in front of every node
+  // Of values computed inside the graph (a window's input): right in front of the window that reads them.
+  std::map<int, std::vector<onnx::NodeProto>> before_reader;
   for (const ContextEdit& edit : contexts) {
     onnx::GraphProto& graph = GraphOf(model, edit);
     std::visit(Overloaded{
                    [](const KeepContext&) {},
                    [&](const DropContextDefault&) { RemoveInitializer(graph, edit.input); },
-                   [&](const NewContext& added) { AddContext(edit, added, opset, graph, nodes); },
+                   [&](const NewContext& added) {
+                     if (!edit.padding) return AddContext(edit, added, opset, graph, nodes);
+                     std::vector<onnx::NodeProto> own;
+                     AddContext(edit, added, opset, graph, own);
+                     auto& at = before_reader[FirstReader(graph, added.with_context)];
+                     std::move(own.begin(), own.end(), std::back_inserter(at));
+                   },
                },
                edit.change);
   }
+  InsertNodesBefore(*model.mutable_graph(), std::move(before_reader));
   SurroundNodes(*model.mutable_graph(), std::move(nodes), {});
 }
 

@@ -2,14 +2,17 @@
 /// \file
 /// Context states as plan entries: which value's last frames are carried from one call to the next, along
 /// which axis, how many, which readers see the concatenation, and what a call that does not feed the
-/// context sees (its default). `--input-context` plans one per option (context_planner.h); a causal
-/// window's left padding is the same kind of entry. context_apply.h executes them.
+/// context sees (its default). `--input-context` plans one per option (context_planner.h), and one per
+/// causal window over time whose padding the context replaces (time/causal_windows.h). context_apply.h
+/// executes them.
 ///
 ///   before: value ──> readers
 ///   after:  ctx_in ──[Expand(shape of value, 1 at axis)]──> Concat(axis)(ctx, value) ──> with_context ──> readers
-///                                                                                    └──Slice(last N on axis)──> ctx_out
+///                                                                                    └──Slice(last N on axis)──>
+///                                                                                    ctx_out
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -56,6 +59,14 @@ struct DropContextDefault {};
 
 using ContextChange = std::variant<NewContext, KeepContext, DropContextDefault>;
 
+/// The time padding a causal window's context replaces (time/causal_windows.h): node `node`'s `pads`
+/// become `pads` — its attribute, or (a Pad from opset 11) a new initializer `pads_name` as its input 1.
+struct WindowPadding {
+  int node = -1;  ///< main-graph index (of the planned model)
+  std::vector<int64_t> pads;
+  std::string pads_name;  ///< "" when the node takes `pads` as an attribute
+};
+
 /// Every edit for one context state. Its pair is in Plan::pairs, as every state's.
 struct ContextEdit {
   GraphPath graph;  ///< the graph of the value (the main graph for a data input)
@@ -65,6 +76,10 @@ struct ContextEdit {
   int32_t elem_type = 0;
   std::vector<Dim> shape;  ///< declared shape of the context input and output
   std::string input, output;
+  /// A causal window's context: the window's name (for messages and the metadata), and the padding the
+  /// context replaces (a new context only).
+  std::string window;
+  std::optional<WindowPadding> padding;
   ContextChange change;
 
   /// True when applying this edit changes the model.

@@ -1,17 +1,20 @@
 #include "rewrite/context_planner.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"
 #include "rnnstate/error.h"
+#include "time/stream_verdict.h"
 
 namespace rnnstate {
 
 namespace {
 
-/// The opset that has Expand, which the zero default's broadcast needs.
+/// The opset from which Pad takes its `pads` as input 1 (an attribute before).
+constexpr int64_t kPadInputsOpset = 11;
 
 [[noreturn]] void Refuse(const InputContextOption& option, const std::string& why) {
   throw Error(ExitCode::kUsage, "--input-context " + option.Text() + ": " + why);
@@ -81,25 +84,77 @@ class ContextPlanner {
     edit.value = option.input;
     edit.axis = option.axis;
     edit.frames = option.frames;
-    edit.elem_type = tensor.elem_type();
     const int64_t batch_axis = ContextBatchAxis(tensor.shape().dim_size(), option.axis);
-    edit.shape = ContextShape(option, tensor.shape(), batch_axis);
-    const std::string stem = NodeStem(option.input);
-    edit.input = names_.Allocate(ExpandNameTemplate(options_.input_template, stem, kKindContext, "Concat"));
-    edit.output = names_.Allocate(ExpandNameTemplate(options_.output_template, stem, kKindContext, "Concat"));
+    edit.shape = ContextShape(option.input, option.axis, option.frames, tensor.shape(), batch_axis, true);
+    AddNew(std::move(edit), tensor.elem_type(), NodeStem(option.input), "Concat", Readers(option), batch_axis,
+           [&](ExitCode code, const std::string& why) {
+             if (code == ExitCode::kUsage) Refuse(option, why);
+             throw Error(code, "--input-context " + option.Text() + ": " + why);
+           });
+  }
+
+  /// Plans the context of a causal window over time (time/causal_windows.h), named after the window
+  /// (`new_name` when it has none), unless the window's value has no known type (then it stays as it is:
+  /// a note says so).
+  void PlanWindow(const CausalWindow& window, const std::string& new_name) {
+    const onnx::NodeProto& node = index_.model().graph().node(window.window);
+    const std::string name = node.name().empty() ? new_name : node.name();
+    const std::string label = node.op_type() + (name.empty() ? "" : " '" + name + "'");
+    const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, window.value);
+    const onnx::NodeProto& reader = index_.model().graph().node(window.Reader());
+    const int rank = type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()
+                         ? type->tensor_type().shape().dim_size()
+                         : -1;
+    std::optional<std::vector<int64_t>> pads = PadsWithoutTimeBefore(index_, reader, window.axis, rank);
+    if (rank <= window.axis || !pads || ElementTypeName(type->tensor_type().elem_type()).empty()) {
+      plan_.notes.push_back(label + ": its context is not carried: the type of '" + window.value +
+                            "' or its padding cannot be read");
+      return;
+    }
+    const onnx::TypeProto_Tensor& tensor = type->tensor_type();
+    ContextEdit edit;
+    edit.value = window.value;
+    edit.axis = window.axis;
+    edit.frames = window.frames;
+    edit.window = name;
+    const std::string stem = NodeStem(name.empty() ? window.value : name);
+    WindowPadding padding;
+    padding.node = window.Reader();
+    padding.pads = std::move(*pads);
+    if (IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset) {
+      padding.pads_name = names_.Allocate(stem + ".context_pads");
+    }
+    edit.padding = std::move(padding);
+    const int64_t batch_axis = ContextBatchAxis(rank, window.axis);
+    edit.shape = ContextShape(window.value, window.axis, window.frames, tensor.shape(), batch_axis, false);
+    AddNew(std::move(edit), tensor.elem_type(), stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}},
+           batch_axis, [&](ExitCode, const std::string& why) {
+             throw Error(ExitCode::kUnsupported, label + ": its context state cannot be added: " + why +
+                                                     " (--no-conv-context leaves the windows as they are)");
+           });
+  }
+
+ private:
+  /// Names the new context `edit` (its value, axis, frames and shape set), adds its default and records it
+  /// with its pair. `refuse` throws for a default the model cannot have.
+  void AddNew(ContextEdit edit, int32_t elem_type, const std::string& stem, const std::string& op,
+              std::vector<ContextReader> readers, int64_t batch_axis,
+              const std::function<void(ExitCode, const std::string&)>& refuse) {
+    edit.elem_type = elem_type;
+    edit.input = names_.Allocate(ExpandNameTemplate(options_.input_template, stem, kKindContext, op));
+    edit.output = names_.Allocate(ExpandNameTemplate(options_.output_template, stem, kKindContext, op));
     NewContext added;
     added.with_context = names_.Allocate(stem + ".with_context");
     added.starts = names_.Allocate(stem + ".context_starts");
     added.ends = names_.Allocate(stem + ".context_ends");
     added.axes = names_.Allocate(stem + ".context_axes");
-    added.readers = Readers(option);
-    if (!required_) added.default_value = ZerosDefault(option, edit, stem);
+    added.readers = std::move(readers);
+    if (!required_) added.default_value = ZerosDefault(edit, stem, refuse);
     edit.change = std::move(added);
     plan_.pairs.push_back(PairOf(edit, batch_axis));
     plan_.contexts.push_back(std::move(edit));
   }
 
- private:
   /// The declared tensor type of the option's input, which must be a data input of the main graph.
   const onnx::TypeProto_Tensor& DataInput(const InputContextOption& option) const {
     const GraphIndex& main = index_.graph(GraphPath{});
@@ -138,21 +193,24 @@ class ContextPlanner {
     return readers;
   }
 
-  /// The input's shape with `frames` on the context's axis; an unnamed batch gets a name, shared with the
-  /// input (so that a runner resolves it from the data it feeds).
-  std::vector<Dim> ContextShape(const InputContextOption& option, const onnx::TensorShapeProto& declared,
-                                int64_t batch_axis) {
+  /// The shape of `value` (`declared`) with `frames` on the context's axis. An unnamed batch gets a name:
+  /// a data input's (`input`) is shared with the input, so that a runner resolves it from the data it
+  /// feeds; a value inside the graph gets one of its own.
+  std::vector<Dim> ContextShape(const std::string& value, int64_t axis, int64_t frames,
+                                const onnx::TensorShapeProto& declared, int64_t batch_axis, bool input) {
     std::vector<Dim> shape;
     for (int i = 0; i < declared.dim_size(); ++i) {
       const auto& d = declared.dim(i);
-      if (i == option.axis) {
-        shape.push_back(Dim{option.frames, ""});
+      if (i == axis) {
+        shape.push_back(Dim{frames, ""});
       } else if (d.has_dim_value()) {
         shape.push_back(Dim{d.dim_value(), ""});
       } else if (!d.dim_param().empty() && !IsInventedDimName(d.dim_param())) {
         shape.push_back(Dim{-1, d.dim_param()});
+      } else if (i != batch_axis) {
+        shape.push_back(Dim{-1, ""});
       } else {
-        shape.push_back(Dim{-1, i == batch_axis ? BatchName(option.input, i) : ""});
+        shape.push_back(Dim{-1, input ? BatchName(value, i) : dim_names_.Allocate("batch")});
       }
     }
     return shape;
@@ -168,16 +226,18 @@ class ContextPlanner {
     return name;
   }
 
-  ContextZerosDefault ZerosDefault(const InputContextOption& option, const ContextEdit& edit, const std::string& stem) {
+  ContextZerosDefault ZerosDefault(const ContextEdit& edit, const std::string& stem,
+                                   const std::function<void(ExitCode, const std::string&)>& refuse) {
     if (index_.onnx_opset() < kExpandOpset) {
-      throw Error(ExitCode::kUnsupported, "--input-context " + option.Text() + ": the default (zeros broadcast by " +
-                                              "Expand) needs ai.onnx opset 8; rewrite with --state-inputs required");
+      refuse(ExitCode::kUnsupported,
+             "the default (zeros broadcast by Expand) needs ai.onnx opset 8; rewrite with --state-inputs required");
     }
     ContextZerosDefault zeros;
     for (const Dim& d : edit.shape) zeros.dims.push_back(d.fixed() ? d.value : 1);
     const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, zeros.dims);
     if (!bytes || *bytes > kMaxZeroDefaultBytes) {
-      Refuse(option, "its zero default would take more than " + std::to_string(kMaxZeroDefaultBytes) + " bytes");
+      refuse(ExitCode::kUsage,
+             "its zero default would take more than " + std::to_string(kMaxZeroDefaultBytes) + " bytes");
     }
     zeros.shape_of_value = names_.Allocate(stem + ".shape");
     zeros.keep = names_.Allocate(stem + ".context_keep");
@@ -201,7 +261,7 @@ class ContextPlanner {
     for (const Dim& d : edit.shape) pair.shape.push_back(MetaDim{d.value, d.fixed() ? "" : d.param});
     pair.batch_axis = batch_axis;
     pair.init = kInitZeros;
-    pair.context = ContextSpec{edit.value, edit.axis, edit.frames};
+    pair.context = ContextSpec{edit.value, edit.axis, edit.frames, edit.window};
     return pair;
   }
 
@@ -213,6 +273,7 @@ class ContextPlanner {
     edit.frames = pair.context->frames;
     edit.input = pair.input;
     edit.output = pair.output;
+    edit.window = pair.context->window;
     return edit;
   }
 
@@ -250,14 +311,20 @@ InputContextOption ParseInputContext(const std::string& text) {
   return option;
 }
 
-void PlanContexts(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options, NameAllocator& names,
-                  Plan& plan) {
+void PlanContexts(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options,
+                  const NodeNames& node_names, NameAllocator& names, Plan& plan) {
   ContextPlanner planner(index, analysis, options, names, plan);
   for (const ContextFinding& finding : analysis.contexts) planner.KeepRecorded(finding);
   std::set<std::string> given;
   for (const InputContextOption& option : options.input_contexts) {
     if (!given.insert(option.input).second) Refuse(option, "'" + option.input + "' is given twice");
     planner.PlanOption(option);
+  }
+  if (options.conv_context && analysis.stream) {
+    for (const CausalWindow& window : analysis.stream->windows) {
+      auto named = node_names.find({GraphPath{}, window.window});
+      planner.PlanWindow(window, named == node_names.end() ? "" : named->second);
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "rewrite/owner_names.h"
 
+#include "time/stream_verdict.h"
+
 namespace rnnstate {
 
 bool Selected(const PlanOptions& options, const RecurrentState& state) {
@@ -25,6 +27,10 @@ NodeNames NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, co
       prefix.push_back(step);
     }
     name(state.owner.graph, state.owner.node);
+  }
+  // A window whose context a state carries: the metadata names it.
+  if (options.conv_context && analysis.stream) {
+    for (const CausalWindow& window : analysis.stream->windows) name(GraphPath{}, window.window);
   }
   return out;
 }

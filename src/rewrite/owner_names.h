@@ -26,7 +26,8 @@ using NodeNames = std::map<std::pair<GraphPath, int>, std::string>;
 bool Selected(const PlanOptions& options, const RecurrentState& state);
 
 /// Names the unnamed owners of the selected, rewritable states and the unnamed containers on the way
-/// to them; the names are allocated from `names` (unique in the model).
+/// to them, and the unnamed windows whose context a state carries; the names are allocated from `names`
+/// (unique in the model).
 NodeNames NameUnnamedNodes(const ModelIndex& index, const Analysis& analysis, const PlanOptions& options,
                            NameAllocator& names);
 

@@ -375,7 +375,7 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
     }
     planner.PlanState(analyzed);
   }
-  PlanContexts(index, analysis, options, names, plan);
+  PlanContexts(index, analysis, options, node_names, names, plan);
   // A context pair carries frames from call to call: it streams as the whole model does.
   const bool model_streams = !analysis.stream || analysis.stream->problem.empty();
   for (StatePair& pair : plan.pairs) {

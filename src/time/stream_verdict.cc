@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "time/time_flow.h"
@@ -80,7 +81,7 @@ std::string StreamVerdict::TimeText() const {
 }
 
 void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given,
-                 const ContextFrames& planned_contexts) {
+                 const ContextFrames& planned_contexts, bool carry_windows) {
   auto shared = std::make_shared<StreamVerdict>();
   StreamVerdict& verdict = *shared;
   analysis.stream = shared;
@@ -106,14 +107,24 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
       entry->second.fed_initial = entry->second.fed_initial && authors;
     }
   }
-  const TimeFlow flow(
-      index, verdict.time.axes,
-      [&](const GraphPath& graph, int node) -> std::optional<OwnerTime> {
-        auto found = owners.find({graph, node});
-        if (found == owners.end()) return std::nullopt;
-        return found->second;
-      },
-      verdict.time.fixed_length, ContextsOf(index, analysis, planned_contexts));
+  const OwnerLookup owner_of = [&](const GraphPath& graph, int node) -> std::optional<OwnerTime> {
+    auto found = owners.find({graph, node});
+    if (found == owners.end()) return std::nullopt;
+    return found->second;
+  };
+  const ContextFrames contexts = ContextsOf(index, analysis, planned_contexts);
+  std::optional<TimeFlow> judged;
+  judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts);
+  if (carry_windows) {
+    // The windows are found on the model as it is; the verdict is the model's with their contexts.
+    verdict.windows = FindCausalWindows(index, *judged);
+    if (!verdict.windows.empty()) {
+      judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts,
+                     StreamedNodesOf(verdict.windows));
+    }
+  }
+  const TimeFlow& flow = *judged;
+  verdict.chunk_multiple = flow.chunk_multiple();
   std::set<std::pair<GraphPath, int>> per_frame;
   for (const RecurrenceTime& r : flow.recurrences()) {
     if (r.way == RecurrenceTime::Way::kPerFrame) per_frame.insert({r.graph, r.node});
@@ -161,6 +172,7 @@ StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>&
   for (const InputAxis& axis : verdict.time.axes) record.time.push_back({axis.input, axis.axis});
   if (record.time.empty()) return record;
   record.fixed_length = verdict.time.fixed_length;
+  record.chunk_multiple = verdict.chunk_multiple;
   record.chunk_exact = verdict.ChunkExact();
   const auto what = [&](const TimeBreak& b) { return describe ? describe(b) : b.what; };
   // The reason as the verdict words it, its operator named as `describe` names it.

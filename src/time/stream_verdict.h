@@ -16,6 +16,7 @@
 #include "contract/stream_record.h"
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "time/causal_windows.h"
 #include "time/time_fact.h"
 #include "time/time_flow.h"
 #include "time/time_sources.h"
@@ -50,6 +51,11 @@ struct StreamVerdict {
   /// naming the output (the model's data outputs before state outputs): "output 'y': Conv 'c' slides a
   /// window of 5 frames over time (...)".
   std::string problem;
+  /// The causal windows whose context a rewrite carries as a state (when asked to): the flow judged the
+  /// model with their padding replaced, as the rewrite will make it.
+  std::vector<CausalWindow> windows;
+  /// Chunks reproduce one run only when their length is a multiple of this (the strides over time).
+  int64_t chunk_multiple = 1;
 
   /// True when there is a time axis and chunked runs with the states fed back equal one run.
   bool ChunkExact() const { return !time.axes.empty() && problem.empty(); }
@@ -62,8 +68,10 @@ struct StreamVerdict {
 /// (`stream_problem`), and `analysis.stream` the verdict. `given`: `--time-axis`; without it, the time
 /// axes the metadata records are taken, or found. `planned_contexts`: the data inputs a planned
 /// `--input-context` prepends frames of the previous call to (the recorded context pairs are the analysis's).
+/// `carry_windows`: the causal windows over time get context states (time/causal_windows.h), and the
+/// model is judged with them.
 void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given = {},
-                 const ContextFrames& planned_contexts = {});
+                 const ContextFrames& planned_contexts = {}, bool carry_windows = false);
 
 /// The verdict as the metadata records it (contract/stream_record.h), without the outputs `state_outputs`
 /// (the state pairs' outputs, which their pairs speak for: so the record is the same before and after a

@@ -64,6 +64,10 @@ struct TimeFact {
   /// state concatenated before the chunk, rnnstate rewrite --input-context): a window that spans exactly
   /// them gives the chunk's frames again; anything else that reads them sees the previous call's frames.
   int64_t context = 0;
+  /// kFrames (and what is computed from them): chunks reproduce the value only when each chunk's length is
+  /// a multiple of this — the product of the strides over time of the windows on the way (a window of
+  /// stride 2 emits one frame per 2 input frames: an odd chunk would start the next one in mid-stride).
+  int64_t multiple = 1;
   /// kLength: the positions of a shape vector (or 0 for a scalar) that hold the chunk's length, and those
   /// that hold it times steady sizes (`Mul(batch, length)`: the length of time folded with the batch).
   std::vector<int64_t> elements;

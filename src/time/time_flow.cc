@@ -1,6 +1,7 @@
 #include "time/time_flow.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "find/carried_variables.h"
 #include "find/loop_streaming.h"
@@ -56,12 +57,13 @@ RecurrentAxes AxesOfLayout(int64_t layout) {
 }  // namespace
 
 TimeFlow::TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, OwnerLookup owners, int64_t length,
-                   ContextFrames contexts)
+                   ContextFrames contexts, StreamedNodes streamed)
     : index_(index),
       sources_(std::move(sources)),
       owners_(std::move(owners)),
       length_(length),
-      contexts_(std::move(contexts)) {
+      contexts_(std::move(contexts)),
+      streamed_(std::move(streamed)) {
   const onnx::GraphProto& main = index_.model().graph();
   for (const auto& input : main.input()) {
     for (const InputAxis& source : sources_) {
@@ -87,6 +89,7 @@ void TimeFlow::Set(const GraphPath& path, const std::string& name, TimeFact fact
     if (auto context = contexts_.find(name); context != contexts_.end()) fact.context = context->second;
   }
   if (fact.steady() || name.empty()) return;
+  chunk_multiple_ = std::lcm(chunk_multiple_, fact.multiple);
   facts_[path].insert_or_assign(std::string_view(name), std::move(fact));
 }
 
@@ -124,6 +127,13 @@ std::vector<TimeFact> TimeFlow::NodeFacts(const GraphPath& path, int n, const on
   // A context state's Concat: the carried frames in front of its value's (the value is its last input).
   if (path.empty() && node.output_size() == 1 && contexts_.count(node.output(0)) && !in.empty()) {
     return {*in.back()};
+  }
+  // A window whose context a planned state carries, or the Pad in front of one: the chunk's own frames.
+  if (auto streamed = path.empty() ? streamed_.find(n) : streamed_.end();
+      streamed != streamed_.end() && !in.empty() && in.front()->frames()) {
+    TimeFact out = *in.front();
+    out.multiple *= streamed->second;
+    return {out};
   }
   switch (ContainerKindOf(node, index_.onnx_opset())) {
     case ContainerKind::kIf:

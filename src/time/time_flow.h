@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,11 @@ struct OwnerTime {
 /// planned --input-context prepends them to, or the Concat a recorded context pair makes. Value -> frames.
 using ContextFrames = std::map<std::string, int64_t>;
 
+/// Main-graph nodes (by index) whose time padding a planned context replaces (time/causal_windows.h): a
+/// window that then sees the frames it needs in front of the chunk, and the Pad in front of one. Each
+/// passes its input's frames through, one per `stride` (node -> its stride over time; 1 for a Pad).
+using StreamedNodes = std::map<int, int64_t>;
+
 /// The owner facts of the recurrent operator at (graph, node), or nullopt for the defaults above.
 using OwnerLookup = std::function<std::optional<OwnerTime>(const GraphPath&, int)>;
 
@@ -59,13 +65,15 @@ class TimeFlow {
  public:
   /// `length`: the sources' fixed length when the export has one (-1: symbolic).
   TimeFlow(const ModelIndex& index, std::vector<InputAxis> sources, OwnerLookup owners = {}, int64_t length = -1,
-           ContextFrames contexts = {});
+           ContextFrames contexts = {}, StreamedNodes streamed = {});
 
   /// The fact of `name` as seen from the graph at `path` (steady for a value time does not reach).
   const TimeFact& Of(const GraphPath& path, const std::string& name) const;
   /// The recurrent operators time reaches, in the order the flow met them.
   const std::vector<RecurrenceTime>& recurrences() const { return recurrences_; }
   const std::vector<InputAxis>& sources() const { return sources_; }
+  /// The chunk length every value asks a multiple of (TimeFact::multiple): their least common multiple.
+  int64_t chunk_multiple() const { return chunk_multiple_; }
 
  private:
   void RunGraph(const GraphPath& path);
@@ -84,6 +92,8 @@ class TimeFlow {
   OwnerLookup owners_;
   int64_t length_ = -1;
   ContextFrames contexts_;
+  StreamedNodes streamed_;
+  int64_t chunk_multiple_ = 1;
   /// The facts of values that are not steady, by graph and name (names are views into the model).
   std::map<GraphPath, std::unordered_map<std::string_view, TimeFact>> facts_;
   std::vector<RecurrenceTime> recurrences_;

@@ -202,6 +202,9 @@ TimeFact SliceTime(const NodeTime& n) {
     const bool to_the_end = e >= kToTheEnd || (n.length > 0 && e >= n.length);
     if (steps[i] == 1 && s == 0 && to_the_end) continue;                           // all of time
     if (steps[i] == 1 && s == -1 && to_the_end) return TimeFact::Final(x.broken);  // the last frame
+    // The last frames of a context state's Concat: with at least as many carried in front, the last call
+    // holds the sequence's last frames whatever its length (a context's output).
+    if (steps[i] == 1 && s < 0 && -s <= x.context && to_the_end) return TimeFact::Final(x.broken);
     if (steps[i] == 1 && s == 0 && e == 1 && x.exact()) return TimeFact::First();  // the first frame
     return n.Mixed("slices frames [" + std::to_string(s) + ":" + (e >= kToTheEnd ? std::string() : std::to_string(e)) +
                    "] of time: each chunk has its own");

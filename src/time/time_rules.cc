@@ -56,15 +56,20 @@ int NodeTime::OutRank(int slot) const {
   return slot < node.output_size() && !node.output(slot).empty() ? RankOf(index, graph, node.output(slot)) : -1;
 }
 
+std::string NodeLabel(const ModelIndex& index, const GraphPath& graph, int node_index) {
+  const onnx::GraphProto* proto = ResolveGraph(index.model(), graph);
+  const onnx::NodeProto& node = proto->node(node_index);
+  // An unnamed node's label is its index, which a rewrite moves: its output names it steadily.
+  return !node.name().empty() || node.output_size() == 0 ? DescribeNode(index.model(), graph, node_index)
+                                                         : node.op_type() + " (output '" + node.output(0) + "')";
+}
+
 TimeBreak NodeTime::Break(std::string why) const {
   TimeBreak b;
   b.graph = graph;
   b.node = node_index;
   b.op = node.op_type();
-  // An unnamed node's label is its index, which a rewrite moves: its output names it steadily.
-  b.what = !node.name().empty() || node.output_size() == 0
-               ? DescribeNode(index.model(), graph, node_index)
-               : node.op_type() + " (output '" + node.output(0) + "')";
+  b.what = NodeLabel(index, graph, node_index);
   b.why = std::move(why);
   return b;
 }

@@ -48,6 +48,10 @@ struct NodeTime {
   TimeFact Mixed(std::string why) const { return TimeFact::Mixed(Break(std::move(why))); }
 };
 
+/// "Conv 'enc.0'", or "Conv (output 'c')" for an unnamed node: how messages name node `node_index` of the
+/// graph at `graph`.
+std::string NodeLabel(const ModelIndex& index, const GraphPath& graph, int node_index);
+
 /// The facts of the outputs of `n.node`, an operator of the default domain or an unknown one (then mixed
 /// where any input is not steady). Called only when some input is not steady.
 std::vector<TimeFact> TimeThrough(const NodeTime& n);

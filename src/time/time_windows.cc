@@ -95,18 +95,28 @@ TimeFact GemmTime(const NodeTime& n) {
 }
 
 /// A window over frames that hold `x.context` frames of the previous call in front of the chunk: without
-/// padding before them and at stride 1, a window spanning exactly those frames gives the chunk's own frames
-/// again (each with all the context it needs); spanning fewer leaves the rest in front.
+/// padding, a window spanning exactly those frames gives the chunk's own frames again (each with all the
+/// context it needs; with a stride, one per `stride` frames of chunks whose length is a multiple of it);
+/// at stride 1, spanning fewer leaves the rest in front.
 TimeFact ContextWindow(const NodeTime& n, const TimeFact& x, const TimeWindow& window) {
-  const bool fits = !window.transpose && window.stride == 1 && window.pad_before == 0 && window.pad_after == 0 &&
-                    window.Span() <= x.context;
+  const bool fits = !window.transpose && window.pad_before == 0 && window.pad_after == 0 &&
+                    (window.stride == 1 ? window.Span() <= x.context : window.Span() == x.context);
   if (!fits) {
     return n.Mixed(window.Text() + " over frames that hold " + std::to_string(x.context) +
-                   " frames of the previous call in front: it needs none before them, stride 1 and at most that span");
+                   " frames of the previous call in front: it needs none before them, and at most that span "
+                   "(exactly that span with a stride)");
   }
   TimeFact out = x;
   out.context = x.context - window.Span();
+  out.multiple = x.multiple * window.stride;
   return out;
+}
+
+/// True when each window lies within `stride` frames of its own (no padding, a span shorter than the
+/// stride): chunks whose length is a multiple of the stride hold their windows whole.
+bool WindowsApart(const TimeWindow& window) {
+  return !window.transpose && window.stride > 1 && window.pad_before == 0 && window.pad_after == 0 &&
+         window.Span() < window.stride;
 }
 
 }  // namespace
@@ -128,6 +138,10 @@ TimeFact WindowTime(const NodeTime& n) {
   if (x.context > 0) return ContextWindow(n, x, *window);
   if (window->PerFrame()) return x;
   TimeFact out = x;
+  if (WindowsApart(*window)) {
+    out.multiple = x.multiple * window->stride;
+    return out;
+  }
   std::string why = window->Text();
   if (window->transpose) {
     why += ": its overlap with the next chunk's frames is lost";

@@ -45,6 +45,13 @@ std::string OutputText(const OutputVerdict& out) {
   return text;
 }
 
+/// A carried window, for the report: what it is, and what its context state holds.
+std::string WindowText(const CausalWindow& w) {
+  return w.what + " " + w.shape.Text() + ": a rewrite carries the last " + std::to_string(w.frames) +
+         (w.frames == 1 ? " frame" : " frames") + " of '" + w.value + "' from call to call in place of its " +
+         (w.pad >= 0 ? "Pad's " : "") + "zeros (a context state)";
+}
+
 }  // namespace
 
 std::string StreamText(const Analysis& analysis) {
@@ -62,6 +69,11 @@ std::string StreamText(const Analysis& analysis) {
   out << "  time axis: " << verdict.TimeText() << " (" << SourceText(verdict.time) << ")";
   if (verdict.time.fixed_length > 0) out << ", fixed length " << verdict.time.fixed_length;
   out << "\n";
+  if (verdict.chunk_multiple > 1) {
+    out << "  chunks: a multiple of " << verdict.chunk_multiple
+        << " frames each (the strides over time: a chunk of another length would end in mid-stride)\n";
+  }
+  for (const CausalWindow& w : verdict.windows) out << "  context: " << WindowText(w) << "\n";
   for (const OutputVerdict& o : verdict.outputs) {
     out << "  " << (o.state ? "state output '" : "output '") << o.output << "': " << OutputText(o) << "\n";
   }
@@ -81,6 +93,14 @@ Json StreamJson(const Analysis& analysis) {
   }
   Json json = StreamRecordJson(RecordOf(*analysis.stream, state_outputs));
   if (!analysis.stream->time.note.empty()) json["note"] = analysis.stream->time.note;
+  if (!analysis.stream->windows.empty()) {
+    Json windows = Json::array();
+    for (const CausalWindow& w : analysis.stream->windows) {
+      windows.push_back(
+          {{"node", w.what}, {"value", w.value}, {"axis", w.axis}, {"frames", w.frames}, {"why", w.shape.Text()}});
+    }
+    json["contexts"] = std::move(windows);
+  }
   return json;
 }
 

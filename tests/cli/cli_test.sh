@@ -87,6 +87,20 @@ check "DynamicQuantizeLSTM: rewritten" run 0 rewrite "$models/quantized/dqlstm_f
 check "DynamicQuantizeLSTM: checked with ONNX Runtime's schema (no 'no schema' warning)" \
   bash -c "! grep -q 'no schema' '$work/err'"
 
+# A causal convolution over time (F.pad + Conv1d, dilation 2) before an LSTM: its context becomes a state pair
+# by default, and the model streams; --no-conv-context leaves it, and the model does not.
+causal=$models/stream/conv_causal_front.onnx
+check "causal conv: report names the context a rewrite carries" bash -c "'$bin' report '$causal' |
+  grep -q \"context: Conv '/convs.0/Conv' slides a window of 3 frames .*carries the last 4 frames of\""
+check "causal conv: rewrite exits 0" run 0 rewrite "$causal" -o "$work/cc.onnx"
+check "causal conv: 3 state pairs, the context's among them" bash -c "'$bin' report '$work/cc.onnx' --json |
+  grep -q '\"kind\":\"context\"'"
+check "causal conv: the rewrite streams" bash -c "'$bin' report '$work/cc.onnx' | grep -q '  yes: chunked runs'"
+check "causal conv: check passes" run 0 check "$work/cc.onnx"
+check "--no-conv-context: exit 0" run 0 rewrite "$causal" --no-conv-context -o "$work/cn.onnx"
+check "--no-conv-context: warned that chunked runs differ" err_has "chunked runs will not equal one full run"
+check "--no-conv-context: no context pair" bash -c "! '$bin' report '$work/cn.onnx' --json | grep -q '\"kind\":\"context\"'"
+
 # External data: refused when it escapes the model's directory; follows the model elsewhere.
 check "external data outside the model's directory: exit 3" run 3 rewrite "$(dirname "$0")/../data/external_escape/escape.onnx" -o "$work/e.onnx"
 check "external data escape: clear message" err_has "leaves the model's directory"

@@ -285,6 +285,20 @@ export class StreamingSession {
     return result;
   }
 
+  /** A model with strides over time streams in chunks whose length is a multiple of them (metadata
+   * `stream.chunk_multiple`): another length would end a chunk in mid-stride, and the outputs would differ. */
+  #checkChunkLength(dataFeeds) {
+    const multiple = this.metadata.stream?.chunk_multiple ?? 1;
+    if (multiple <= 1) return;
+    for (const { input, axis } of this.metadata.stream.time ?? []) {
+      const length = dataFeeds[input]?.dims?.[axis];
+      if (length !== undefined && length % multiple !== 0) {
+        throw new Error(`a chunk of ${length} frames along ${input}:${axis}: this model streams in chunks of a multiple of ` +
+          `${multiple} frames (its strides over time); keep the rest for the next call`);
+      }
+    }
+  }
+
   async #run(dataFeeds, options) {
     if (!this.session) throw new Error('the streaming session was released');
     const given = Object.keys(dataFeeds ?? {});
@@ -298,6 +312,7 @@ export class StreamingSession {
       if (unknown.length) throw new Error(`not inputs of the model (onnxruntime would ignore them): ${unknown.join(', ')}`);
       if (missing.length) throw new Error(`missing data input(s): ${missing.join(', ')}`);
     }
+    this.#checkChunkLength(dataFeeds);
     const feeds = { ...dataFeeds };
     const dims = this.#dimValues(dataFeeds);
     const needFirst = !this.#state || this.#groups.some((g) => !g.carry);

@@ -88,7 +88,7 @@ export async function verifyStreaming(options) {
         rewrittenAsWritten: typeof options.rewritten === 'string' ? options.rewritten : rewrittenBytes });
     }
     checkTimeAxes(timeAxes, dataInputs, declared);
-    const { chunks, length } = chunkPlan(options, timeAxes, given);
+    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1);
     const dims = { ...(options.dims ?? {}) };
     for (const [name, axis] of Object.entries(timeAxes)) {
       const d = declared.get(name)?.shape?.[axis];
@@ -270,24 +270,30 @@ function checkTimeAxes(timeAxes, dataInputs, declared) {
   }
 }
 
-/** The chunk lengths: given, or random from the seed; their sum is the sequence length. */
-function chunkPlan(options, timeAxes, given) {
+/** The chunk lengths: given, or random from the seed; their sum is the sequence length. Each a multiple of
+ * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`). */
+function chunkPlan(options, timeAxes, given, multiple = 1) {
   const fromInputs = Object.entries(timeAxes).filter(([n]) => given[n]).map(([n, a]) => given[n].dims[a]);
   if (new Set(fromInputs).size > 1) throw new VerifyError(2, `the given inputs disagree on the sequence length (${fromInputs.join(', ')})`);
   let chunks = options.chunks;
   if (!chunks && options.seed !== undefined) {
-    const length = fromInputs[0] ?? options.length ?? DEFAULT_RANDOM_LENGTH;
+    const steps = Math.ceil((fromInputs[0] ?? options.length ?? DEFAULT_RANDOM_LENGTH) / multiple);
     const next = seededRandom(hashSeed(`chunks|${options.seed}`));
     chunks = [];
-    for (let left = length; left > 0;) {
-      const size = Math.min(left, 1 + Math.floor(next() * Math.max(1, Math.ceil(length / 2))));
-      chunks.push(size);
+    for (let left = steps; left > 0;) {
+      const size = Math.min(left, 1 + Math.floor(next() * Math.max(1, Math.ceil(steps / 2))));
+      chunks.push(size * multiple);
       left -= size;
     }
   }
-  chunks ??= fromInputs.length ? splitLike(DEFAULT_CHUNKS, fromInputs[0]) : DEFAULT_CHUNKS;
+  chunks ??= fromInputs.length ? splitLike(DEFAULT_CHUNKS.map((c) => c * multiple), fromInputs[0])
+    : DEFAULT_CHUNKS.map((c) => c * multiple);
   if (!chunks.length || !chunks.every((c) => Number.isInteger(c) && c > 0)) {
     throw new VerifyError(2, `chunk lengths must be positive integers, not ${chunks.join(',')}`);
+  }
+  if (!chunks.every((c) => c % multiple === 0)) {
+    throw new VerifyError(2, `chunk lengths must be multiples of ${multiple} (the model's strides over time: ` +
+      `metadata stream.chunk_multiple), not ${chunks.join(',')}`);
   }
   const length = chunks.reduce((a, b) => a + b, 0);
   if (fromInputs.length && fromInputs[0] !== length) {

@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// Causal windows over time whose context a state can carry (issue 39): a Conv or pooling node of the
+/// main graph sliding a window of span S = (kernel - 1) * dilation over the time axis, whose only padding
+/// on time is S frames of zeros in front of the sequence — its own `pads`, or a constant `Pad` node whose
+/// one reader it is. A rewrite replaces that padding by the last S frames of the previous call (a context
+/// state, rewrite/context_plan.h), so chunked runs see what one run sees (with a stride s over time, in
+/// chunks whose length is a multiple of s: the time flow records it, TimeFact::multiple):
+///
+///   before: x ──Pad(time: S before, 0 after)──> Conv(k, d)          or  x ──Conv(k, d, pads: S before)──>
+///   after:  Concat(ctx_in, x) ──Pad(time: 0)──> Conv(k, d)              Concat(ctx_in, x) ──Conv(pads: 0)──>
+///                 └──Slice(last S frames)──> ctx_out
+///
+/// The first call's context is the padding itself (zeros), so the unfed rewrite equals the original.
+/// Windows that look ahead, pad with another value or are transposed are not carried: the time flow's
+/// verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
+/// stride need no context: the time rules let them stream as they are.) Pure analysis.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph_path.h"
+#include "graph/model_index.h"
+#include "time/time_flow.h"
+#include "time/time_window.h"
+
+namespace rnnstate {
+
+/// One causal window whose context a state can carry.
+struct CausalWindow {
+  int window = -1;  ///< main-graph index of the Conv or pooling node
+  int pad = -1;     ///< main-graph index of the Pad in front of it, or -1 when the window pads itself
+  /// The value whose last frames the context carries: the Pad's input, or the window's own input.
+  std::string value;
+  int64_t axis = -1;   ///< the time axis of `value`
+  int64_t frames = 0;  ///< the window's span: the frames of the previous call it needs
+  TimeWindow shape;    ///< the window as written (its padding before the rewrite)
+  std::string what;    ///< "Conv 'enc.0'": the window, for messages
+
+  /// The node the context's Concat feeds: the Pad when there is one, else the window.
+  int Reader() const { return pad >= 0 ? pad : window; }
+};
+
+/// The causal windows over time of the main graph, as the time flow `flow` (run without any window
+/// carried) finds their inputs; in node order.
+std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeFlow& flow);
+
+/// The nodes the windows' contexts make stream: each window, and its Pad.
+StreamedNodes StreamedNodesOf(const std::vector<CausalWindow>& windows);
+
+/// The `pads` of `node` (a window's attribute, or a Pad's attribute or constant input 1) with the time
+/// padding before axis `axis` removed; nullopt when they cannot be read. For a Pad whose input 3 lists the
+/// axes, the positions are those of that list.
+std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& index, const onnx::NodeProto& node,
+                                                          int64_t axis, int rank);
+
+}  // namespace rnnstate

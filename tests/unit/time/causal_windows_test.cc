@@ -1,0 +1,188 @@
+// Causal windows over time (time/causal_windows.h): which Conv and pooling nodes a context state makes
+// stream — padded by their own `pads` or by a constant Pad in front with exactly their span of zeros
+// before time and none after, at stride 1 — and the windows that must not be carried (lookahead, more
+// padding than the span, strides, padding with other values, a MaxPool's own padding, an AveragePool that
+// does not count its padding, a Pad read twice). Models as ONNX text.
+
+#include "time/causal_windows.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph/model_index.h"
+#include "test_models.h"
+#include "time/time_flow.h"
+
+namespace rnnstate::causal_windows_test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::ParseModel;
+
+/// The causal windows of the model `body` (a graph at opset `opset` over x [batch, 2, seq], time on 2).
+struct Windows {
+  explicit Windows(const std::string& body, int opset = 14, int64_t axis = 2)
+      : model(ParseModel("<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]>\n" + body)),
+        index(model),
+        flow(index, {InputAxis{"x", axis}}),
+        found(FindCausalWindows(index, flow)) {}
+  /// "node:pad:value:axis:frames" for each window found.
+  std::vector<std::string> Found() const {
+    std::vector<std::string> texts;
+    for (const CausalWindow& w : found) {
+      texts.push_back(model.graph().node(w.window).output(0) + ":" +
+                      (w.pad < 0 ? "-" : model.graph().node(w.pad).output(0)) + ":" + w.value + ":" +
+                      std::to_string(w.axis) + ":" + std::to_string(w.frames));
+    }
+    return texts;
+  }
+  onnx::ModelProto model;
+  ModelIndex index;
+  TimeFlow flow;
+  std::vector<CausalWindow> found;
+};
+
+const char* kConvs = R"(g (float[batch, 2, seq] x, float[4, 2, 3] w3, float[4, 2, 1] w1) => (float[batch, 4, seq] c) {
+    c = Conv <pads = [2, 0]> (x, w3)
+    d = Conv <pads = [4, 0], dilations = [2]> (x, w3)
+    same = Conv <pads = [1, 1]> (x, w3)
+    more = Conv <pads = [3, 0]> (x, w3)
+    strided = Conv <pads = [2, 0], strides = [2]> (x, w3)
+    one = Conv (x, w1)
+    auto = Conv <auto_pad = "SAME_LOWER"> (x, w3)
+  })";
+
+TEST(CausalWindows, AConvPaddedByItsSpanInFrontIsCausal) {
+  const Windows w(kConvs);
+  EXPECT_THAT(w.Found(), ElementsAre("c:-:x:2:2", "d:-:x:2:4", "strided:-:x:2:2"));
+  EXPECT_EQ(w.found[0].shape.kernel, 3);
+  EXPECT_EQ(w.found[1].shape.dilation, 2);
+  EXPECT_EQ(w.found[0].Reader(), 0);
+}
+
+TEST(CausalWindows, PadsLeftOfTimeAreRemovedAndTheOtherAxesKept) {
+  const Windows w(R"(g (float[batch, 1, seq, 8] x, float[2, 1, 3, 3] w) => (float[batch, 2, seq, 8] y) {
+    y = Conv <pads = [2, 1, 0, 1]> (x, w)
+  })");
+  ASSERT_THAT(w.Found(), ElementsAre("y:-:x:2:2"));
+  EXPECT_EQ(PadsWithoutTimeBefore(w.index, w.model.graph().node(0), 2, 4), (std::vector<int64_t>{0, 1, 0, 1}));
+  // Time on the frequency axis's place: the same window over axis 3 pads 1 on each side (lookahead).
+  const Windows over_f(R"(g (float[batch, 1, 8, seq] x, float[2, 1, 3, 3] w) => (float[batch, 2, 8, seq] y) {
+    y = Conv <pads = [2, 1, 0, 1]> (x, w)
+  })",
+                       14, 3);
+  EXPECT_THAT(over_f.Found(), IsEmpty());
+}
+
+TEST(CausalWindows, APadNodeInFrontOfAnUnpaddedWindowIsCausalWhenItPadsTheSpanWithZeros) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[4, 2, 3] w) => (float[batch, 4, seq] y) {
+    pads = Constant <value = int64[6] {0, 0, 4, 0, 0, 0}> ()
+    p = Pad (x, pads)
+    y = Conv <dilations = [2]> (p, w)
+    zero = Constant <value = float {0.0}> ()
+    p0 = Pad (x, pads, zero)
+    y0 = Conv <dilations = [2]> (p0, w)
+  })");
+  EXPECT_THAT(w.Found(), ElementsAre("y:p:x:2:4", "y0:p0:x:2:4"));
+  EXPECT_EQ(w.found[0].Reader(), 1);
+  EXPECT_EQ(PadsWithoutTimeBefore(w.index, w.model.graph().node(1), 2, 3), (std::vector<int64_t>{0, 0, 0, 0, 0, 0}));
+}
+
+TEST(CausalWindows, PadsThatAreNotTheSpanOfZerosAreNotCarried) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[4, 2, 3] w) => (float[batch, 4, seq] y) {
+    pads = Constant <value = int64[6] {0, 0, 2, 0, 0, 0}> ()
+    one = Constant <value = float {1.0}> ()
+    p1 = Pad (x, pads, one)
+    y = Conv (p1, w)
+    pr = Pad <mode = "reflect"> (x, pads)
+    yr = Conv (pr, w)
+    ahead = Constant <value = int64[6] {0, 0, 2, 0, 0, 1}> ()
+    pa = Pad (x, ahead)
+    ya = Conv (pa, w)
+    p2 = Pad (x, pads)
+    y2 = Conv (p2, w)
+    twice = Relu (p2)
+  })");
+  EXPECT_THAT(w.Found(), IsEmpty());
+}
+
+TEST(CausalWindows, PoolsAreCausalWhenTheirPaddingIsZerosThatCount) {
+  const Windows w(R"(g (float[batch, 2, seq] x) => (float[batch, 2, seq] a) {
+    a = AveragePool <kernel_shape = [3], pads = [2, 0], count_include_pad = 1> (x)
+    uncounted = AveragePool <kernel_shape = [3], pads = [2, 0]> (x)
+    m = MaxPool <kernel_shape = [3], pads = [2, 0]> (x)
+    l = LpPool <kernel_shape = [2], pads = [1, 0]> (x)
+    pads = Constant <value = int64[6] {0, 0, 2, 0, 0, 0}> ()
+    p = Pad (x, pads)
+    mp = MaxPool <kernel_shape = [3]> (p)
+    p2 = Pad (x, pads)
+    mi, indices = MaxPool <kernel_shape = [3]> (p2)
+  })");
+  EXPECT_THAT(w.Found(), ElementsAre("a:-:x:2:2", "l:-:x:2:1", "mp:p:x:2:2"));
+}
+
+TEST(CausalWindows, WindowsTimeDoesNotReachOrThatReadItsBatchAreNotWindowsOverTime) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[4, 2, 3] w, float[seq, 2, 5] z) => (float[batch, 4, seq] y) {
+    y = Conv <pads = [2, 0]> (z, w)
+  })");
+  EXPECT_THAT(w.Found(), IsEmpty());
+  const Windows batch(R"(g (float[seq, 2, 5] x, float[4, 2, 3] w) => (float[seq, 4, 5] y) {
+    y = Conv <pads = [2, 0]> (x, w)
+  })",
+                      14, 0);
+  EXPECT_THAT(batch.Found(), IsEmpty());  // each frame on its own: nothing to carry
+}
+
+TEST(CausalWindows, TheFlowWithTheWindowsStreamedSeesTheFramesThrough) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[4, 2, 3] w) => (float[batch, 4, seq] y) {
+    pads = Constant <value = int64[6] {0, 0, 2, 0, 0, 0}> ()
+    p = Pad (x, pads)
+    y = Conv (p, w)
+  })");
+  EXPECT_EQ(TimeFactText(w.flow.Of({}, "y")), "frames on axis 2, inexact");
+  const TimeFlow streamed(w.index, {InputAxis{"x", 2}}, {}, -1, {}, StreamedNodesOf(w.found));
+  EXPECT_EQ(TimeFactText(streamed.Of({}, "p")), "frames on axis 2");
+  EXPECT_EQ(TimeFactText(streamed.Of({}, "y")), "frames on axis 2");
+}
+
+TEST(CausalWindows, StridesOverTimeAskChunksOfTheirProduct) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[2, 2, 3] w) => (float[batch, 2, seq] y) {
+    a = Conv <pads = [2, 0], strides = [2]> (x, w)
+    y = Conv <pads = [2, 0], strides = [3]> (a, w)
+  })");
+  ASSERT_THAT(w.Found(), ElementsAre("a:-:x:2:2", "y:-:a:2:2"));
+  EXPECT_EQ(w.found[1].shape.stride, 3);
+  const TimeFlow streamed(w.index, {InputAxis{"x", 2}}, {}, -1, {}, StreamedNodesOf(w.found));
+  EXPECT_EQ(TimeFactText(streamed.Of({}, "y")), "frames on axis 2");
+  EXPECT_EQ(streamed.Of({}, "y").multiple, 6);
+  EXPECT_EQ(streamed.chunk_multiple(), 6);
+  EXPECT_EQ(w.flow.chunk_multiple(), 1);  // not streamed: broken, and no multiple asked
+}
+
+TEST(CausalWindows, WindowsInsideTheirOwnStrideStreamAsTheyAreInChunksOfTheStride) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[2, 2, 2] w) => (float[batch, 2, seq] y) {
+    m = MaxPool <kernel_shape = [2], strides = [2]> (x)
+    y = Conv <strides = [2]> (m, w)
+    o = MaxPool <kernel_shape = [3], strides = [2]> (x)
+  })");
+  EXPECT_THAT(w.Found(), IsEmpty());  // nothing to carry
+  EXPECT_EQ(TimeFactText(w.flow.Of({}, "m")), "frames on axis 2");
+  EXPECT_EQ(TimeFactText(w.flow.Of({}, "y")), "frames on axis 2");
+  EXPECT_EQ(w.flow.Of({}, "y").multiple, 4);
+  EXPECT_EQ(TimeFactText(w.flow.Of({}, "o")), "frames on axis 2, inexact");  // windows overlap
+}
+
+TEST(CausalWindows, AStridedWindowOverACarriedContextStreamsWhenItSpansExactlyTheContext) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[2, 2, 3] w) => (float[batch, 2, seq] y) {
+    y = Conv <strides = [2]> (x, w)
+  })");
+  const TimeFlow exact(w.index, {InputAxis{"x", 2}}, {}, -1, {{"x", 2}});
+  EXPECT_EQ(TimeFactText(exact.Of({}, "y")), "frames on axis 2");
+  EXPECT_EQ(exact.chunk_multiple(), 2);
+  const TimeFlow more(w.index, {InputAxis{"x", 2}}, {}, -1, {{"x", 3}});
+  EXPECT_EQ(TimeFactText(more.Of({}, "y")), "mixed");
+}
+
+}  // namespace
+}  // namespace rnnstate::causal_windows_test
