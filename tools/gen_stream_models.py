@@ -30,8 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_handbuilt_models as common  # noqa: E402
 import gen_torch_models as torch_models  # noqa: E402
 
-EXPECTATIONS = os.path.join(common.MODELS, "stream", "expectations.json")
-
 
 class Chained(nn.Module):
     """`out, (h, c) = lstm1(x)` then `y, _ = lstm2(out, (h, c))`: layer 2 starts from layer 1's final state."""
@@ -156,15 +154,16 @@ class Case(torch_models.Case):
     """A case of this script, with what rnnstate must say of it."""
 
     def __init__(self, name, make, inputs, outputs, export_dims, dims, seq_axes, out_axes, chunks, exact, note,
-                 because=None, time_axis=None, zero_default=True):
-        rel = f"stream/{name}.onnx"
+                 because=None, time_axis=None, zero_default=True, subdir="stream", extra_entries=None, **extra):
+        rel = f"{subdir}/{name}.onnx"
         streaming = exact and time_axis is None
-        extra = {} if exact else {"expect_chunking_differs": True}  # a negative control: chunks must differ
+        if not exact:
+            extra["expect_chunking_differs"] = True  # a negative control: chunks must differ
         entry = common.manifest_entry(rel, dims, seq_axes, out_axes, chunks if streaming else None, streaming,
                                       zero_default, note, **extra)
-        if extra:
+        if not exact:
             entry["chunks"] = chunks
-        super().__init__(rel, make, inputs, outputs, export_dims, entry)
+        super().__init__(rel, make, inputs, outputs, export_dims, entry, extra_entries=extra_entries)
         self.expectation = {"chunk_exact": exact, "because": because, "time_axis": time_axis,
                             "seq_axes": seq_axes, "dims": dims}
 
@@ -215,12 +214,11 @@ def cases():
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
-    args = parser.parse_args()
+def generate(make_cases, subdir, ort_node):
+    """Exports `make_cases()`, checks each in ORT against PyTorch, writes models/<subdir>/manifest.part.json
+    and models/<subdir>/expectations.json, and merges models/manifest.json."""
     built, expectations = [], {}
-    for case in cases():
+    for case in make_cases():
         torch.manual_seed(common.name_seed(case.relpath))
         model, module = torch_models.export(case)
         common.write_model(model, case.relpath)
@@ -231,12 +229,19 @@ def main():
                          torch_models.torch_reference(case, module, inputs)))
         built.append((case.relpath, case.entries, runs))
         expectations[os.path.basename(case.relpath)] = dict(case.expectation, note=case.entry["note"])
-    common.verify_all(built, args.ort_node)
-    common.write_fragment("stream", [entry for case in cases() for entry in case.entries])
-    with open(EXPECTATIONS, "w") as f:
+    common.verify_all(built, ort_node)
+    common.write_fragment(subdir, [entry for case in make_cases() for entry in case.entries])
+    with open(os.path.join(common.MODELS, subdir, "expectations.json"), "w") as f:
         json.dump({"models": expectations}, f, indent=1, sort_keys=True)
         f.write("\n")
     common.merge_manifest()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
+    args = parser.parse_args()
+    generate(cases, "stream", args.ort_node)
     return 0
 
 
