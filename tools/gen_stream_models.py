@@ -30,8 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_handbuilt_models as common  # noqa: E402
 import gen_torch_models as torch_models  # noqa: E402
 
-EXPECTATIONS = os.path.join(common.MODELS, "stream", "expectations.json")
-
 
 class Chained(nn.Module):
     """`out, (h, c) = lstm1(x)` then `y, _ = lstm2(out, (h, c))`: layer 2 starts from layer 1's final state."""
@@ -156,22 +154,15 @@ class Case(torch_models.Case):
     """A case of this script, with what rnnstate must say of it."""
 
     def __init__(self, name, make, inputs, outputs, export_dims, dims, seq_axes, out_axes, chunks, exact, note,
-                 because=None, time_axis=None, zero_default=True, differs_with=None):
-        rel = f"stream/{name}.onnx"
+                 because=None, time_axis=None, zero_default=True, subdir="stream", extra_entries=None, **extra):
+        rel = f"{subdir}/{name}.onnx"
         streaming = exact and time_axis is None
-        extra = {} if exact else {"expect_chunking_differs": True}  # a negative control: chunks must differ
+        if not exact:
+            extra["expect_chunking_differs"] = True  # a negative control: chunks must differ
         entry = common.manifest_entry(rel, dims, seq_axes, out_axes, chunks if streaming else None, streaming,
                                       zero_default, note, **extra)
-        if extra:
+        if not exact:
             entry["chunks"] = chunks
-        extra_entries = []
-        if differs_with:  # rewrite options under which the same model must not stream: a negative control
-            args, why = differs_with
-            control = common.manifest_entry(rel, dims, seq_axes, out_axes, None, False, zero_default, why,
-                                            expect_chunking_differs=True)
-            control["chunks"] = chunks
-            control["rewrite_args"] = args
-            extra_entries.append(control)
         super().__init__(rel, make, inputs, outputs, export_dims, entry, extra_entries=extra_entries)
         self.expectation = {"chunk_exact": exact, "because": because, "time_axis": time_axis,
                             "seq_axes": seq_axes, "dims": dims}
@@ -180,6 +171,17 @@ class Case(torch_models.Case):
 def cases():
     tb = {"batch": 2, "seq": 30}
     bs = ["batch", "seq"]
+    causal = Case("conv_causal_front", lambda: ConvFront([nn.Conv1d(6, 6, 3, dilation=2)], left_pad=4),
+                  [("x", bs + [6])], [("y", bs + [5]), ("h_n", [1, "batch", 5])], tb, {"batch": 2, "seq": 16},
+                  {"x": 1}, {"y": 1}, [7, 9], True,
+                  "F.pad (4 frames before) + Conv1d kernel 3, dilation 2 (causal) before an LSTM: the rewrite "
+                  "carries the conv's last 4 input frames as a context state, in place of the padding")
+    no_context = {k: v for k, v in causal.entry.items() if k not in ("chunks", "note")}
+    no_context.update(streaming=False, rewrite_args=["--no-conv-context"], expect_chunking_differs=True,
+                      note="conv_causal_front with --no-conv-context: each chunk pads its own start with zeros "
+                           "instead of the previous chunk's frames", chunks=[7, 9])
+    causal.extra_entries.append(no_context)
+    causal.expectation["without_conv_context"] = {"chunk_exact": False, "because": "Pad"}
     return [
         Case("chained_lstm", Chained, [("x", ["seq", "batch", 4])],
              [("y", ["seq", "batch", 5]), ("h_n", [1, "batch", 5])], {"batch": 2, "seq": 6},
@@ -192,13 +194,7 @@ def cases():
              {"batch": 2, "seq": 60, "seq_out": 12}, {"x": 1}, {}, [27, 33], False,
              "two Conv1d over time (kernel 5, stride 2, no padding) before an LSTM: chunks under 13 frames do "
              "not run, longer ones lack their first frames' context", "Conv"),
-        Case("conv_causal_front", lambda: ConvFront([nn.Conv1d(6, 6, 3, dilation=2)], left_pad=4),
-             [("x", bs + [6])], [("y", bs + [5]), ("h_n", [1, "batch", 5])], tb, {"batch": 2, "seq": 16},
-             {"x": 1}, {"y": 1}, [7, 9], True,
-             "F.pad (4 frames before) + Conv1d kernel 3, dilation 2 (causal) before an LSTM: the rewrite carries "
-             "the conv's last 4 input frames as a context state, in place of the padding",
-             differs_with=(["--no-conv-context"], "conv_causal_front with --no-conv-context: each chunk pads its "
-                           "own start with zeros instead of the previous chunk's frames")),
+        causal,
         Case("conv_same_after", ConvAfter, [("x", bs + [4])], [("y", bs + [3]), ("h_n", [1, "batch", 6])], tb,
              {"batch": 2, "seq": 16}, {"x": 1}, {"y": 1}, [7, 9], False,
              "a GRU then a Conv1d kernel 3 padding 1 (one frame of lookahead)", "Conv"),
@@ -225,12 +221,11 @@ def cases():
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
-    args = parser.parse_args()
+def generate(make_cases, subdir, ort_node):
+    """Exports `make_cases()`, checks each in ORT against PyTorch, writes models/<subdir>/manifest.part.json
+    and models/<subdir>/expectations.json, and merges models/manifest.json."""
     built, expectations = [], {}
-    for case in cases():
+    for case in make_cases():
         torch.manual_seed(common.name_seed(case.relpath))
         model, module = torch_models.export(case)
         common.write_model(model, case.relpath)
@@ -241,12 +236,19 @@ def main():
                          torch_models.torch_reference(case, module, inputs)))
         built.append((case.relpath, case.entries, runs))
         expectations[os.path.basename(case.relpath)] = dict(case.expectation, note=case.entry["note"])
-    common.verify_all(built, args.ort_node)
-    common.write_fragment("stream", [entry for case in cases() for entry in case.entries])
-    with open(EXPECTATIONS, "w") as f:
+    common.verify_all(built, ort_node)
+    common.write_fragment(subdir, [entry for case in make_cases() for entry in case.entries])
+    with open(os.path.join(common.MODELS, subdir, "expectations.json"), "w") as f:
         json.dump({"models": expectations}, f, indent=1, sort_keys=True)
         f.write("\n")
     common.merge_manifest()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
+    args = parser.parse_args()
+    generate(cases, "stream", args.ort_node)
     return 0
 
 

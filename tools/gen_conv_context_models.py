@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+"""Exports the convolution-context test models of rnnstate (issue 39) and checks them against PyTorch.
+
+    /usr/bin/python3 tools/gen_conv_context_models.py [--ort-node DIR]
+
+Writes models/conv_context/*.onnx, their manifest entries (models/conv_context/manifest.part.json, merged
+into models/manifest.json) and models/conv_context/expectations.json (as tools/gen_stream_models.py does for
+models/stream). Causal windows over time, each before or after a GRU or LSTM as in published streaming
+models: after the default `rnnstate rewrite`, which carries each window's last (k-1)*d input frames as a
+state of kind "context", chunked runs with the state fed back must equal one run. The negative controls
+must keep differing. Every chunk is longer than the model's receptive field (its frames of context), the
+chunks of a model are all different, and the strided model's are odd (each chunk starts at the other phase).
+
+Chunk-exact after the default rewrite:
+  causal_pad_conv1d_dil   F.pad + Conv1d kernel 3, dilations 1, 2, 4 (each its own Pad), tanh, then an LSTM
+                          (a second entry: `--no-conv-context` leaves the convolutions, chunks differ)
+  causal_pad_depthwise    F.pad + depthwise Conv1d (kernel 3, dilation 2, groups = channels) + pointwise
+                          Conv1d, then a GRU
+  causal_pad_conv2d       nn.ZeroPad2d (time before by 1, frequency both sides) + Conv2d kernel (2, 3),
+                          stride (1, 2) (over frequency only) on x [batch, 1, seq, 8], then a GRU
+  crn_like                two such encoder convolutions (kernels (2, 3) and (3, 3)), a GRU, a decoder of two
+                          ConvTranspose2d with kernel 1 along time and stride 2 along frequency, skip
+                          connections, a sigmoid mask on x: y [batch, 1, seq, 8]
+  causal_pad_pools        F.pad + AvgPool1d(3, stride 1) over time, a GRU, F.pad + MaxPool1d(2, stride 1)
+Negative controls (chunks differ, and must keep differing):
+  causal_slice_conv1d     Conv1d kernel 3, dilation 2, padding 4 (pads 4 on both sides) then y[..., :-4]:
+                          causal, but the padding is the Conv's own and symmetric, a Slice drops the tail
+                          (PyTorch 1.13 cannot write asymmetric Conv pads); then a GRU
+  same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
+  strided_causal_conv1d   F.pad + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate;
+                          odd chunk lengths: every chunk after the first starts at the other phase
+  convtranspose_time      a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: each input frame
+                          overlaps its neighbours' output frames, one frame of context and one of lookahead),
+                          a second GRU at the doubled frame rate
+  reflect_pad_conv1d      F.pad mode "reflect", 2 frames before, + Conv1d kernel 3: the first frames'
+                          padding copies frames 1 and 2 of the call, then an LSTM
+strided_causal_conv1d and convtranspose_time compare only h_n chunked vs whole (`streaming_skip_outputs`):
+their y runs at another frame rate than x.
+
+Each export is checked as tools/gen_torch_models.py checks its own: onnx's checker, and onnxruntime-node
+against PyTorch at two sets of dims. Needs Debian's python3-torch 1.13: run with /usr/bin/python3.
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_handbuilt_models as common  # noqa: E402
+import gen_stream_models as stream  # noqa: E402
+
+SUBDIR = "conv_context"
+
+
+class CausalStack(nn.Module):
+    """x [batch, seq, F]: per layer F.pad (left_pad frames before, `mode`) + Conv1d + tanh, then an LSTM
+    (batch_first) over time."""
+
+    def __init__(self, convs, left_pads, mode="constant"):
+        super().__init__()
+        self.convs = nn.ModuleList(convs)
+        self.left_pads = left_pads
+        self.mode = mode
+        self.lstm = nn.LSTM(self.convs[-1].out_channels, 5, batch_first=True)
+
+    def forward(self, x):
+        z = x.transpose(1, 2)
+        for conv, pad in zip(self.convs, self.left_pads):
+            z = torch.tanh(conv(F.pad(z, (pad, 0), mode=self.mode) if pad else z))
+        y, (h, _) = self.lstm(z.transpose(1, 2))
+        return y, h
+
+
+class ConvThenGru(nn.Module):
+    """x [batch, seq, F]: one windowed operator over time (`front`, on [batch, C, seq]), tanh, then a GRU."""
+
+    def __init__(self, front, channels, hidden=5):
+        super().__init__()
+        self.front = front
+        self.gru = nn.GRU(channels, hidden, batch_first=True)
+
+    def forward(self, x):
+        y, h = self.gru(torch.tanh(self.front(x.transpose(1, 2))).transpose(1, 2))
+        return y, h
+
+
+class SliceCausal(nn.Module):
+    """Conv1d with symmetric padding `pad`, its last `pad` frames dropped: a causal convolution."""
+
+    def __init__(self, conv, pad):
+        super().__init__()
+        self.conv = conv
+        self.pad = pad
+
+    def forward(self, z):
+        return self.conv(z)[..., :-self.pad]
+
+
+class LeftPad(nn.Module):
+    """F.pad of `pad` frames before the time axis (the last one), then `inner`."""
+
+    def __init__(self, pad, inner):
+        super().__init__()
+        self.pad = pad
+        self.inner = inner
+
+    def forward(self, z):
+        return self.inner(F.pad(z, (self.pad, 0)))
+
+
+def depthwise_front(channels=6, out=4):
+    """F.pad 4 + depthwise Conv1d (kernel 3, dilation 2, groups = channels) + pointwise Conv1d (kernel 1)."""
+    return nn.Sequential(LeftPad(4, nn.Conv1d(channels, channels, 3, dilation=2, groups=channels)),
+                         nn.Conv1d(channels, out, 1))
+
+
+class Pools(nn.Module):
+    """x [batch, seq, 4]: F.pad 2 + AvgPool1d(3, stride 1) over time, a GRU, F.pad 1 + MaxPool1d(2, stride 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.avg = nn.AvgPool1d(3, stride=1)
+        self.gru = nn.GRU(4, 6, batch_first=True)
+        self.max = nn.MaxPool1d(2, stride=1)
+
+    def forward(self, x):
+        z = self.avg(F.pad(x.transpose(1, 2), (2, 0)))
+        y, h = self.gru(z.transpose(1, 2))
+        return self.max(F.pad(y.transpose(1, 2), (1, 0))).transpose(1, 2), h
+
+
+def encoder(c_in, c_out, kt):
+    """nn.ZeroPad2d (kt - 1 frames before, one bin each side of frequency) + Conv2d (kt, 3), stride (1, 2)."""
+    return nn.Sequential(nn.ZeroPad2d((1, 1, kt - 1, 0)), nn.Conv2d(c_in, c_out, (kt, 3), stride=(1, 2)))
+
+
+def decoder(c_in, c_out):
+    """ConvTranspose2d with kernel 1 along time and 3 along frequency, stride 2 along frequency: F -> 2F."""
+    return nn.ConvTranspose2d(c_in, c_out, (1, 3), stride=(1, 2), padding=(0, 1), output_padding=(0, 1))
+
+
+class Conv2dGru(nn.Module):
+    """x [batch, 1, seq, 8]: one encoder convolution (8 -> 4 bins, 4 channels), ELU, a GRU over time."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = encoder(1, 4, 2)
+        self.gru = nn.GRU(16, 6, batch_first=True)
+
+    def forward(self, x):
+        z = F.elu(self.enc(x))                             # [B, 4, T, 4]
+        y, h = self.gru(z.permute(0, 2, 1, 3).flatten(2))  # [B, T, 16]
+        return y, h
+
+
+class CrnLike(nn.Module):
+    """A CRN: x [batch, 1, seq, 8] -> encoders (8 -> 4 -> 2 bins) -> GRU over time -> decoders with skip
+    connections (2 -> 4 -> 8 bins) -> a sigmoid mask times x."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1, self.enc2 = encoder(1, 4, 2), encoder(4, 4, 3)
+        self.gru = nn.GRU(8, 8, batch_first=True)
+        self.dec2, self.dec1 = decoder(8, 4), decoder(8, 1)
+
+    def forward(self, x):
+        e1 = F.elu(self.enc1(x))                            # [B, 4, T, 4]
+        e2 = F.elu(self.enc2(e1))                           # [B, 4, T, 2]
+        r, h = self.gru(e2.permute(0, 2, 1, 3).flatten(2))  # [B, T, 8]
+        r = r.reshape(x.shape[0], x.shape[2], 4, 2).permute(0, 2, 1, 3)  # [B, 4, T, 2]
+        d2 = F.elu(self.dec2(torch.cat([r, e2], 1)))        # [B, 4, T, 4]
+        mask = torch.sigmoid(self.dec1(torch.cat([d2, e1], 1)))
+        return mask * x, h
+
+
+class GruConvTransposeGru(nn.Module):
+    """x [batch, seq, 4]: a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: 2 * seq frames),
+    a second GRU at the doubled frame rate."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 6, batch_first=True)
+        self.up = nn.ConvTranspose1d(6, 3, 4, stride=2, padding=1)
+        self.gru2 = nn.GRU(3, 5, batch_first=True)
+
+    def forward(self, x):
+        r, _ = self.gru(x)
+        y, h = self.gru2(torch.tanh(self.up(r.transpose(1, 2))).transpose(1, 2))
+        return y, h
+
+
+def cases():
+    bs = ["batch", "seq"]
+    spec = ["batch", 1, "seq", 8]
+
+    def case(name, make, features, hidden, export_seq, chunks, exact, note, because=None, spectrum=False,
+             outputs=None, **kw):
+        x = ("x", spec if spectrum else bs + [features])
+        y = ("y", spec if spectrum else bs + [hidden])
+        axes = {"x": 2 if spectrum else 1}
+        out_axes = {"y": 2 if spectrum else 1}
+        outputs = outputs or [y, ("h_n", [1, "batch", hidden])]
+        dims = dict({"batch": 2, "seq": sum(chunks)}, **kw.pop("dims", {}))
+        export_dims = dict(dims, seq=export_seq, **kw.pop("export_dims", {}))
+        out_axes = kw.pop("out_axes", out_axes)
+        return stream.Case(name, make, [x], outputs, export_dims, dims, axes, out_axes, chunks, exact, note,
+                           because, subdir=SUBDIR, **kw)
+
+    dilated = case(
+        "causal_pad_conv1d_dil",
+        lambda: CausalStack([nn.Conv1d(4, 6, 3), nn.Conv1d(6, 6, 3, dilation=2), nn.Conv1d(6, 6, 3, dilation=4)],
+                            [2, 4, 8]),
+        4, 5, 20, [17, 23, 19], True,
+        "F.pad + Conv1d kernel 3, dilations 1, 2, 4 (each its own Pad, 2/4/8 frames before), tanh, then an LSTM: "
+        "three context states carry 14 frames in all")
+    no_context = {k: v for k, v in dilated.entry.items() if k not in ("chunks", "note")}
+    no_context.update(rewrite_args=["--no-conv-context"], streaming=False, expect_chunking_differs=True,
+                      note="causal_pad_conv1d_dil rewritten with --no-conv-context: the convolutions stay as they "
+                           "are, each chunk pads its own start with zeros, chunks differ",
+                      chunks=[16, 25, 18])
+    dilated.extra_entries.append(no_context)
+    dilated.expectation["without_conv_context"] = {"chunk_exact": False, "because": "Pad"}
+    return [
+        dilated,
+        case("causal_pad_depthwise", lambda: ConvThenGru(depthwise_front(), 4), 6, 5, 12, [7, 11, 9], True,
+             "F.pad 4 + depthwise Conv1d (kernel 3, dilation 2, groups 6) + pointwise Conv1d (kernel 1), tanh, "
+             "then a GRU"),
+        case("causal_pad_conv2d", Conv2dGru, None, 6, 6, [5, 9, 7], True,
+             "nn.ZeroPad2d (1 frame before, 1 bin each side) + Conv2d kernel (2, 3), stride (1, 2) over frequency "
+             "only, on x [batch, 1, seq, 8], ELU, then a GRU over time", spectrum=True,
+             outputs=[("y", bs + [6]), ("h_n", [1, "batch", 6])], out_axes={"y": 1}),
+        case("crn_like", CrnLike, None, 8, 7, [7, 5, 11], True,
+             "CRN: encoders ZeroPad2d + Conv2d (2, 3) and (3, 3), stride 2 over frequency (8 -> 4 -> 2 bins), a "
+             "GRU over time, decoders ConvTranspose2d kernel (1, 3) stride (1, 2) with skip connections, a "
+             "sigmoid mask on x", spectrum=True),
+        case("causal_pad_pools", Pools, 4, 6, 9, [5, 11, 7], True,
+             "F.pad 2 + AvgPool1d(3, stride 1) over time, a GRU, F.pad 1 + MaxPool1d(2, stride 1) (zero padding)"),
+        case("causal_slice_conv1d",
+             lambda: ConvThenGru(SliceCausal(nn.Conv1d(4, 6, 3, dilation=2, padding=4), 4), 6), 4, 5, 12,
+             [7, 11, 9], False,
+             "Conv1d kernel 3, dilation 2, padding 4 (Conv pads [4, 4]) then a Slice dropping the last 4 frames "
+             "(causal), then a GRU: not carried as context yet, each chunk pads its own start", "Slice"),
+        case("same_conv1d", lambda: ConvThenGru(nn.Conv1d(4, 6, 3, padding=1), 6), 4, 5, 10, [5, 7, 6], False,
+             "Conv1d kernel 3, padding 1 (\"same\": one frame of lookahead), then a GRU", "Conv"),
+        case("strided_causal_conv1d", lambda: ConvThenGru(LeftPad(3, nn.Conv1d(4, 6, 4, stride=2)), 6), 4, 5, 12,
+             [9, 11, 7], False,
+             "F.pad 3 + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate; odd chunks: every "
+             "chunk after the first starts at the other phase (y is compared only on the last chunk, h_n holds "
+             "the difference)", "Conv",
+             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={},
+             dims={"seq_out": 14}, export_dims={"seq_out": 6}, streaming_skip_outputs=["y"]),
+        case("convtranspose_time", GruConvTransposeGru, 4, 5, 8, [7, 9, 3], False,
+             "a GRU, ConvTranspose1d over time, kernel 4, stride 2, padding 1 (2 * seq frames; each input frame "
+             "overlaps its neighbours' output frames), a second GRU at the doubled rate (y [batch, 2 * seq, 5] "
+             "is compared only on the last chunk, h_n holds the difference)", "ConvTranspose",
+             outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={},
+             dims={"seq_up": 38}, export_dims={"seq_up": 16}, streaming_skip_outputs=["y"]),
+        case("reflect_pad_conv1d", lambda: CausalStack([nn.Conv1d(4, 6, 3)], [2], mode="reflect"), 4, 5, 10,
+             [5, 7, 6], False,
+             "F.pad mode reflect, 2 frames before, + Conv1d kernel 3, then an LSTM: the first frames' padding "
+             "copies frames 1 and 2 of each chunk", "Pad"),
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ort-node", default=common.DEFAULT_ORT_NODE, help="path of the onnxruntime-node package")
+    args = parser.parse_args()
+    stream.generate(cases, SUBDIR, args.ort_node)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
