@@ -8,8 +8,8 @@ into models/manifest.json) and models/conv_context/expectations.json (as tools/g
 models/stream). Causal windows over time, each before or after a GRU or LSTM as in published streaming
 models: after the default `rnnstate rewrite`, which carries each window's last (k-1)*d input frames as a
 state of kind "context", chunked runs with the state fed back must equal one run. The negative controls
-must keep differing. Every chunk is longer than the model's receptive field (its frames of context), the
-chunks of a model are all different, and the strided model's are odd (each chunk starts at the other phase).
+must keep differing. Every chunk is longer than the model's receptive field (its frames of context), and
+the chunks of a model are all different (the strided model's multiples of its stride).
 
 Chunk-exact after the default rewrite:
   causal_pad_conv1d_dil   F.pad + Conv1d kernel 3, dilations 1, 2, 4 (each its own Pad), tanh, then an LSTM
@@ -22,20 +22,19 @@ Chunk-exact after the default rewrite:
                           ConvTranspose2d with kernel 1 along time and stride 2 along frequency, skip
                           connections, a sigmoid mask on x: y [batch, 1, seq, 8]
   causal_pad_pools        F.pad + AvgPool1d(3, stride 1) over time, a GRU, F.pad + MaxPool1d(2, stride 1)
+  causal_slice_conv1d     Conv1d kernel 3, dilation 2, padding 4 (pads 4 on both sides) then y[..., :-4]
+                          (the usual CausalConv1d; PyTorch 1.13 cannot write asymmetric Conv pads), a GRU
+  strided_causal_conv1d   F.pad + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate:
+                          chunks of a multiple of 2 frames (the metadata's stream.chunk_multiple)
 Negative controls (chunks differ, and must keep differing):
-  causal_slice_conv1d     Conv1d kernel 3, dilation 2, padding 4 (pads 4 on both sides) then y[..., :-4]:
-                          causal, but the padding is the Conv's own and symmetric, a Slice drops the tail
-                          (PyTorch 1.13 cannot write asymmetric Conv pads); then a GRU
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
-  strided_causal_conv1d   F.pad + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate;
-                          odd chunk lengths: every chunk after the first starts at the other phase
   convtranspose_time      a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: each input frame
                           overlaps its neighbours' output frames, one frame of context and one of lookahead),
                           a second GRU at the doubled frame rate
   reflect_pad_conv1d      F.pad mode "reflect", 2 frames before, + Conv1d kernel 3: the first frames'
                           padding copies frames 1 and 2 of the call, then an LSTM
-strided_causal_conv1d and convtranspose_time compare only h_n chunked vs whole (`streaming_skip_outputs`):
-their y runs at another frame rate than x.
+convtranspose_time compares only h_n chunked vs whole (`streaming_skip_outputs`): its y runs at another
+frame rate than x.
 
 Each export is checked as tools/gen_torch_models.py checks its own: onnx's checker, and onnxruntime-node
 against PyTorch at two sets of dims. Needs Debian's python3-torch 1.13: run with /usr/bin/python3.
@@ -242,18 +241,18 @@ def cases():
              "F.pad 2 + AvgPool1d(3, stride 1) over time, a GRU, F.pad 1 + MaxPool1d(2, stride 1) (zero padding)"),
         case("causal_slice_conv1d",
              lambda: ConvThenGru(SliceCausal(nn.Conv1d(4, 6, 3, dilation=2, padding=4), 4), 6), 4, 5, 12,
-             [7, 11, 9], False,
+             [7, 11, 9], True,
              "Conv1d kernel 3, dilation 2, padding 4 (Conv pads [4, 4]) then a Slice dropping the last 4 frames "
-             "(causal), then a GRU: not carried as context yet, each chunk pads its own start", "Slice"),
+             "(the usual CausalConv1d), then a GRU: the rewrite carries 4 frames of context, removes both "
+             "paddings and keeps every frame of the Slice"),
         case("same_conv1d", lambda: ConvThenGru(nn.Conv1d(4, 6, 3, padding=1), 6), 4, 5, 10, [5, 7, 6], False,
              "Conv1d kernel 3, padding 1 (\"same\": one frame of lookahead), then a GRU", "Conv"),
         case("strided_causal_conv1d", lambda: ConvThenGru(LeftPad(3, nn.Conv1d(4, 6, 4, stride=2)), 6), 4, 5, 12,
-             [9, 11, 7], False,
-             "F.pad 3 + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate; odd chunks: every "
-             "chunk after the first starts at the other phase (y is compared only on the last chunk, h_n holds "
-             "the difference)", "Conv",
-             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={},
-             dims={"seq_out": 14}, export_dims={"seq_out": 6}, streaming_skip_outputs=["y"]),
+             [8, 10, 6], True,
+             "F.pad 3 + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate: the rewrite "
+             "carries 3 frames of context; chunks must be multiples of 2 frames (stream.chunk_multiple)",
+             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_out": 12}, export_dims={"seq_out": 6}),
         case("convtranspose_time", GruConvTransposeGru, 4, 5, 8, [7, 9, 3], False,
              "a GRU, ConvTranspose1d over time, kernel 4, stride 2, padding 1 (2 * seq frames; each input frame "
              "overlaps its neighbours' output frames), a second GRU at the doubled rate (y [batch, 2 * seq, 5] "

@@ -182,7 +182,8 @@ def check_entry(model, entry):
     for name, axis in entry.get("seq_axes", {}).items():
         assert inputs[name][axis] == "seq", f"input {name} axis {axis} is not 'seq'"
     for name, axis in entry.get("output_seq_axes", {}).items():
-        assert outputs[name][axis] == "seq", f"output {name} axis {axis} is not 'seq'"
+        # "seq_out": time at another rate (a stride over time), still concatenated chunk by chunk.
+        assert str(outputs[name][axis]).startswith("seq"), f"output {name} axis {axis} is not 'seq'"
     for name in entry.get("inputs_int", {}):
         assert name in inputs, f"inputs_int names unknown input {name}"
     for name in entry.get("streaming_skip_outputs", []):

@@ -29,6 +29,10 @@ std::vector<int64_t> Concrete(const StatePair& pair, std::optional<int64_t> batc
       shape.push_back(dim.value);
     } else if (auto value = dims.find(dim.symbol); value != dims.end()) {
       shape.push_back(value->second);
+    } else if (pair.kind == kKindContext) {
+      // A context's zeros are broadcast by the model (the Expand in front of its Concat) to the value they
+      // are concatenated with: one element stands for a size no feed gives.
+      shape.push_back(1);
     } else {
       throw Error(ExitCode::kUsage, "state input '" + pair.input + "': give its dimension '" + dim.symbol +
                                         "' a value (--dim " + (dim.symbol.empty() ? "NAME" : dim.symbol) + "=N)");

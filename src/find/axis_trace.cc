@@ -225,10 +225,16 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
     if (axis >= gather_axis + indices_rank) return std::make_pair(0, axis - indices_rank + 1);
     return std::nullopt;
   }
-  if (op == "Slice") {
-    // Slice keeps the rank, and the batch is not an axis it cuts (that would change it): same axis. Its
-    // ranks need not be known (inside a Loop body, onnx's inference keeps no shapes).
+  if (op == "Slice" || op == "Pad") {
+    // Slice and Pad keep the rank, and the batch is not an axis they cut or pad (that would change it):
+    // same axis. Their ranks need not be known (inside a Loop body, onnx's inference keeps no shapes).
     return std::make_pair(0, axis);
+  }
+  if (IsOnnxOp(node, {"Conv", "ConvTranspose", "AveragePool", "MaxPool", "LpPool"})) {
+    // A window's batch is its input's (axis 0); the channels come from the weights, the spatial axes
+    // change length.
+    if (slot == 0 && axis == 0) return std::make_pair(0, int64_t{0});
+    return std::nullopt;
   }
   if (op == "Concat" || op == "Split") {
     // The batch is not the axis these cut or join (that would change it): same axis.

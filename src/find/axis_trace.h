@@ -24,9 +24,9 @@
 namespace rnnstate {
 
 /// The (input slot, axis) of `node` (in the graph at `path`) that axis `axis` of its output `slot` comes
-/// from, through operators that keep an axis (elementwise ops, Transpose, Squeeze/Unsqueeze, Gather/Slice/Concat/Split
-/// on other axes, MatMul rows, recurrent ops); nullopt when it comes from no one input
-/// axis.
+/// from, through operators that keep an axis (elementwise ops, Transpose, Squeeze/Unsqueeze,
+/// Gather/Slice/Pad/Concat/Split on other axes, MatMul rows, recurrent ops, the batch of a Conv or pool);
+/// nullopt when it comes from no one input axis.
 std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const GraphPath& path,
                                                   const onnx::NodeProto& node, int slot, int64_t axis);
 

@@ -156,7 +156,7 @@ std::string InferShapes(onnx::ModelProto& copy) {
   if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;
   RegisterContribSchemas();
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     return e.what();

@@ -15,9 +15,6 @@ namespace rnnstate {
 
 namespace {
 
-/// The opset from which Slice takes its bounds as inputs (attributes before).
-constexpr int64_t kSliceInputsOpset = 10;
-
 onnx::GraphProto& GraphOf(onnx::ModelProto& model, const ContextEdit& edit) {
   onnx::GraphProto* graph = ResolveGraph(model, edit.graph);
   // A context input is a main-graph input: a value of a subgraph would need it threaded in.
@@ -31,7 +28,7 @@ onnx::GraphProto& GraphOf(onnx::ModelProto& model, const ContextEdit& edit) {
 /// unit: 0s with 1 there), what Expand broadcasts the [1, N] zeros (or a fed context) to.
 void AddZerosDefault(const ContextEdit& edit, const ContextZerosDefault& zeros, onnx::GraphProto& graph,
                      std::vector<onnx::NodeProto>& nodes) {
-  *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, zeros.dims);
+  if (zeros.initializer) *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, zeros.dims);
   std::vector<int64_t> keep(edit.shape.size(), 1), unit(edit.shape.size(), 0);
   keep[edit.axis] = 0;
   unit[edit.axis] = 1;
@@ -77,6 +74,17 @@ void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset,
   *graph.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
 }
 
+/// Replaces the values of `node`'s INTS attribute `name`; Error(kInternal) when it has none.
+void SetIntsAttributeValues(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
+  for (auto& attribute : *node.mutable_attribute()) {
+    if (attribute.name() != name) continue;
+    attribute.clear_ints();
+    for (int64_t v : values) attribute.add_ints(v);
+    return;
+  }
+  throw Error(ExitCode::kInternal, "the plan's " + node.op_type() + " has no '" + name + "' attribute");
+}
+
 /// The window (or its Pad) without the time padding its context replaces.
 void RemoveTimePadding(const WindowPadding& padding, onnx::GraphProto& graph) {
   if (padding.node < 0 || padding.node >= graph.node_size()) {
@@ -84,13 +92,8 @@ void RemoveTimePadding(const WindowPadding& padding, onnx::GraphProto& graph) {
   }
   onnx::NodeProto& node = *graph.mutable_node(padding.node);
   if (padding.pads_name.empty()) {
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.name() != "pads") continue;
-      attribute.clear_ints();
-      for (int64_t p : padding.pads) attribute.add_ints(p);
-      return;
-    }
-    throw Error(ExitCode::kInternal, "the plan's window has no pads attribute");
+    SetIntsAttributeValues(node, "pads", padding.pads);
+    return;
   }
   // A new constant rather than an edit of the old one: exporters share one `pads` between Pad nodes.
   onnx::TensorProto& pads = *graph.add_initializer();
@@ -100,6 +103,23 @@ void RemoveTimePadding(const WindowPadding& padding, onnx::GraphProto& graph) {
   for (int64_t p : padding.pads) pads.add_int64_data(p);
   if (node.input_size() < 2) throw Error(ExitCode::kInternal, "the plan's Pad has no pads input");
   node.set_input(1, padding.pads_name);
+}
+
+/// The Slice that cut a window's padding after time, keeping every frame now that the padding is gone.
+void KeepEveryFrame(const WindowCut& cut, onnx::GraphProto& graph) {
+  if (cut.node < 0 || cut.node >= graph.node_size()) throw Error(ExitCode::kInternal, "the plan's cut does not fit");
+  onnx::NodeProto& slice = *graph.mutable_node(cut.node);
+  if (cut.ends_name.empty()) {
+    SetIntsAttributeValues(slice, "ends", cut.ends);
+    return;
+  }
+  onnx::TensorProto& ends = *graph.add_initializer();
+  ends.set_name(cut.ends_name);
+  ends.set_data_type(onnx::TensorProto::INT64);
+  ends.add_dims(static_cast<int64_t>(cut.ends.size()));
+  for (int64_t e : cut.ends) ends.add_int64_data(e);
+  if (slice.input_size() < 3) throw Error(ExitCode::kInternal, "the plan's Slice has no ends input");
+  slice.set_input(2, cut.ends_name);
 }
 
 /// The index of the first node of `graph` that reads `name`, or the node count.
@@ -128,6 +148,7 @@ void RedirectContextReaders(const std::vector<ContextEdit>& contexts, onnx::Mode
     }
     for (onnx::NodeProto* reader : readers) RenameNodeReads(*reader, edit.value, added->with_context);
     if (edit.padding) RemoveTimePadding(*edit.padding, graph);
+    if (edit.cut) KeepEveryFrame(*edit.cut, graph);
   }
 }
 

@@ -22,6 +22,9 @@
 
 namespace rnnstate {
 
+/// The opset from which Slice takes its bounds as inputs (attributes before).
+inline constexpr int64_t kSliceInputsOpset = 10;
+
 /// A node that reads the value and sees the concatenation instead: its inputs naming the value, and its
 /// subgraphs' reads of it, are renamed.
 struct ContextReader {
@@ -37,6 +40,10 @@ struct ContextNoDefault {};
 ///   Shape(value) ──Mul(keep)──Add(unit)──> target;  Expand(ctx_in, target) ──> expanded
 struct ContextZerosDefault {
   std::vector<int64_t> dims;  ///< the initializer's
+  /// False in required mode, for a window's context: no initializer, but the broadcast stays, so that a
+  /// first feed of zeros may hold one element along the dimensions no data feed gives (the batch and the
+  /// other sizes of a value computed inside the model).
+  bool initializer = true;
   std::string shape_of_value, keep, kept, unit, target, expanded;  ///< names of the Expand's helper values
 };
 
@@ -67,6 +74,14 @@ struct WindowPadding {
   std::string pads_name;  ///< "" when the node takes `pads` as an attribute
 };
 
+/// The Slice that cut a window's padding after time off its output: its `ends` become `ends` (the time
+/// axis's "to the end") — its attribute before opset 10, else a new initializer `ends_name` as its input 2.
+struct WindowCut {
+  int node = -1;  ///< main-graph index (of the planned model)
+  std::vector<int64_t> ends;
+  std::string ends_name;  ///< "" when the node takes `ends` as an attribute
+};
+
 /// Every edit for one context state. Its pair is in Plan::pairs, as every state's.
 struct ContextEdit {
   GraphPath graph;  ///< the graph of the value (the main graph for a data input)
@@ -80,6 +95,7 @@ struct ContextEdit {
   /// context replaces (a new context only).
   std::string window;
   std::optional<WindowPadding> padding;
+  std::optional<WindowCut> cut;
   ContextChange change;
 
   /// True when applying this edit changes the model.

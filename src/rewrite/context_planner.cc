@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "find/axis_trace.h"
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"
 #include "rnnstate/error.h"
@@ -102,16 +103,19 @@ class ContextPlanner {
     const std::string label = node.op_type() + (name.empty() ? "" : " '" + name + "'");
     const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, window.value);
     const onnx::NodeProto& reader = index_.model().graph().node(window.Reader());
-    const int rank = type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()
-                         ? type->tensor_type().shape().dim_size()
-                         : -1;
-    std::optional<std::vector<int64_t>> pads = PadsWithoutTimeBefore(index_, reader, window.axis, rank);
-    if (rank <= window.axis || !pads || ElementTypeName(type->tensor_type().elem_type()).empty()) {
+    // Its sizes as onnx infers them, completed where a computed Pad lost them (time/causal_windows.h).
+    const std::optional<SymShape> shape = CompletedShape(index_, window.value);
+    const int32_t elem_type = type != nullptr && type->has_tensor_type() ? type->tensor_type().elem_type() : 0;
+    const int rank = shape ? static_cast<int>(shape->size()) : -1;
+    std::optional<std::vector<int64_t>> pads =
+        PadsWithoutTimeBefore(index_, reader, window.axis, rank, /*and_after=*/window.cut >= 0);
+    std::optional<std::vector<int64_t>> ends;
+    if (window.cut >= 0) ends = SliceEndsToTheEnd(index_, index_.model().graph().node(window.cut), window.axis, rank);
+    if (rank <= window.axis || !pads || (window.cut >= 0 && !ends) || ElementTypeName(elem_type).empty()) {
       plan_.notes.push_back(label + ": its context is not carried: the type of '" + window.value +
                             "' or its padding cannot be read");
       return;
     }
-    const onnx::TypeProto_Tensor& tensor = type->tensor_type();
     ContextEdit edit;
     edit.value = window.value;
     edit.axis = window.axis;
@@ -125,21 +129,35 @@ class ContextPlanner {
       padding.pads_name = names_.Allocate(stem + ".context_pads");
     }
     edit.padding = std::move(padding);
+    if (window.cut >= 0) {
+      WindowCut cut{window.cut, std::move(*ends), ""};
+      if (index_.onnx_opset() >= kSliceInputsOpset) cut.ends_name = names_.Allocate(stem + ".context_cut_ends");
+      edit.cut = std::move(cut);
+    }
     const int64_t batch_axis = ContextBatchAxis(rank, window.axis);
-    edit.shape = ContextShape(window.value, window.axis, window.frames, tensor.shape(), batch_axis, false);
-    AddNew(std::move(edit), tensor.elem_type(), stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}},
-           batch_axis, [&](ExitCode, const std::string& why) {
-             throw Error(ExitCode::kUnsupported, label + ": its context state cannot be added: " + why +
-                                                     " (--no-conv-context leaves the windows as they are)");
-           });
+    onnx::TensorShapeProto declared;
+    for (const SymDim& d : *shape) {
+      auto* dim = declared.add_dim();
+      if (d.fixed()) dim->set_dim_value(d.value);
+      if (!d.fixed() && !d.name.empty()) dim->set_dim_param(d.name);
+    }
+    edit.shape = ContextShape(window.value, window.axis, window.frames, declared, batch_axis, false);
+    AddNew(
+        std::move(edit), elem_type, stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}}, batch_axis,
+        [&](ExitCode, const std::string& why) {
+          throw Error(ExitCode::kUnsupported, label + ": its context state cannot be added: " + why +
+                                                  " (--no-conv-context leaves the windows as they are)");
+        },
+        /*broadcast_required=*/true);
   }
 
  private:
   /// Names the new context `edit` (its value, axis, frames and shape set), adds its default and records it
-  /// with its pair. `refuse` throws for a default the model cannot have.
+  /// with its pair. `refuse` throws for a default the model cannot have. `broadcast_required`: required
+  /// mode keeps the default's broadcast (ContextZerosDefault::initializer).
   void AddNew(ContextEdit edit, int32_t elem_type, const std::string& stem, const std::string& op,
               std::vector<ContextReader> readers, int64_t batch_axis,
-              const std::function<void(ExitCode, const std::string&)>& refuse) {
+              const std::function<void(ExitCode, const std::string&)>& refuse, bool broadcast_required = false) {
     edit.elem_type = elem_type;
     edit.input = names_.Allocate(ExpandNameTemplate(options_.input_template, stem, kKindContext, op));
     edit.output = names_.Allocate(ExpandNameTemplate(options_.output_template, stem, kKindContext, op));
@@ -149,7 +167,11 @@ class ContextPlanner {
     added.ends = names_.Allocate(stem + ".context_ends");
     added.axes = names_.Allocate(stem + ".context_axes");
     added.readers = std::move(readers);
-    if (!required_) added.default_value = ZerosDefault(edit, stem, refuse);
+    if (!required_ || broadcast_required) {
+      ContextZerosDefault zeros = ZerosDefault(edit, stem, refuse);
+      zeros.initializer = !required_;
+      added.default_value = std::move(zeros);
+    }
     edit.change = std::move(added);
     plan_.pairs.push_back(PairOf(edit, batch_axis));
     plan_.contexts.push_back(std::move(edit));
@@ -209,11 +231,28 @@ class ContextPlanner {
         shape.push_back(Dim{-1, d.dim_param()});
       } else if (i != batch_axis) {
         shape.push_back(Dim{-1, ""});
+      } else if (input) {
+        shape.push_back(Dim{-1, BatchName(value, i)});
       } else {
-        shape.push_back(Dim{-1, input ? BatchName(value, i) : dim_names_.Allocate("batch")});
+        shape.push_back(Dim{-1, DataBatchName(value, i)});
       }
     }
     return shape;
+  }
+
+  /// The name of the batch axis `axis` of `value`, computed inside the model: the name of the data input's
+  /// axis it comes from (axis_trace.h), so that a runner resolves it from the data it feeds; else a new one.
+  std::string DataBatchName(const std::string& value, int axis) {
+    if (const std::optional<InputAxis> source = TraceAxis(index_, GraphPath{}, value, axis)) {
+      const onnx::TypeProto* type = index_.TypeOf(GraphPath{}, source->input);
+      if (type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape() &&
+          source->axis < type->tensor_type().shape().dim_size()) {
+        const auto& d = type->tensor_type().shape().dim(static_cast<int>(source->axis));
+        if (!d.dim_param().empty() && !IsInventedDimName(d.dim_param())) return d.dim_param();
+        if (!d.has_dim_value()) return BatchName(source->input, static_cast<int>(source->axis));
+      }
+    }
+    return dim_names_.Allocate("batch");
   }
 
   /// The name of the unnamed batch axis `axis` of `input`: one the state plan gave it, or a new one.

@@ -1,9 +1,13 @@
 #include "time/causal_windows.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "graph/constant_value.h"
 #include "graph/int_fold.h"
 #include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "graph/shape_eval.h"
 #include "time/time_rules.h"
 
 namespace rnnstate {
@@ -47,25 +51,53 @@ std::optional<std::pair<size_t, size_t>> PadPositions(const ModelIndex& index, c
   return std::make_pair(pads.size(), pads.size());  // the axis is not padded
 }
 
-/// The padding of a Pad node on axis `axis`: {before, after}; nullopt when it is not a constant padding
-/// with zeros or cannot be read.
-std::optional<std::pair<int64_t, int64_t>> ZeroPadding(const ModelIndex& index, const onnx::NodeProto& pad,
+/// The padding of a Pad node on axis `axis`: {before, after}; nullopt when it cannot be read.
+std::optional<std::pair<int64_t, int64_t>> TimePadding(const ModelIndex& index, const onnx::NodeProto& pad,
                                                        int64_t axis, int rank) {
-  if (StringAttribute(pad, "mode", "constant") != "constant") return std::nullopt;
-  if (index.onnx_opset() < 11) {
-    if (const onnx::AttributeProto* value = FindAttribute(pad, "value"); value != nullptr && value->f() != 0.0f) {
-      return std::nullopt;
-    }
-  } else if (pad.input_size() > 2 && !pad.input(2).empty()) {
-    const std::optional<double> value = ConstantNumber(index, GraphPath{}, pad.input(2));
-    if (!value || *value != 0.0) return std::nullopt;
-  }
   const std::optional<std::vector<int64_t>> pads = ConstantInts(index, pad, "pads", 1);
   if (!pads) return std::nullopt;
   const auto at = PadPositions(index, pad, *pads, axis, rank);
   if (!at) return std::nullopt;
   if (at->first >= pads->size()) return std::make_pair(int64_t{0}, int64_t{0});
   return std::make_pair((*pads)[at->first], (*pads)[at->second]);
+}
+
+/// True when a Pad pads with zeros (constant mode, value 0).
+bool PadsZeros(const ModelIndex& index, const onnx::NodeProto& pad) {
+  if (StringAttribute(pad, "mode", "constant") != "constant") return false;
+  if (index.onnx_opset() < 11) {
+    const onnx::AttributeProto* value = FindAttribute(pad, "value");
+    return value == nullptr || value->f() == 0.0f;
+  }
+  if (pad.input_size() <= 2 || pad.input(2).empty()) return true;
+  const std::optional<double> value = ConstantNumber(index, GraphPath{}, pad.input(2));
+  return value && *value == 0.0;
+}
+
+/// The position of axis `axis` among the bounds of `slice` (input `rank`), when its starts, ends, axes
+/// and steps are constants and its step there is 1; nullopt otherwise.
+std::optional<size_t> SliceEntry(const ModelIndex& index, const onnx::NodeProto& slice, int64_t axis, int rank) {
+  const auto starts = ConstantInts(index, slice, "starts", 1), ends = ConstantInts(index, slice, "ends", 2);
+  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+  std::vector<int64_t> axes(starts->size());
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  if (slice.input_size() > 3 && !slice.input(3).empty()) {
+    const auto given = ConstantInts(index, slice, "axes", 3);
+    if (!given || given->size() != axes.size()) return std::nullopt;
+    axes = *given;
+  } else if (const onnx::AttributeProto* given = FindAttribute(slice, "axes")) {
+    axes.assign(given->ints().begin(), given->ints().end());
+  }
+  if (axes.size() != starts->size()) return std::nullopt;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if ((axes[i] < 0 && rank > 0 ? axes[i] + rank : axes[i]) != axis) continue;
+    if (slice.input_size() > 4 && !slice.input(4).empty()) {
+      const auto steps = ConstantInts(index, slice, "steps", 4);
+      if (!steps || steps->size() != axes.size() || (*steps)[i] != 1) return std::nullopt;
+    }
+    return i;
+  }
+  return std::nullopt;
 }
 
 /// True when the window's own padding is zeros that count as values: a Conv's, LpPool's (|0|^p adds
@@ -85,11 +117,53 @@ bool CarriableWindowOp(const onnx::NodeProto& node) {
   return !(node.op_type() == "MaxPool" && node.output_size() > 1 && !node.output(1).empty());
 }
 
+/// The node that alone reads main-graph value `name` (which is no graph output), or -1.
+int OnlyReader(const GraphIndex& graph, const std::string& name) {
+  if (graph.outputs.count(name)) return -1;
+  const Consumers& uses = graph.ConsumersOf(name);
+  return uses.size() == 1 ? uses.front().node : -1;
+}
+
+/// The Pad that pads the window's input `input` with `span` zeros before time and none after, through
+/// Pads that leave time alone (PyTorch's AvgPool1d adds one), each read by the next alone; -1 when none.
+int CausalPadBefore(const ModelIndex& index, const TimeFlow& flow, std::string input, int64_t axis, int64_t span,
+                    int rank) {
+  const GraphIndex& graph = index.graph(GraphPath{});
+  const onnx::GraphProto& main = index.model().graph();
+  for (;;) {
+    const Producer producer = graph.ProducerOf(input);
+    if (producer.kind != Producer::Kind::kNode || producer.slot != 0) return -1;
+    const onnx::NodeProto& pad = main.node(producer.index);
+    if (!IsOnnxOp(pad, {"Pad"}) || OnlyReader(graph, input) < 0) return -1;
+    const TimeFact& padded = flow.Of(GraphPath{}, pad.input(0));
+    if (!padded.frames() || padded.axis != axis || padded.context > 0) return -1;
+    const std::optional<std::pair<int64_t, int64_t>> padding = TimePadding(index, pad, axis, rank);
+    if (!padding) return -1;
+    if (padding->first == 0 && padding->second == 0) {
+      input = pad.input(0);
+      continue;
+    }
+    return padding->first == span && padding->second == 0 && PadsZeros(index, pad) ? producer.index : -1;
+  }
+}
+
+/// The Slice that alone reads the window's output `output` and drops its last `frames` frames along time
+/// (`axis`), keeping the rest: a causal convolution written as "pad both sides, cut the end"; -1 when none.
+int TailCut(const ModelIndex& index, const std::string& output, int64_t axis, int64_t frames, int rank) {
+  const int reader = OnlyReader(index.graph(GraphPath{}), output);
+  if (reader < 0) return -1;
+  const onnx::NodeProto& slice = index.model().graph().node(reader);
+  if (!IsOnnxOp(slice, {"Slice"}) || slice.input(0) != output) return -1;
+  const std::optional<size_t> at = SliceEntry(index, slice, axis, rank);
+  if (!at) return -1;
+  const auto starts = ConstantInts(index, slice, "starts", 1), ends = ConstantInts(index, slice, "ends", 2);
+  return (*starts)[*at] == 0 && (*ends)[*at] == -frames ? reader : -1;
+}
+
 /// The causal window at main-graph node `n`, or nullopt.
 std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& flow, int n) {
-  const onnx::GraphProto& main = index.model().graph();
-  const onnx::NodeProto& node = main.node(n);
-  if (!CarriableWindowOp(node) || node.input_size() < 1) return std::nullopt;
+  const onnx::NodeProto& node = index.model().graph().node(n);
+  if (!CarriableWindowOp(node) || node.input_size() < 1 || node.output_size() < 1) return std::nullopt;
   const TimeFact& x = flow.Of(GraphPath{}, node.input(0));
   if (!x.frames() || x.folded || x.sequence || x.context > 0 || x.axis < 2) return std::nullopt;
   for (int k = 1; k < node.input_size(); ++k) {
@@ -97,42 +171,76 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   }
   const int rank = RankOf(index, node.input(0));
   const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, x.axis, rank);
-  if (!window || window->transpose || window->pad_after != 0 || window->Span() == 0) {
-    return std::nullopt;
-  }
+  if (!window || window->transpose || window->Span() == 0) return std::nullopt;
   CausalWindow found;
   found.window = n;
   found.axis = x.axis;
   found.frames = window->Span();
   found.shape = *window;
   found.what = NodeLabel(index, GraphPath{}, n);
+  found.value = node.input(0);
   if (window->pad_before != 0) {
     const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
     if (window->pad_before != window->Span() || (auto_pad != "NOTSET" && !auto_pad.empty()) ||
         !PadsWithCountedZeros(node)) {
       return std::nullopt;
     }
-    found.value = node.input(0);
-    return found;
+    if (window->pad_after == 0) return found;
+    // Padded after too, at stride 1: causal when a Slice cuts exactly those last frames again.
+    if (window->stride != 1) return std::nullopt;
+    found.cut = TailCut(index, node.output(0), x.axis, window->pad_after, rank);
+    return found.cut >= 0 ? std::optional<CausalWindow>(found) : std::nullopt;
   }
-  // No padding of its own: a Pad in front, read by this window alone, pads the span with zeros.
-  const GraphIndex& graph = index.graph(GraphPath{});
-  const Producer producer = graph.ProducerOf(node.input(0));
-  if (producer.kind != Producer::Kind::kNode || producer.slot != 0) return std::nullopt;
-  const onnx::NodeProto& pad = main.node(producer.index);
-  if (!IsOnnxOp(pad, {"Pad"}) || graph.outputs.count(node.input(0)) || graph.ConsumersOf(node.input(0)).size() != 1) {
-    return std::nullopt;
-  }
-  const TimeFact& padded = flow.Of(GraphPath{}, pad.input(0));
-  if (!padded.frames() || padded.axis != x.axis || padded.context > 0) return std::nullopt;
-  const std::optional<std::pair<int64_t, int64_t>> padding = ZeroPadding(index, pad, x.axis, rank);
-  if (!padding || padding->first != window->Span() || padding->second != 0) return std::nullopt;
-  found.pad = producer.index;
-  found.value = pad.input(0);
+  if (window->pad_after != 0) return std::nullopt;
+  found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank);
+  if (found.pad < 0) return std::nullopt;
+  found.value = index.model().graph().node(found.pad).input(0);
   return found;
 }
 
+/// CompletedShape, `depth` producers deep.
+std::optional<SymShape> Completed(const ModelIndex& index, const std::string& name, int depth) {
+  std::optional<SymShape> shape = ShapeOf(index, GraphPath{}, name);
+  const bool whole = shape && std::all_of(shape->begin(), shape->end(), [](const SymDim& d) { return d.fixed(); });
+  const ResolvedName at = index.Resolve(GraphPath{}, name);
+  if (whole || depth > 32 || at.node == nullptr || !at.graph.empty() || at.node->input_size() == 0) return shape;
+  const onnx::NodeProto& node = *at.node;
+  const bool window = IsOnnxOp(node, {"Conv", "AveragePool", "MaxPool", "LpPool"});
+  if (!IsElementwiseUnary(node) && !IsOnnxOp(node, {"Pad"}) && !window) return shape;
+  std::optional<SymShape> in = Completed(index, node.input(0), depth + 1);
+  if (!in || (shape && shape->size() != in->size())) return shape;
+  SymShape out = *in;
+  const int rank = static_cast<int>(in->size());
+  if (IsOnnxOp(node, {"Pad"})) {
+    for (int a = 0; a < rank; ++a) {
+      const std::optional<std::pair<int64_t, int64_t>> padding = TimePadding(index, node, a, rank);
+      if (!padding) return shape;
+      if (out[a].fixed()) out[a].value += padding->first + padding->second;
+    }
+  } else if (window) {
+    if (node.op_type() == "Conv") {
+      const std::optional<std::vector<int64_t>> weights = ConstantDims(index, GraphPath{}, node.input(1));
+      out[1] = weights && !weights->empty() ? SymDim{(*weights)[0], ""} : SymDim{};
+    }
+    for (int a = 2; a < rank; ++a) {
+      const std::optional<TimeWindow> w = ReadTimeWindow(index, GraphPath{}, node, a, rank);
+      if (!w) return shape;
+      if (!out[a].fixed()) {
+        out[a] = SymDim{};
+        continue;
+      }
+      const int64_t padded = out[a].value + w->pad_before + w->pad_after - w->Span() - 1;
+      out[a].value = padded < 0 ? -1 : padded / w->stride + 1;
+    }
+  }
+  return MergeShapes(shape, out);
+}
+
 }  // namespace
+
+std::optional<SymShape> CompletedShape(const ModelIndex& index, const std::string& name) {
+  return Completed(index, name, 0);
+}
 
 std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeFlow& flow) {
   std::vector<CausalWindow> windows;
@@ -148,25 +256,37 @@ StreamedNodes StreamedNodesOf(const std::vector<CausalWindow>& windows) {
   for (const CausalWindow& window : windows) {
     nodes[window.window] = window.shape.stride;
     if (window.pad >= 0) nodes[window.pad] = 1;
+    if (window.cut >= 0) nodes[window.cut] = 1;
   }
   return nodes;
 }
 
 std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& index, const onnx::NodeProto& node,
-                                                          int64_t axis, int rank) {
+                                                          int64_t axis, int rank, bool and_after) {
   if (IsOnnxOp(node, {"Pad"})) {
     std::optional<std::vector<int64_t>> pads = ConstantInts(index, node, "pads", 1);
     if (!pads) return std::nullopt;
     const auto at = PadPositions(index, node, *pads, axis, rank);
     if (!at) return std::nullopt;
     if (at->first < pads->size()) (*pads)[at->first] = 0;
+    if (and_after && at->second < pads->size()) (*pads)[at->second] = 0;
     return pads;
   }
   const onnx::AttributeProto* attribute = FindAttribute(node, "pads");
   if (attribute == nullptr || axis < 2 || attribute->ints_size() <= axis - 2) return std::nullopt;
   std::vector<int64_t> pads(attribute->ints().begin(), attribute->ints().end());
   pads[static_cast<size_t>(axis - 2)] = 0;
+  if (and_after) pads[pads.size() / 2 + static_cast<size_t>(axis - 2)] = 0;
   return pads;
+}
+
+std::optional<std::vector<int64_t>> SliceEndsToTheEnd(const ModelIndex& index, const onnx::NodeProto& slice,
+                                                      int64_t axis, int rank) {
+  const std::optional<size_t> at = SliceEntry(index, slice, axis, rank);
+  std::optional<std::vector<int64_t>> ends = ConstantInts(index, slice, "ends", 2);
+  if (!at || !ends) return std::nullopt;
+  (*ends)[*at] = std::numeric_limits<int64_t>::max();
+  return ends;
 }
 
 }  // namespace rnnstate

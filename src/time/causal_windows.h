@@ -11,6 +11,11 @@
 ///   after:  Concat(ctx_in, x) ──Pad(time: 0)──> Conv(k, d)              Concat(ctx_in, x) ──Conv(pads: 0)──>
 ///                 └──Slice(last S frames)──> ctx_out
 ///
+/// A Conv padded on both sides whose one reader is a Slice dropping the last frames again (the common
+/// "CausalConv1d": `conv(padding=S)[..., :-S]`) is causal too: the rewrite removes both paddings and makes
+/// the Slice keep every frame. Pads that leave time alone between the causal Pad and the window are
+/// passed over.
+///
 /// The first call's context is the padding itself (zeros), so the unfed rewrite equals the original.
 /// Windows that look ahead, pad with another value or are transposed are not carried: the time flow's
 /// verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
@@ -21,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/element_map.h"
 #include "graph/graph_path.h"
 #include "graph/model_index.h"
 #include "time/time_flow.h"
@@ -32,6 +38,9 @@ namespace rnnstate {
 struct CausalWindow {
   int window = -1;  ///< main-graph index of the Conv or pooling node
   int pad = -1;     ///< main-graph index of the Pad in front of it, or -1 when the window pads itself
+  /// Main-graph index of the Slice that cuts the window's padding after time off its output again (a
+  /// causal convolution written as "pad both sides, drop the last frames"), or -1.
+  int cut = -1;
   /// The value whose last frames the context carries: the Pad's input, or the window's own input.
   std::string value;
   int64_t axis = -1;   ///< the time axis of `value`
@@ -51,9 +60,20 @@ std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeF
 StreamedNodes StreamedNodesOf(const std::vector<CausalWindow>& windows);
 
 /// The `pads` of `node` (a window's attribute, or a Pad's attribute or constant input 1) with the time
-/// padding before axis `axis` removed; nullopt when they cannot be read. For a Pad whose input 3 lists the
-/// axes, the positions are those of that list.
+/// padding before axis `axis` removed (and after it, with `and_after`); nullopt when they cannot be read.
+/// For a Pad whose input 3 lists the axes, the positions are those of that list.
 std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& index, const onnx::NodeProto& node,
-                                                          int64_t axis, int rank);
+                                                          int64_t axis, int rank, bool and_after = false);
+
+/// The shape of main-graph value `name` as onnx's inference gives it, with the fixed sizes it lost
+/// completed through the Pads, windows and one-operand elementwise operators that compute the value (a Pad
+/// whose amounts a chain of constants computes has no inferred shape: PyTorch's `F.pad`); nullopt when the
+/// rank is unknown.
+std::optional<SymShape> CompletedShape(const ModelIndex& index, const std::string& name);
+
+/// The `ends` of Slice `slice` with its bound on axis `axis` (of an input of rank `rank`) made "to the end"
+/// (INT64_MAX); nullopt when they cannot be read.
+std::optional<std::vector<int64_t>> SliceEndsToTheEnd(const ModelIndex& index, const onnx::NodeProto& slice,
+                                                      int64_t axis, int rank);
 
 }  // namespace rnnstate

@@ -160,14 +160,14 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3
 }
 
 // Issue 32: the authors' stacked state with a batch their input leaves unnamed and no trace names after
-// a data input (Silero v5's state [2, ?, 128], read after convolutions; a Pad here): --pack tensor cannot size an empty
+// a data input (Silero v5's state [2, ?, 128], read after its STFT; a Tile here): --pack tensor cannot size an empty
 // packed value, so the export does not advise it, and the packed rewrite says why instead of advising a mode that was
 // given.
 TEST(ExportTriton, AStackedStateWithAnUnnamedBatchGetsAdviceThatHolds) {
   const char* stacked = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, ?, 2] Xin, float[1, 9, 2] W, float[1, 9, 3] R, float[2, ?, 3] h0) => (float[seq, 1, ?, 3] Y, float[2, ?, 3] h_n) {
-  pads = Constant <value = int64[6] {0, 0, 0, 0, 0, 0}> ()
-  X = Pad (Xin, pads)
+  repeats = Constant <value = int64[3] {1, 1, 1}> ()
+  X = Tile (Xin, repeats)
   i0 = Constant <value = int64 {0}> ()
   i1 = Constant <value = int64 {1}> ()
   s0 = Constant <value = int64[1] {0}> ()

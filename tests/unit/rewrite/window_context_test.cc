@@ -144,6 +144,32 @@ TEST(WindowContext, AConvWithItsOwnPadsLosesThemAndItsContextFollowsTheValueItRe
   EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
 }
 
+TEST(WindowContext, AContextDeepInTheModelTakesTheDataBatchAndTheSizesInferenceLost) {
+  // Computed pad amounts (as PyTorch's F.pad writes them): onnx's inference gives the values after the
+  // first Pad no shape; the contexts still name the data's batch and know their channels.
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[3, 2, 2] w1, float[3, 3, 3] w2, float[1, 9, 3] W, float[1, 9, 3] R)
+    => (float[seq, 1, batch, 3] Y) {
+  one = Constant <value = int64[6] {0, 0, 1, 0, 0, 0}> ()
+  two = Constant <value = int64[6] {1, 1, 2, 1, 1, 1}> ()
+  p1pads = Mul (one, one)
+  p1 = Pad (x, p1pads)
+  c1 = Conv (p1, w1)
+  a = Tanh (c1)
+  p2pads = Mul (one, two)
+  p2 = Pad (a, p2pads)
+  c2 = Conv (p2, w2)
+  s = Transpose <perm = [2, 0, 1]> (c2)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})");
+  RewriteModel(model, InMode(StateInputMode::kRequired), false);
+  std::vector<std::string> shapes;
+  for (const StatePair& pair : testing::RecordedPairs(model)) {
+    if (pair.kind == kKindContext) shapes.push_back(MetaShapeText(pair.shape));
+  }
+  EXPECT_THAT(shapes, ElementsAre("[batch,2,1]", "[batch,3,2]"));
+}
+
 TEST(WindowContext, TheContextNamesTheWindow) {
   onnx::ModelProto model = ParseModel(kSelfPaddedConv);
   model.mutable_graph()->mutable_node(1)->set_name("/enc/conv");

@@ -9,7 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "graph/model_index.h"
+#include "graph/shape_eval.h"
 #include "test_models.h"
 #include "time/time_flow.h"
 
@@ -144,6 +147,63 @@ TEST(CausalWindows, TheFlowWithTheWindowsStreamedSeesTheFramesThrough) {
   const TimeFlow streamed(w.index, {InputAxis{"x", 2}}, {}, -1, {}, StreamedNodesOf(w.found));
   EXPECT_EQ(TimeFactText(streamed.Of({}, "p")), "frames on axis 2");
   EXPECT_EQ(TimeFactText(streamed.Of({}, "y")), "frames on axis 2");
+}
+
+TEST(CausalWindows, AConvPaddedOnBothSidesWhoseTailASliceCutsIsCausal) {
+  const Windows w(R"(g (float[batch, 2, seq] x, float[4, 2, 3] w) => (float[batch, 4, seq] y) {
+    c = Conv <pads = [4, 4], dilations = [2]> (x, w)
+    starts = Constant <value = int64[1] {0}> ()
+    ends = Constant <value = int64[1] {-4}> ()
+    axes = Constant <value = int64[1] {2}> ()
+    y = Slice (c, starts, ends, axes)
+    short = Conv <pads = [4, 4], dilations = [2]> (x, w)
+    ends3 = Constant <value = int64[1] {-3}> ()
+    s3 = Slice (short, starts, ends3, axes)
+    twice = Conv <pads = [4, 4], dilations = [2]> (x, w)
+    st = Slice (twice, starts, ends, axes)
+    r = Relu (twice)
+  })");
+  ASSERT_THAT(w.Found(), ElementsAre("c:-:x:2:4"));  // short: cuts 3 of 4; twice: read by two nodes
+  EXPECT_EQ(w.found[0].cut, 4);
+  EXPECT_EQ(PadsWithoutTimeBefore(w.index, w.model.graph().node(0), 2, 3, /*and_after=*/true),
+            (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(SliceEndsToTheEnd(w.index, w.model.graph().node(4), 2, 3),
+            (std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
+  const TimeFlow streamed(w.index, {InputAxis{"x", 2}}, {}, -1, {}, StreamedNodesOf(w.found));
+  EXPECT_EQ(TimeFactText(streamed.Of({}, "y")), "frames on axis 2");
+}
+
+TEST(CausalWindows, PadsThatLeaveTimeAloneBetweenTheCausalPadAndThePoolArePassedOver) {
+  // PyTorch's AvgPool1d writes a Pad of its own (all zeros) after the model's F.pad.
+  const Windows w(R"(g (float[batch, 2, seq] x) => (float[batch, 2, seq] y) {
+    pads = Constant <value = int64[6] {0, 0, 2, 0, 0, 0}> ()
+    none = Constant <value = int64[6] {0, 0, 0, 0, 0, 0}> ()
+    p = Pad (x, pads)
+    q = Pad (p, none)
+    y = AveragePool <kernel_shape = [3]> (q)
+  })");
+  EXPECT_THAT(w.Found(), ElementsAre("y:p:x:2:2"));
+}
+
+TEST(CausalWindows, TheShapeOfAValueAComputedPadLostIsCompleted) {
+  // The Pad's amounts are computed (as PyTorch's F.pad computes them): onnx's inference gives no shape.
+  const Windows w(R"(g (float[batch, 1, seq, 8] x, float[4, 1, 2, 3] w) => (float[batch, 4, seq, 4] y) {
+    half = Constant <value = int64[8] {0, 0, 1, 1, 0, 0, 0, 1}> ()
+    two = Constant <value = int64[8] {1, 1, 1, 1, 1, 1, 1, 1}> ()
+    pads = Mul (half, two)
+    p = Pad (x, pads)
+    c = Conv <strides = [1, 2]> (p, w)
+    y = Elu (c)
+  })");
+  ASSERT_THAT(w.Found(), ElementsAre("c:p:x:2:1"));
+  const std::optional<SymShape> inferred = ShapeOf(w.index, {}, "c");
+  EXPECT_FALSE(inferred && (*inferred)[3].fixed());  // what onnx's inference leaves
+  const std::optional<SymShape> shape = CompletedShape(w.index, "c");
+  ASSERT_TRUE(shape.has_value());
+  ASSERT_EQ(shape->size(), 4u);
+  EXPECT_EQ((*shape)[0].name, "batch");
+  EXPECT_EQ((*shape)[1].value, 4);
+  EXPECT_EQ((*shape)[3].value, 4);  // (8 + 1 + 1 - 2 - 1) / 2 + 1
 }
 
 TEST(CausalWindows, StridesOverTimeAskChunksOfTheirProduct) {

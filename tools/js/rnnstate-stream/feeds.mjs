@@ -65,6 +65,10 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
       // null (or "", as older rewrites wrote it): a dimension without a name, which no data feed gives.
       const named = typeof d === 'string' && d !== '';
       if (named && Object.hasOwn(dims, d)) return dims[d];
+      // A context's zeros are broadcast by the model (the Expand in front of its Concat) to the value it is
+      // concatenated with: one element stands for a dimension whose size no data feed gives.
+      if (st.kind === 'context' && axis !== st.batch_axis) return 1;
+      if (st.kind === 'context' && batch === undefined) return 1;
       const what = axis === st.batch_axis ? 'its batch dimension' : 'dimension';
       if (!named && axis !== st.batch_axis) {
         throw new Error(`state input '${st.input}': ${what} ${axis} has no name, so no data feed gives its size`);
