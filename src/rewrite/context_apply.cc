@@ -85,41 +85,25 @@ void SetIntsAttributeValues(onnx::NodeProto& node, const std::string& name, cons
   throw Error(ExitCode::kInternal, "the plan's " + node.op_type() + " has no '" + name + "' attribute");
 }
 
-/// The window (or its Pad) without the time padding its context replaces.
-void RemoveTimePadding(const WindowPadding& padding, onnx::GraphProto& graph) {
-  if (padding.node < 0 || padding.node >= graph.node_size()) {
-    throw Error(ExitCode::kInternal, "the plan's padding edit does not fit the model");
+/// One operand a window's context changes (context_plan.h).
+void ApplyOperandEdit(const OperandEdit& edit, onnx::GraphProto& graph) {
+  if (edit.node < 0 || edit.node >= graph.node_size()) {
+    throw Error(ExitCode::kInternal, "the plan's edit of '" + edit.attribute + "' does not fit the model");
   }
-  onnx::NodeProto& node = *graph.mutable_node(padding.node);
-  if (padding.pads_name.empty()) {
-    SetIntsAttributeValues(node, "pads", padding.pads);
+  onnx::NodeProto& node = *graph.mutable_node(edit.node);
+  if (edit.initializer.empty()) {
+    SetIntsAttributeValues(node, edit.attribute, edit.values);
     return;
   }
-  // A new constant rather than an edit of the old one: exporters share one `pads` between Pad nodes.
-  onnx::TensorProto& pads = *graph.add_initializer();
-  pads.set_name(padding.pads_name);
-  pads.set_data_type(onnx::TensorProto::INT64);
-  pads.add_dims(static_cast<int64_t>(padding.pads.size()));
-  for (int64_t p : padding.pads) pads.add_int64_data(p);
-  if (node.input_size() < 2) throw Error(ExitCode::kInternal, "the plan's Pad has no pads input");
-  node.set_input(1, padding.pads_name);
-}
-
-/// The Slice that cut a window's padding after time, keeping every frame now that the padding is gone.
-void KeepEveryFrame(const WindowCut& cut, onnx::GraphProto& graph) {
-  if (cut.node < 0 || cut.node >= graph.node_size()) throw Error(ExitCode::kInternal, "the plan's cut does not fit");
-  onnx::NodeProto& slice = *graph.mutable_node(cut.node);
-  if (cut.ends_name.empty()) {
-    SetIntsAttributeValues(slice, "ends", cut.ends);
-    return;
+  if (node.input_size() <= edit.slot) {
+    throw Error(ExitCode::kInternal, "the plan's " + node.op_type() + " has no input '" + edit.attribute + "'");
   }
-  onnx::TensorProto& ends = *graph.add_initializer();
-  ends.set_name(cut.ends_name);
-  ends.set_data_type(onnx::TensorProto::INT64);
-  ends.add_dims(static_cast<int64_t>(cut.ends.size()));
-  for (int64_t e : cut.ends) ends.add_int64_data(e);
-  if (slice.input_size() < 3) throw Error(ExitCode::kInternal, "the plan's Slice has no ends input");
-  slice.set_input(2, cut.ends_name);
+  onnx::TensorProto& values = *graph.add_initializer();
+  values.set_name(edit.initializer);
+  values.set_data_type(onnx::TensorProto::INT64);
+  values.add_dims(static_cast<int64_t>(edit.values.size()));
+  for (int64_t v : edit.values) values.add_int64_data(v);
+  node.set_input(edit.slot, edit.initializer);
 }
 
 /// The index of the first node of `graph` that reads `name`, or the node count.
@@ -147,8 +131,7 @@ void RedirectContextReaders(const std::vector<ContextEdit>& contexts, onnx::Mode
       readers.push_back(graph.mutable_node(reader.node));
     }
     for (onnx::NodeProto* reader : readers) RenameNodeReads(*reader, edit.value, added->with_context);
-    if (edit.padding) RemoveTimePadding(*edit.padding, graph);
-    if (edit.cut) KeepEveryFrame(*edit.cut, graph);
+    for (const OperandEdit& operand : edit.operands) ApplyOperandEdit(operand, graph);
   }
 }
 
@@ -163,7 +146,7 @@ void AddContextStates(const std::vector<ContextEdit>& contexts, onnx::ModelProto
                    [](const KeepContext&) {},
                    [&](const DropContextDefault&) { RemoveInitializer(graph, edit.input); },
                    [&](const NewContext& added) {
-                     if (!edit.padding) return AddContext(edit, added, opset, graph, nodes);
+                     if (edit.operands.empty()) return AddContext(edit, added, opset, graph, nodes);
                      std::vector<onnx::NodeProto> own;
                      AddContext(edit, added, opset, graph, own);
                      auto& at = before_reader[FirstReader(graph, added.with_context)];

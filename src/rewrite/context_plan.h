@@ -12,7 +12,6 @@
 ///                                                                                    ctx_out
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -66,20 +65,17 @@ struct DropContextDefault {};
 
 using ContextChange = std::variant<NewContext, KeepContext, DropContextDefault>;
 
-/// The time padding a causal window's context replaces (time/causal_windows.h): node `node`'s `pads`
-/// become `pads` — its attribute, or (a Pad from opset 11) a new initializer `pads_name` as its input 1.
-struct WindowPadding {
+/// An integer operand of a node that a causal window's context changes (time/causal_windows.h): the
+/// window's (or its Pad's) `pads` without the time padding the context replaces, the `ends` of a Slice that
+/// cut the padding after time made "to the end". Attribute `attribute` before the opset that made it an
+/// input; from then on a new initializer `initializer` as input `slot` (not an edit of the old constant:
+/// exporters share one between nodes).
+struct OperandEdit {
   int node = -1;  ///< main-graph index (of the planned model)
-  std::vector<int64_t> pads;
-  std::string pads_name;  ///< "" when the node takes `pads` as an attribute
-};
-
-/// The Slice that cut a window's padding after time off its output: its `ends` become `ends` (the time
-/// axis's "to the end") — its attribute before opset 10, else a new initializer `ends_name` as its input 2.
-struct WindowCut {
-  int node = -1;  ///< main-graph index (of the planned model)
-  std::vector<int64_t> ends;
-  std::string ends_name;  ///< "" when the node takes `ends` as an attribute
+  std::string attribute;
+  int slot = -1;
+  std::vector<int64_t> values;
+  std::string initializer;  ///< "" when the node takes the operand as an attribute
 };
 
 /// Every edit for one context state. Its pair is in Plan::pairs, as every state's.
@@ -91,11 +87,10 @@ struct ContextEdit {
   int32_t elem_type = 0;
   std::vector<Dim> shape;  ///< declared shape of the context input and output
   std::string input, output;
-  /// A causal window's context: the window's name (for messages and the metadata), and the padding the
-  /// context replaces (a new context only).
+  /// A causal window's context: the window's name (for messages and the metadata), and the operands that
+  /// lose the padding the context replaces (a new context only).
   std::string window;
-  std::optional<WindowPadding> padding;
-  std::optional<WindowCut> cut;
+  std::vector<OperandEdit> operands;
   ContextChange change;
 
   /// True when applying this edit changes the model.

@@ -122,17 +122,13 @@ class ContextPlanner {
     edit.frames = window.frames;
     edit.window = name;
     const std::string stem = NodeStem(name.empty() ? window.value : name);
-    WindowPadding padding;
-    padding.node = window.Reader();
-    padding.pads = std::move(*pads);
-    if (IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset) {
-      padding.pads_name = names_.Allocate(stem + ".context_pads");
-    }
-    edit.padding = std::move(padding);
+    const bool pads_input = IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset;
+    edit.operands.push_back(OperandEdit{window.Reader(), "pads", 1, std::move(*pads),
+                                        pads_input ? names_.Allocate(stem + ".context_pads") : ""});
     if (window.cut >= 0) {
-      WindowCut cut{window.cut, std::move(*ends), ""};
-      if (index_.onnx_opset() >= kSliceInputsOpset) cut.ends_name = names_.Allocate(stem + ".context_cut_ends");
-      edit.cut = std::move(cut);
+      const bool ends_input = index_.onnx_opset() >= kSliceInputsOpset;
+      edit.operands.push_back(OperandEdit{window.cut, "ends", 2, std::move(*ends),
+                                          ends_input ? names_.Allocate(stem + ".context_cut_ends") : ""});
     }
     const int64_t batch_axis = ContextBatchAxis(rank, window.axis);
     onnx::TensorShapeProto declared;

@@ -95,6 +95,19 @@ std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model) {
   return pairs;
 }
 
+StatePair ContextPair(const onnx::ModelProto& model) {
+  for (const StatePair& pair : RecordedPairs(model)) {
+    if (pair.kind == kKindContext) return pair;
+  }
+  throw std::runtime_error("no context pair");
+}
+
+PlanOptions InMode(StateInputMode mode) {
+  PlanOptions options;
+  options.mode = mode;
+  return options;
+}
+
 std::string Bytes(const onnx::ModelProto& model) {
   std::string bytes;
   model.SerializeToString(&bytes);

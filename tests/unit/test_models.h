@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rnnstate/metadata.h"
+#include "rnnstate/options.h"
 
 namespace rnnstate::testing {
 
@@ -35,6 +36,12 @@ onnx::NodeProto& NodeOfType(onnx::GraphProto& graph, const std::string& op, int 
 
 /// The state pairs recorded in `model`'s metadata; fails the test when the metadata is malformed.
 std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model);
+
+/// The first recorded pair of kind "context"; throws std::runtime_error when there is none.
+StatePair ContextPair(const onnx::ModelProto& model);
+
+/// Options of a rewrite in `mode`, the rest as by default.
+PlanOptions InMode(StateInputMode mode);
 
 /// The serialized bytes of a model.
 std::string Bytes(const onnx::ModelProto& model);

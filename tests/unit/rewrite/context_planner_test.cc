@@ -16,11 +16,13 @@ namespace rnnstate {
 namespace {
 
 using ::testing::Contains;
+using testing::ContextPair;
+using testing::DeclaredShape;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::InMode;
 using ::testing::IsEmpty;
 using ::testing::Not;
-using testing::DeclaredShape;
 using testing::ParseModel;
 using testing::Producer;
 
@@ -50,12 +52,6 @@ g (float[batch, seq] audio, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq2, 
 })";
 }
 
-PlanOptions InMode(StateInputMode mode) {
-  PlanOptions options;
-  options.mode = mode;
-  return options;
-}
-
 PlanOptions WithContext(const std::string& option, StateInputMode mode = StateInputMode::kRequired) {
   PlanOptions options = InMode(mode);
   options.input_contexts.push_back(ParseInputContext(option));
@@ -79,14 +75,6 @@ int Refusal(const std::string& text, const PlanOptions& options, std::string* wh
     return static_cast<int>(e.code());
   }
   return 0;
-}
-
-/// The context pair recorded in `model`.
-StatePair ContextPairOf(const onnx::ModelProto& model) {
-  for (const StatePair& pair : testing::RecordedPairs(model)) {
-    if (pair.kind == kKindContext) return pair;
-  }
-  throw std::runtime_error("no context pair");
 }
 
 TEST(InputContext, ParsesInputAxisAndFrames) {
@@ -125,7 +113,7 @@ TEST(InputContext, RequiredModeConcatenatesTheContextInFrontForEveryReader) {
   EXPECT_EQ(branch->attribute(1).g().node(0).input(0), "audio.with_context");
   EXPECT_THAT(testing::InitializerNames(g), Not(Contains("audio.context_in")));  // required: no default
 
-  const StatePair pair = ContextPairOf(model);
+  const StatePair pair = ContextPair(model);
   EXPECT_EQ(pair.input, "audio.context_in");
   EXPECT_EQ(pair.output, "audio.context_out");
   EXPECT_EQ(pair.node, "audio.with_context");
@@ -187,12 +175,12 @@ TEST(InputContext, DefaultsModeBroadcastsZerosThatRequiredModeDrops) {
   ASSERT_NE(expand, nullptr);
   EXPECT_EQ(expand->op_type(), "Expand");
   EXPECT_EQ(expand->input(0), "audio.context_in");
-  EXPECT_TRUE(ContextPairOf(model).optional);
+  EXPECT_TRUE(ContextPair(model).optional);
   EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
 
   RewriteModel(model, InMode(StateInputMode::kRequired), /*strict=*/false);
   EXPECT_THAT(testing::InitializerNames(model.graph()), Not(Contains("audio.context_in")));
-  EXPECT_FALSE(ContextPairOf(model).optional);
+  EXPECT_FALSE(ContextPair(model).optional);
   EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
 }
 
@@ -202,14 +190,14 @@ g (float[seq, batch, 2] x, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
   Y = GRU <hidden_size = 3> (x, W, R)
 })";
   onnx::ModelProto model = Rewritten(time_major, WithContext("x:0:3"));
-  const StatePair pair = ContextPairOf(model);
+  const StatePair pair = ContextPair(model);
   EXPECT_EQ(MetaShapeText(pair.shape), "[3,batch,2]");
   EXPECT_EQ(pair.batch_axis, 1);
 
   onnx::ModelProto unnamed = ParseModel(kFramedAudio);
   unnamed.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->clear_dim_param();
   RewriteModel(unnamed, WithContext("audio:1:2"), /*strict=*/false);
-  const StatePair named = ContextPairOf(unnamed);
+  const StatePair named = ContextPair(unnamed);
   EXPECT_EQ(MetaShapeText(named.shape), "[batch_2,2]");  // "batch" is the model's own unused input's
   EXPECT_EQ(DeclaredShape(unnamed.graph(), "audio"), "[batch_2,seq]");
 }

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "graph/naming.h"
 #include "graph/proto_access.h"
 #include "pipeline_stages.h"
@@ -17,9 +19,11 @@ namespace rnnstate::window_context_test {
 namespace {
 
 using ::testing::Contains;
+using testing::ContextPair;
 using testing::DeclaredShape;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::InMode;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using testing::ParseModel;
@@ -51,24 +55,11 @@ g (float[batch, 2, seq] x, float[2, 2, 2] w, float[1, 9, 2] W, float[1, 9, 3] R)
   Y = GRU <hidden_size = 3> (s, W, R)
 })";
 
-PlanOptions InMode(StateInputMode mode) {
-  PlanOptions options;
-  options.mode = mode;
-  return options;
-}
-
 onnx::ModelProto Rewritten(const std::string& text, const PlanOptions& options, RewriteOutcome* outcome = nullptr) {
   onnx::ModelProto model = ParseModel(text);
   RewriteOutcome done = RewriteModel(model, options, /*strict=*/false);
   if (outcome != nullptr) *outcome = std::move(done);
   return model;
-}
-
-StatePair ContextPairOf(const onnx::ModelProto& model) {
-  for (const StatePair& pair : testing::RecordedPairs(model)) {
-    if (pair.kind == kKindContext) return pair;
-  }
-  throw std::runtime_error("no context pair");
 }
 
 /// The index of the node producing `name` in the main graph.
@@ -85,7 +76,7 @@ TEST(WindowContext, APadInFrontOfAConvLosesItsTimePaddingToAContextState) {
   RewriteOutcome outcome;
   const onnx::ModelProto model = Rewritten(kPadConvGru, InMode(StateInputMode::kDefaults), &outcome);
   const onnx::GraphProto& g = model.graph();
-  const StatePair pair = ContextPairOf(model);  // the first Conv's
+  const StatePair pair = ContextPair(model);  // the first Conv's
   ASSERT_TRUE(pair.context.has_value());
   EXPECT_EQ(pair.context->value, "t");
   EXPECT_EQ(pair.context->axis, 2);
@@ -137,7 +128,7 @@ TEST(WindowContext, AConvWithItsOwnPadsLosesThemAndItsContextFollowsTheValueItRe
   EXPECT_EQ(concat->op_type(), "Concat");
   EXPECT_EQ(concat->input(1), "r");
   EXPECT_GT(IndexOf(g, conv.input(0)), IndexOf(g, "r"));
-  const StatePair pair = ContextPairOf(model);
+  const StatePair pair = ContextPair(model);
   EXPECT_FALSE(pair.optional);  // required: no default
   EXPECT_THAT(testing::InitializerNames(g), Not(Contains(pair.input)));
   EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 1, conv.name()}));
@@ -170,11 +161,41 @@ g (float[batch, 2, seq] x, float[3, 2, 2] w1, float[3, 3, 3] w2, float[1, 9, 3] 
   EXPECT_THAT(shapes, ElementsAre("[batch,2,1]", "[batch,3,2]"));
 }
 
+TEST(WindowContext, ACausalConvCutByASliceLosesBothPaddingsAndTheSliceKeepsEveryFrame) {
+  const char* cut = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  c = Conv <pads = [2, 2]> (x, w)
+  starts = Constant <value = int64[1] {0}> ()
+  ends = Constant <value = int64[1] {-2}> ()
+  axes = Constant <value = int64[1] {2}> ()
+  y = Slice (c, starts, ends, axes)
+  s = Transpose <perm = [2, 0, 1]> (y)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+  onnx::ModelProto model = Rewritten(cut, InMode(StateInputMode::kDefaults));
+  const onnx::GraphProto& g = model.graph();
+  EXPECT_THAT(FindAttribute(testing::NodeOfType(g, "Conv"), "pads")->ints(), ElementsAre(0, 0));
+  const onnx::NodeProto& slice = *Producer(g, "y");
+  EXPECT_EQ(slice.input(0), "c");
+  bool found = false;
+  for (const auto& tensor : g.initializer()) {
+    if (tensor.name() != slice.input(2)) continue;
+    found = true;
+    EXPECT_THAT(tensor.int64_data(), ElementsAre(std::numeric_limits<int64_t>::max()));
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(ContextPair(model).context->frames, 2);
+  EXPECT_TRUE(ContextPair(model).streamable);
+  const std::string first = testing::Bytes(model);
+  EXPECT_FALSE(RewriteModel(model, InMode(StateInputMode::kDefaults), false).changed);
+  EXPECT_EQ(testing::Bytes(model), first);
+}
+
 TEST(WindowContext, TheContextNamesTheWindow) {
   onnx::ModelProto model = ParseModel(kSelfPaddedConv);
   model.mutable_graph()->mutable_node(1)->set_name("/enc/conv");
   RewriteModel(model, InMode(StateInputMode::kDefaults), false);
-  const StatePair pair = ContextPairOf(model);
+  const StatePair pair = ContextPair(model);
   EXPECT_EQ(pair.context->window, "/enc/conv");
   EXPECT_EQ(pair.input, "enc.conv.context_in");
   EXPECT_EQ(pair.output, "enc.conv.context_out");
