@@ -84,11 +84,11 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
     }
     Write(opened, output, settings, result);
     result.output = output;
-    result.text =
-        input + " -> " + output + ": " +
-        (!outcome.has_recurrent_nodes ? std::string("no recurrent nodes, written unchanged")
-                                      : PairCount(outcome.pairs.size()) + (outcome.changed ? "" : " (unchanged)")) +
-        "\n";
+    result.text = input + " -> " + output + ": " +
+                  (!outcome.has_recurrent_nodes && outcome.pairs.empty()
+                       ? std::string("no recurrent nodes, written unchanged")
+                       : PairCount(outcome.pairs.size()) + (outcome.changed ? "" : " (unchanged)")) +
+                  "\n";
   });
 }
 

@@ -320,7 +320,8 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   for (const StateNote& note : analysis.notes)
     out << (note.Warns() ? "warning: " : "note: ") << StateNoteText(note) << "\n";
   if (!analysis.metadata_error.empty()) out << "\nwarning: " << analysis.metadata_error << "\n";
-  if (analysis.nodes.empty()) out << "nothing to do\n";
+  // A model without recurrences may still carry context states (its windows, once a time axis is given).
+  if (analysis.nodes.empty() && analysis.recorded_pairs.empty() && plan.contexts.empty()) out << "nothing to do\n";
   return out.str();
 }
 

@@ -55,7 +55,7 @@ std::string WindowText(const CausalWindow& w) {
 }  // namespace
 
 std::string StreamText(const Analysis& analysis) {
-  if (analysis.nodes.empty() || !analysis.stream) return "";
+  if (!analysis.stream || (analysis.nodes.empty() && analysis.stream->time.axes.empty())) return "";
   const StreamVerdict& verdict = *analysis.stream;
   std::ostringstream out;
   out << "\ndoes the model stream?\n";

@@ -18,6 +18,7 @@
 namespace rnnstate::window_context_test {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using testing::ContextPair;
 using testing::DeclaredShape;
@@ -189,6 +190,26 @@ g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R)
   const std::string first = testing::Bytes(model);
   EXPECT_FALSE(RewriteModel(model, InMode(StateInputMode::kDefaults), false).changed);
   EXPECT_EQ(testing::Bytes(model), first);
+}
+
+TEST(WindowContext, AModelWithoutRecurrencesCarriesItsWindowsOnceItsTimeAxisIsGiven) {
+  const char* tcn = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 2] w) => (float[batch, 2, seq] y) {
+  r = Relu (x)
+  y = Conv <pads = [1, 0]> (r, w)
+})";
+  onnx::ModelProto unchanged = ParseModel(tcn);
+  EXPECT_FALSE(RewriteModel(unchanged, InMode(StateInputMode::kDefaults), false).changed);  // no time axis
+  PlanOptions options = InMode(StateInputMode::kDefaults);
+  options.time_axes.push_back(ParseTimeAxis("x:2"));
+  onnx::ModelProto model = ParseModel(tcn);
+  const RewriteResult result = RewriteForStreaming(model, options, false, "");
+  ASSERT_EQ(result.pairs.size(), 1u);
+  EXPECT_EQ(result.pairs[0].kind, kKindContext);
+  EXPECT_TRUE(result.pairs[0].streamable);
+  EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
+  EXPECT_THAT(ReportModel(model, "m.onnx", ReportFormat::kText).text,
+              AllOf(HasSubstr("yes: chunked runs"), Not(HasSubstr("nothing to do"))));
 }
 
 TEST(WindowContext, TheContextNamesTheWindow) {
