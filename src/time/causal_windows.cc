@@ -14,13 +14,6 @@ namespace rnnstate {
 
 namespace {
 
-/// The rank of main-graph value `name`, declared or inferred; -1 when unknown.
-int RankOf(const ModelIndex& index, const std::string& name) {
-  const onnx::TypeProto* type = index.TypeOf(GraphPath{}, name);
-  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
-  return type->tensor_type().shape().dim_size();
-}
-
 /// The integers of `node`'s attribute `attribute` or constant input `slot` (PyTorch computes `F.pad`'s
 /// amounts with a chain of constant nodes: folded).
 std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const onnx::NodeProto& node,
@@ -169,7 +162,7 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   for (int k = 1; k < node.input_size(); ++k) {
     if (!flow.Of(GraphPath{}, node.input(k)).steady()) return std::nullopt;
   }
-  const int rank = RankOf(index, node.input(0));
+  const int rank = RankOf(index, GraphPath{}, node.input(0));
   const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, x.axis, rank);
   if (!window || window->transpose || window->Span() == 0) return std::nullopt;
   CausalWindow found;
