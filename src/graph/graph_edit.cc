@@ -29,12 +29,17 @@ onnx::NodeProto TensorConstantNode(const std::string& output, onnx::TensorProto 
   return node;
 }
 
-onnx::NodeProto Int64ConstantNode(const std::string& output, const std::vector<int64_t>& values, bool scalar) {
+onnx::TensorProto Int64Tensor(const std::string& name, const std::vector<int64_t>& values, bool scalar) {
   onnx::TensorProto tensor;
+  tensor.set_name(name);
   tensor.set_data_type(onnx::TensorProto::INT64);
   if (!scalar) tensor.add_dims(static_cast<int64_t>(values.size()));
   for (int64_t v : values) tensor.add_int64_data(v);
-  return TensorConstantNode(output, std::move(tensor));
+  return tensor;
+}
+
+onnx::NodeProto Int64ConstantNode(const std::string& output, const std::vector<int64_t>& values, bool scalar) {
+  return TensorConstantNode(output, Int64Tensor("", values, scalar));
 }
 
 void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value) {

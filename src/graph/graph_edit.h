@@ -22,6 +22,9 @@ onnx::NodeProto MakeNode(const std::string& op, std::vector<std::string> inputs,
 /// A Constant node `output` holding `value` (whose own name is dropped: a Constant's tensor is unnamed).
 onnx::NodeProto TensorConstantNode(const std::string& output, onnx::TensorProto value);
 
+/// An INT64 tensor named `name` holding `values` (one axis of their count, or a scalar).
+onnx::TensorProto Int64Tensor(const std::string& name, const std::vector<int64_t>& values, bool scalar = false);
+
 /// A Constant node `output` holding int64 `values`, 1-D (or a scalar when `scalar` and one value).
 onnx::NodeProto Int64ConstantNode(const std::string& output, const std::vector<int64_t>& values, bool scalar = false);
 

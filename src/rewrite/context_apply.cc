@@ -98,11 +98,7 @@ void ApplyOperandEdit(const OperandEdit& edit, onnx::GraphProto& graph) {
   if (node.input_size() <= edit.slot) {
     throw Error(ExitCode::kInternal, "the plan's " + node.op_type() + " has no input '" + edit.attribute + "'");
   }
-  onnx::TensorProto& values = *graph.add_initializer();
-  values.set_name(edit.initializer);
-  values.set_data_type(onnx::TensorProto::INT64);
-  values.add_dims(static_cast<int64_t>(edit.values.size()));
-  for (int64_t v : edit.values) values.add_int64_data(v);
+  *graph.add_initializer() = Int64Tensor(edit.initializer, edit.values);
   node.set_input(edit.slot, edit.initializer);
 }
 
