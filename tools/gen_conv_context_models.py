@@ -26,6 +26,8 @@ Chunk-exact after the default rewrite:
                           (the usual CausalConv1d; PyTorch 1.13 cannot write asymmetric Conv pads), a GRU
   strided_causal_conv1d   F.pad + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate:
                           chunks of a multiple of 2 frames (the metadata's stream.chunk_multiple)
+  tcn_no_rnn              no recurrent node: two causal Conv1d (dilations 1, 2) with ReLU, a pointwise Conv1d;
+                          the time axis is found from the windows (the named dimension they slide along)
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   convtranspose_time      a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: each input frame
@@ -33,6 +35,8 @@ Negative controls (chunks differ, and must keep differing):
                           a second GRU at the doubled frame rate
   reflect_pad_conv1d      F.pad mode "reflect", 2 frames before, + Conv1d kernel 3: the first frames'
                           padding copies frames 1 and 2 of the call, then an LSTM
+  kws_pool_no_rnn         tcn_no_rnn with the mean over time at the end: y [batch, 3] of one call is not the
+                          mean of the whole run
 convtranspose_time compares only h_n chunked vs whole (`streaming_skip_outputs`): its y runs at another
 frame rate than x.
 
@@ -193,6 +197,22 @@ class GruConvTransposeGru(nn.Module):
         return y, h
 
 
+class Tcn(nn.Module):
+    """x [batch, seq, 4]: no recurrent node, two causal Conv1d (F.pad 2 + kernel 3, F.pad 4 + kernel 3
+    dilation 2) with ReLU and a pointwise Conv1d; y [batch, seq, 3], or with `pool` its mean over time
+    [batch, 3] (a keyword spotter's pooling)."""
+
+    def __init__(self, pool=False):
+        super().__init__()
+        self.pool = pool
+        self.c1, self.c2, self.out = nn.Conv1d(4, 6, 3), nn.Conv1d(6, 6, 3, dilation=2), nn.Conv1d(6, 3, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.c1(F.pad(x.transpose(1, 2), (2, 0))))
+        y = self.out(torch.relu(self.c2(F.pad(h, (4, 0)))))
+        return y.mean(-1) if self.pool else y.transpose(1, 2)
+
+
 def cases():
     bs = ["batch", "seq"]
     spec = ["batch", 1, "seq", 8]
@@ -259,6 +279,14 @@ def cases():
              "is compared only on the last chunk, h_n holds the difference)", "ConvTranspose",
              outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={},
              dims={"seq_up": 38}, export_dims={"seq_up": 16}, streaming_skip_outputs=["y"]),
+        case("tcn_no_rnn", Tcn, 4, 3, 10, [5, 9, 7], True,
+             "no recurrent node: F.pad 2 + Conv1d kernel 3, ReLU, F.pad 4 + Conv1d kernel 3 dilation 2, ReLU, a "
+             "pointwise Conv1d; the time axis is the named dimension the causal windows slide along (seq)",
+             outputs=[("y", bs + [3])]),
+        case("kws_pool_no_rnn", lambda: Tcn(pool=True), 4, 3, 10, [5, 9, 7], False,
+             "tcn_no_rnn with the mean over time at the end (a keyword spotter's pooling): the windows get their "
+             "context states, but the mean of each call is not the mean of the whole run", "ReduceMean",
+             outputs=[("y", ["batch", 3])], out_axes={}),
         case("reflect_pad_conv1d", lambda: CausalStack([nn.Conv1d(4, 6, 3)], [2], mode="reflect"), 4, 5, 10,
              [5, 7, 6], False,
              "F.pad mode reflect, 2 frames before, + Conv1d kernel 3, then an LSTM: the first frames' padding "

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "graph/dim.h"
+#include "time/causal_windows.h"
 #include "time/time_flow.h"
 
 namespace rnnstate {
@@ -92,6 +93,35 @@ std::vector<InputAxis> AxesNamed(const ModelIndex& index, const std::vector<std:
   return axes;
 }
 
+/// A model with no recurrent node streams through its causal windows (a TCN, a keyword spotter): its time
+/// axis is the one named dimension of the data along which a window over time slides causally (the
+/// batch never qualifies: windows slide along spatial axes). Several such dimensions: a note, no choice.
+TimeAxes WindowedAxes(const ModelIndex& index, const std::vector<std::string>& inputs) {
+  std::set<std::string> names;
+  for (const std::string& input : inputs) {
+    const onnx::TensorShapeProto* shape = DeclaredShape(index, input);
+    for (int a = 0; shape != nullptr && a < shape->dim_size(); ++a) {
+      const std::string& name = shape->dim(a).dim_param();
+      if (!name.empty() && !IsInventedDimName(name)) names.insert(name);
+    }
+  }
+  TimeAxes out;
+  if (names.size() > kMaxFollowed) return out;
+  std::vector<std::string> winners;
+  for (const std::string& name : names) {
+    const std::vector<InputAxis> axes = AxesNamed(index, inputs, name);
+    if (!FindCausalWindows(index, TimeFlow(index, axes)).empty()) winners.push_back(name);
+  }
+  if (winners.size() == 1) {
+    out.axes = AxesNamed(index, inputs, winners.front());
+    out.source = TimeAxes::Source::kWindowed;
+  } else if (winners.size() > 1) {
+    out.note = "causal windows slide along several dimensions of the data (" + winners[0] + ", " + winners[1] +
+               "): pass --time-axis INPUT:AXIS";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> DataInputs(const ModelIndex& index, const Analysis& analysis) {
@@ -131,8 +161,8 @@ TimeAxes ChooseTimeAxes(const ModelIndex& index, const Analysis& analysis, const
     out.fixed_length = FixedLength(index, out.axes);
     return out;
   }
-  if (analysis.nodes.empty()) return out;  // nothing recurs: nothing to stream
   const std::vector<std::string> inputs = DataInputs(index, analysis);
+  if (analysis.nodes.empty()) return WindowedAxes(index, inputs);
   const std::set<std::string> batch = BatchNames(analysis);
   std::set<std::string> names;   // symbolic dims of the data besides the batch
   std::vector<InputAxis> fixed;  // fixed axes longer than one frame

@@ -4,8 +4,9 @@
 /// recorded by an earlier rewrite (the metadata's "stream" object), or found: the one symbolic dimension
 /// of the data inputs besides the batch (`x [batch, seq, 3]`: seq) — and, where that is ambiguous or the
 /// length is fixed (an export without dynamic axes), the input axis along which the model's forward
-/// recurrences run, found by following each candidate axis through the graph. A model whose data carries
-/// no such axis (Silero VAD: one frame per call) has none: it streams call by call.
+/// recurrences run, found by following each candidate axis through the graph; with no recurrent node, the
+/// one named dimension of the data that a causal window (time/causal_windows.h) slides along. A model whose data
+/// carries no such axis (Silero VAD: one frame per call) has none: it streams call by call.
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +27,7 @@ struct TimeAxes {
     kRecorded,  ///< the metadata of an earlier rewrite
     kNamed,     ///< the one symbolic dimension of the data inputs besides the batch
     kFollowed,  ///< the axis the model's recurrences run along
+    kWindowed,  ///< no recurrent node: the one named dimension a causal window over time slides along
   };
   std::vector<InputAxis> axes;
   Source source = Source::kNone;

@@ -20,6 +20,8 @@ std::string SourceText(const TimeAxes& time) {
       return "the one named dimension of the data besides the batch";
     case TimeAxes::Source::kFollowed:
       return "the axis the recurrences run along";
+    case TimeAxes::Source::kWindowed:
+      return "the one named dimension of the data a causal window slides along";
     case TimeAxes::Source::kNone:
       break;
   }

@@ -192,18 +192,26 @@ g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R)
   EXPECT_EQ(testing::Bytes(model), first);
 }
 
-TEST(WindowContext, AModelWithoutRecurrencesCarriesItsWindowsOnceItsTimeAxisIsGiven) {
+TEST(WindowContext, AModelWithoutRecurrencesCarriesItsWindowsAlongTheAxisTheySlideAlong) {
   const char* tcn = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 2, seq] x, float[2, 2, 2] w) => (float[batch, 2, seq] y) {
   r = Relu (x)
   y = Conv <pads = [1, 0]> (r, w)
 })";
-  onnx::ModelProto unchanged = ParseModel(tcn);
-  EXPECT_FALSE(RewriteModel(unchanged, InMode(StateInputMode::kDefaults), false).changed);  // no time axis
-  PlanOptions options = InMode(StateInputMode::kDefaults);
-  options.time_axes.push_back(ParseTimeAxis("x:2"));
+  // Two named dims, each with a causal window: no time axis, nothing changed until one is given.
+  const char* ambiguous = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 1, seq, bins] x, float[1, 1, 2, 2] w) => (float[batch, 1, seq, bins] y) {
+  y = Conv <pads = [1, 1, 0, 0]> (x, w)
+})";
+  onnx::ModelProto unchanged = ParseModel(ambiguous);
+  EXPECT_FALSE(RewriteModel(unchanged, InMode(StateInputMode::kDefaults), false).changed);
+  PlanOptions given = InMode(StateInputMode::kDefaults);
+  given.time_axes.push_back(ParseTimeAxis("x:2"));
+  onnx::ModelProto chosen = ParseModel(ambiguous);
+  EXPECT_EQ(RewriteForStreaming(chosen, given, false, "").pairs.size(), 1u);
+  // One named dim besides the batch a window slides along: found without --time-axis.
   onnx::ModelProto model = ParseModel(tcn);
-  const RewriteResult result = RewriteForStreaming(model, options, false, "");
+  const RewriteResult result = RewriteForStreaming(model, InMode(StateInputMode::kDefaults), false, "");
   ASSERT_EQ(result.pairs.size(), 1u);
   EXPECT_EQ(result.pairs[0].kind, kKindContext);
   EXPECT_TRUE(result.pairs[0].streamable);

@@ -1,7 +1,8 @@
 // The whole model's verdict (time/stream_verdict.h) and the choice of its time axes (time/time_sources.h):
 // the one named dimension of the data besides the batch, several names (ambiguous: none), a fixed length
 // followed to the axis the recurrences run along (and not followed where the authors carry their state),
-// recurrences that run within each frame left to the call, every state given the model's reason, the
+// recurrences that run within each frame left to the call, a model without recurrences timed by its causal
+// windows, every state given the model's reason, the
 // metadata record without the states' own outputs. Models as ONNX text.
 
 #include "time/stream_verdict.h"
@@ -108,6 +109,37 @@ g (float[1, 1, 2] x, float[1, 1, 3] h0, float[1, 9, 2] w, float[1, 9, 3] r) => (
   EXPECT_TRUE(j.verdict().time.axes.empty());
   EXPECT_TRUE(j.verdict().problem.empty());
   EXPECT_TRUE(j.analysis.states[0].Streams());
+}
+
+TEST(StreamVerdict, WithoutRecurrencesTheTimeIsTheNamedDimensionACausalWindowSlidesAlong) {
+  const std::string tcn = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 3] w) => (float[batch, 2, seq] y) {
+  r = Relu (x)
+  y = Conv <pads = %s> (r, w)
+})";
+  const auto with_pads = [&](const std::string& pads) {
+    std::string text = tcn;
+    return text.replace(text.find("%s"), 2, pads);
+  };
+  const Judged causal(with_pads("[2, 0]"));
+  ASSERT_EQ(causal.verdict().time.axes.size(), 1u);
+  EXPECT_EQ(causal.verdict().time.axes[0].input, "x");
+  EXPECT_EQ(causal.verdict().time.axes[0].axis, 2);  // not the batch: no window slides along it
+  EXPECT_EQ(causal.verdict().time.source, TimeAxes::Source::kWindowed);
+  // A "same" window slides along seq too, but needs the future: nothing says seq is time.
+  const Judged same(with_pads("[1, 1]"));
+  EXPECT_TRUE(same.verdict().time.axes.empty());
+  EXPECT_TRUE(same.verdict().time.note.empty());
+}
+
+TEST(StreamVerdict, CausalWindowsAlongTwoNamedDimensionsLeaveTheChoiceToTheUser) {
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 1, seq, bins] x, float[1, 1, 2, 2] w) => (float[batch, 1, seq, bins] y) {
+  y = Conv <pads = [1, 1, 0, 0]> (x, w)
+})");
+  EXPECT_TRUE(j.verdict().time.axes.empty());
+  EXPECT_THAT(j.verdict().time.note, HasSubstr("bins, seq"));
+  EXPECT_THAT(j.verdict().time.note, HasSubstr("--time-axis"));
 }
 
 TEST(StreamVerdict, ARecordThatFoundNoTimeAxisIsKept) {
