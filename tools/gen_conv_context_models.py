@@ -26,6 +26,8 @@ Chunk-exact after the default rewrite:
                           (the usual CausalConv1d; PyTorch 1.13 cannot write asymmetric Conv pads), a GRU
   strided_causal_conv1d   F.pad + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate:
                           chunks of a multiple of 2 frames (the metadata's stream.chunk_multiple)
+  convtranspose_causal    ConvTranspose1d at stride 1 (a Conv with its kernel reversed): F.pad 4 + depthwise,
+                          dilation 2, padding 4; then kernel 3 unpadded with its last 2 frames dropped; a GRU
   tcn_no_rnn              no recurrent node: two causal Conv1d (dilations 1, 2) with ReLU, a pointwise Conv1d;
                           the time axis is found from the windows (the named dimension they slide along)
 Negative controls (chunks differ, and must keep differing):
@@ -279,6 +281,13 @@ def cases():
              "is compared only on the last chunk, h_n holds the difference)", "ConvTranspose",
              outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={},
              dims={"seq_up": 38}, export_dims={"seq_up": 16}, streaming_skip_outputs=["y"]),
+        case("convtranspose_causal",
+             lambda: ConvThenGru(nn.Sequential(
+                 LeftPad(4, nn.ConvTranspose1d(4, 4, 3, padding=4, dilation=2, groups=4)),
+                 SliceCausal(nn.ConvTranspose1d(4, 6, 3), 2)), 6), 4, 5, 12, [6, 10, 7], True,
+             "ConvTranspose1d at stride 1 over time as GTCRN's decoder writes it: F.pad 4 + depthwise kernel 3, "
+             "dilation 2, padding 4 (cropping the span: a causal window), then kernel 3 without padding, its "
+             "last 2 frames dropped; then a GRU"),
         case("tcn_no_rnn", Tcn, 4, 3, 10, [5, 9, 7], True,
              "no recurrent node: F.pad 2 + Conv1d kernel 3, ReLU, F.pad 4 + Conv1d kernel 3 dilation 2, ReLU, a "
              "pointwise Conv1d; the time axis is the named dimension the causal windows slide along (seq)",

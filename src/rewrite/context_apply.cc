@@ -74,15 +74,20 @@ void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset,
   *graph.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
 }
 
-/// Replaces the values of `node`'s INTS attribute `name`; Error(kInternal) when it has none.
+/// Sets the values of `node`'s INTS attribute `name`, adding it where the node left it to its default (a
+/// ConvTranspose that crops nothing).
 void SetIntsAttributeValues(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* found = nullptr;
   for (auto& attribute : *node.mutable_attribute()) {
-    if (attribute.name() != name) continue;
-    attribute.clear_ints();
-    for (int64_t v : values) attribute.add_ints(v);
-    return;
+    if (attribute.name() == name) found = &attribute;
   }
-  throw Error(ExitCode::kInternal, "the plan's " + node.op_type() + " has no '" + name + "' attribute");
+  if (found == nullptr) {
+    found = node.add_attribute();
+    found->set_name(name);
+    found->set_type(onnx::AttributeProto::INTS);
+  }
+  found->clear_ints();
+  for (int64_t v : values) found->add_ints(v);
 }
 
 /// One operand a window's context changes (context_plan.h).

@@ -98,15 +98,15 @@ std::optional<size_t> SliceEntry(const ModelIndex& index, const onnx::NodeProto&
 /// an AveragePool that does not count padding divides by fewer elements: zeros in front differ.
 bool PadsWithCountedZeros(const onnx::NodeProto& window) {
   const std::string& op = window.op_type();
-  if (op == "Conv" || op == "LpPool") return true;
+  if (op == "Conv" || op == "ConvTranspose" || op == "LpPool") return true;
   if (op == "AveragePool") return IntAttribute(window, "count_include_pad", 0) != 0;
   return false;
 }
 
-/// True for the operators whose window a context can carry: Conv and the pools (ConvTranspose spreads
-/// each frame forward instead; a MaxPool's Indices would index the concatenation).
+/// True for the operators whose window a context can carry: Conv, ConvTranspose where it is one (at stride
+/// 1: ReadTimeWindow says) and the pools (a MaxPool's Indices would index the concatenation).
 bool CarriableWindowOp(const onnx::NodeProto& node) {
-  if (!IsOnnxOp(node, {"Conv", "AveragePool", "MaxPool", "LpPool"})) return false;
+  if (!IsOnnxOp(node, {"Conv", "ConvTranspose", "AveragePool", "MaxPool", "LpPool"})) return false;
   return !(node.op_type() == "MaxPool" && node.output_size() > 1 && !node.output(1).empty());
 }
 
@@ -198,7 +198,7 @@ std::optional<SymShape> Completed(const ModelIndex& index, const std::string& na
   const ResolvedName at = index.Resolve(GraphPath{}, name);
   if (whole || depth > 32 || at.node == nullptr || !at.graph.empty() || at.node->input_size() == 0) return shape;
   const onnx::NodeProto& node = *at.node;
-  const bool window = IsOnnxOp(node, {"Conv", "AveragePool", "MaxPool", "LpPool"});
+  const bool window = IsOnnxOp(node, {"Conv", "ConvTranspose", "AveragePool", "MaxPool", "LpPool"});
   if (!IsElementwiseUnary(node) && !IsOnnxOp(node, {"Pad"}) && !window) return shape;
   std::optional<SymShape> in = Completed(index, node.input(0), depth + 1);
   if (!in || (shape && shape->size() != in->size())) return shape;
@@ -211,13 +211,17 @@ std::optional<SymShape> Completed(const ModelIndex& index, const std::string& na
       if (out[a].fixed()) out[a].value += padding->first + padding->second;
     }
   } else if (window) {
-    if (node.op_type() == "Conv") {
+    if (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") {
+      // Conv's weight is [M, C/group, ...]; ConvTranspose's [C, M/group, ...].
       const std::optional<std::vector<int64_t>> weights = ConstantDims(index, GraphPath{}, node.input(1));
-      out[1] = weights && !weights->empty() ? SymDim{(*weights)[0], ""} : SymDim{};
+      const bool conv = node.op_type() == "Conv";
+      out[1] = weights && weights->size() > 1
+                   ? SymDim{conv ? (*weights)[0] : (*weights)[1] * IntAttribute(node, "group", 1), ""}
+                   : SymDim{};
     }
     for (int a = 2; a < rank; ++a) {
       const std::optional<TimeWindow> w = ReadTimeWindow(index, GraphPath{}, node, a, rank);
-      if (!w) return shape;
+      if (!w || w->transpose) return shape;
       if (!out[a].fixed()) {
         out[a] = SymDim{};
         continue;
@@ -265,11 +269,21 @@ std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& inde
     if (and_after && at->second < pads->size()) (*pads)[at->second] = 0;
     return pads;
   }
+  const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, axis, rank);
   const onnx::AttributeProto* attribute = FindAttribute(node, "pads");
-  if (attribute == nullptr || axis < 2 || attribute->ints_size() <= axis - 2) return std::nullopt;
-  std::vector<int64_t> pads(attribute->ints().begin(), attribute->ints().end());
-  pads[static_cast<size_t>(axis - 2)] = 0;
-  if (and_after) pads[pads.size() / 2 + static_cast<size_t>(axis - 2)] = 0;
+  if (!window || (attribute == nullptr && !window->flipped)) return std::nullopt;
+  std::vector<int64_t> pads;
+  if (attribute != nullptr) {
+    pads.assign(attribute->ints().begin(), attribute->ints().end());
+  } else if (rank > 2) {
+    pads.assign(2 * static_cast<size_t>(rank - 2), 0);  // a ConvTranspose that crops nothing
+  }
+  const size_t at = static_cast<size_t>(axis - 2);
+  if (pads.size() <= at || pads.size() % 2 != 0) return std::nullopt;
+  // A Conv pads its input; a ConvTranspose crops its output: cropping the whole span pads nothing.
+  const int64_t none = window->flipped ? window->Span() : 0;
+  pads[at] = none;
+  if (and_after) pads[pads.size() / 2 + at] = none;
   return pads;
 }
 

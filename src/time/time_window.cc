@@ -17,13 +17,28 @@ int64_t IntsAt(const onnx::NodeProto& node, const char* name, size_t k, int64_t 
   return a->ints(static_cast<int>(k));
 }
 
+/// A ConvTranspose at stride 1 along axis `s` is a Conv with the kernel reversed: output frame t reads the
+/// input frames t - (S - p_b) ... t + (S - p_e), S its span and p its `pads` (which crop its output). So
+/// it is read as that window (`flipped`), padded S - p before and after, where neither is negative and no
+/// `output_padding` or `output_shape` adds frames.
+void ReadAsWindow(const onnx::NodeProto& node, size_t s, TimeWindow& window) {
+  if (window.stride != 1 || IntsAt(node, "output_padding", s, 0) != 0 || FindAttribute(node, "output_shape")) return;
+  const int64_t before = window.Span() - window.pad_before, after = window.Span() - window.pad_after;
+  if (before < 0 || after < 0) return;
+  window.transpose = false;
+  window.flipped = true;
+  window.pad_before = before;
+  window.pad_after = after;
+}
+
 }  // namespace
 
 std::string TimeWindow::Text() const {
   return std::string(transpose ? "spreads each frame over a window of " : "slides a window of ") +
-         std::to_string(kernel) + " frames over time (dilation " + std::to_string(dilation) + ", stride " +
-         std::to_string(stride) + "; padding " + std::to_string(pad_before) + " before, " + std::to_string(pad_after) +
-         " after)";
+         std::to_string(kernel) + " frames over time (" +
+         (flipped ? "a ConvTranspose at stride 1 read as the window it equals; " : "") + "dilation " +
+         std::to_string(dilation) + ", stride " + std::to_string(stride) + "; padding " + std::to_string(pad_before) +
+         " before, " + std::to_string(pad_after) + " after)";
 }
 
 std::optional<TimeWindow> ReadTimeWindow(const ModelIndex& index, const GraphPath& graph, const onnx::NodeProto& node,
@@ -63,6 +78,7 @@ std::optional<TimeWindow> ReadTimeWindow(const ModelIndex& index, const GraphPat
   } else if (mode == "NOTSET" || mode.empty()) {
     window.pad_before = IntsAt(node, "pads", s, 0);
     window.pad_after = IntsAt(node, "pads", s + static_cast<size_t>(spatial), 0);
+    if (window.transpose) ReadAsWindow(node, s, window);
   }
   return window;
 }

@@ -6,6 +6,7 @@
 ///
 ///   Conv(x [N, C, T], W [M, C, 5], pads=[4, 0])   window 5, dilation 1, stride 1, 4 before, 0 after: causal
 ///   Conv(x, W [M, C, 3], auto_pad=SAME_UPPER)      window 3: 1 before, 1 after (one frame of lookahead)
+///   ConvTranspose(x, W [C, M, 3], pads=[2, 2])     window 3 (flipped): 0 before, 0 after (stride 1 only)
 
 #include <onnx/onnx_pb.h>
 
@@ -25,6 +26,9 @@ struct TimeWindow {
   int64_t pad_before = 0;
   int64_t pad_after = 0;
   bool transpose = false;  ///< ConvTranspose: each input frame spreads over the window
+  /// A ConvTranspose at stride 1, read as the window it equals (its kernel reversed): `pad_before` and
+  /// `pad_after` are that window's padding, span minus the ConvTranspose's `pads` (which crop its output).
+  bool flipped = false;
 
   /// Frames the window spans beyond one: (kernel - 1) * dilation.
   int64_t Span() const { return (kernel - 1) * dilation; }

@@ -2,7 +2,8 @@
 // stream — padded by their own `pads` or by a constant Pad in front with exactly their span of zeros
 // before time and none after, at stride 1 — and the windows that must not be carried (lookahead, more
 // padding than the span, strides, padding with other values, a MaxPool's own padding, an AveragePool that
-// does not count its padding, a Pad read twice). Models as ONNX text.
+// does not count its padding, a Pad read twice); a ConvTranspose at stride 1 as the window it equals.
+// Models as ONNX text.
 
 #include "time/causal_windows.h"
 
@@ -171,6 +172,32 @@ TEST(CausalWindows, AConvPaddedOnBothSidesWhoseTailASliceCutsIsCausal) {
             (std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
   const TimeFlow streamed(w.index, {InputAxis{"x", 2}}, {}, -1, {}, StreamedNodesOf(w.found));
   EXPECT_EQ(TimeFactText(streamed.Of({}, "y")), "frames on axis 2");
+}
+
+TEST(CausalWindows, AConvTransposeAtStrideOneIsTheWindowItEquals) {
+  // ConvTranspose at stride 1 is a Conv with its kernel reversed, padded span - pads (its pads crop).
+  const Windows w(R"(g (float[batch, 2, seq] x, float[2, 4, 3] w) => (float[batch, 4, seq] y) {
+    pads = Constant <value = int64[6] {0, 0, 4, 0, 0, 0}> ()
+    p = Pad (x, pads)
+    y = ConvTranspose <pads = [4, 4], dilations = [2]> (p, w)
+    c = ConvTranspose <dilations = [2]> (x, w)
+    starts = Constant <value = int64[1] {0}> ()
+    ends = Constant <value = int64[1] {-4}> ()
+    axes = Constant <value = int64[1] {2}> ()
+    cut = Slice (c, starts, ends, axes)
+    strided = ConvTranspose <strides = [2], pads = [1, 1]> (x, w)
+    cropped = ConvTranspose <pads = [5, 5], dilations = [2]> (x, w)
+    ahead = ConvTranspose <pads = [4, 2], dilations = [2]> (x, w)
+  })");
+  ASSERT_THAT(w.Found(), ElementsAre("y:p:x:2:4", "c:-:x:2:4"));
+  EXPECT_EQ(w.found[1].cut, 7);
+  EXPECT_TRUE(w.found[0].shape.flipped);
+  // Without padding the ConvTranspose crops its whole span: the attribute is written where it was left out.
+  EXPECT_EQ(PadsWithoutTimeBefore(w.index, w.model.graph().node(3), 2, 3, /*and_after=*/true),
+            (std::vector<int64_t>{4, 4}));
+  const TimeFlow streamed(w.index, {InputAxis{"x", 2}}, {}, -1, {}, StreamedNodesOf(w.found));
+  EXPECT_EQ(TimeFactText(streamed.Of({}, "y")), "frames on axis 2");
+  EXPECT_EQ(TimeFactText(streamed.Of({}, "cut")), "frames on axis 2");
 }
 
 TEST(CausalWindows, PadsThatLeaveTimeAloneBetweenTheCausalPadAndThePoolArePassedOver) {
