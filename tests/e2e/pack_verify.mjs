@@ -116,7 +116,7 @@ function rewriteAll(m, cli) {
   }
   if (m.noOutput && Object.keys(m.files).length === 0) return { ok: true, diff: NaN, detail: 'no recurrent nodes: nothing written', stop: true };
   for (const [name, file] of Object.entries(m.files)) {
-    const c = cli.run(['check', file]);
+    const c = cli.check(file);
     if (c.status !== 0) problems.push(`${name}: check exited ${c.status}: ${lastLines(c.stdout + c.stderr)}`);
     const again = file.replace(/\.onnx$/, '-again.onnx');
     const r = cli.rewrite(file, again, VARIANTS[name].mode ?? null, m.entry.rewriteArgs);
@@ -291,6 +291,41 @@ async function tritonChecks(label, m, symbol) {
   }
 }
 
+/** The work folder of manifest entry `index`. */
+const modelDir = (opts, index, entry) => join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`);
+
+/**
+ * Every rewrite rewriteAll() makes, in a few batched rnnstate calls ahead of the models (RnnstateCli's
+ * prefetchRewrites): the variants of each original, then each written variant rewritten again and checked,
+ * and the tensor-packed model packed twice. rewriteAll() then receives what each call would have given.
+ */
+function prefetchRewrites(all, selected, opts) {
+  const entries = selected.flatMap((index) => {
+    try {
+      const entry = normalizeEntry(all[index]);
+      if (entry.expectExit !== 0) return [];
+      const dir = modelDir(opts, index, entry);
+      mkdirSync(dir, { recursive: true });
+      return [{ entry, dir, origPath: resolve(opts.models, entry.file) }];
+    } catch {
+      return [];  // verifyModel reports the entry
+    }
+  });
+  const variantJobs = entries.flatMap(({ entry, dir, origPath }) => Object.entries(VARIANTS).map(([name, variant]) => ({
+    input: origPath, output: join(dir, `${name}.onnx`), mode: variant.mode ?? null, args: [...entry.rewriteArgs, ...variant.args],
+    name, entry, dir,
+  })));
+  opts.cli.prefetchRewrites(variantJobs);
+  const written = variantJobs.filter((job) => existsSync(job.output));
+  opts.cli.prefetchChecks(written.map((job) => job.output));
+  opts.cli.prefetchRewrites([
+    ...written.map((job) => ({ input: job.output, output: job.output.replace(/\.onnx$/, '-again.onnx'),
+      mode: VARIANTS[job.name].mode ?? null, args: job.entry.rewriteArgs })),
+    ...written.filter((job) => job.name === 'tensor').map((job) => ({ input: job.output, output: join(job.dir, 'twice.onnx'),
+      mode: null, args: ['--pack', 'tensor'] })),
+  ]);
+}
+
 async function verifyModel(raw, index, label, opts) {
   let entry;
   try {
@@ -302,7 +337,7 @@ async function verifyModel(raw, index, label, opts) {
   if (entry.expectExit !== 0) { skip(label, 'pack', `the plain rewrite is expected to exit ${entry.expectExit}`); return; }
   const m = {
     entry, label, tol: entry.tolerance ?? opts.tol, seedBase: `${opts.seed}|${entry.file}`,
-    origPath: resolve(opts.models, entry.file), dir: join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`),
+    origPath: resolve(opts.models, entry.file), dir: modelDir(opts, index, entry),
     // One thread per session: tiny models; a pool of one thread per core only spins against the other suites.
     sessions: {}, sessionOptions: { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 },
   };
@@ -373,6 +408,7 @@ async function main() {
   if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
   opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-pack-e2e-'));
   mkdirSync(opts.workdir, { recursive: true });
+  prefetchRewrites(all, selected, opts);
   for (const i of selected) await verifyModel(all[i], i, labels[i], opts);
   if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
   console.log(`${tally.passed} passed, ${tally.failed} failed`);
