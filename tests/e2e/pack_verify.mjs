@@ -9,7 +9,7 @@
 // described in README.md ("Packed states").
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
@@ -19,6 +19,7 @@ import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import * as pack from './lib/pack_checks.mjs';
+import { modelDir, prefetchRewrites, VARIANTS } from './lib/pack_variants.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
 import { sliceAxis, zerosTensor } from './lib/tensors.mjs';
 
@@ -66,14 +67,6 @@ async function runCheck(label, check, fn) {
 // ---------------------------------------------------------------------------------------------
 // The rewrites under test.
 
-const VARIANTS = {
-  tensor: { args: ['--pack', 'tensor'] },
-  'tensor-required': { args: ['--pack', 'tensor'], mode: 'required' },
-  'tensor+bf': { args: ['--pack', 'tensor', '--state-layout', 'batch-first'] },
-  'tensor+bf-required': { args: ['--pack', 'tensor', '--state-layout', 'batch-first'], mode: 'required' },
-  'bf-required': { args: ['--state-layout', 'batch-first'], mode: 'required' },
-  sequence: { args: ['--pack', 'sequence'] },
-};
 
 function metadataOf(file) {
   const value = scanModel(file).metadata.rnnstate;
@@ -289,41 +282,6 @@ async function tritonChecks(label, m, symbol) {
     const mt = m.entry.batchMatesTolerance === null ? m : { ...m, tol: Math.max(m.tol, m.entry.batchMatesTolerance) };
     await runCheck(label, `(4) triton-like ${name}`, () => pack.checkTritonLike(mt, m.sessions[file], states, symbol, referenceRun));
   }
-}
-
-/** The work folder of manifest entry `index`. */
-const modelDir = (opts, index, entry) => join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`);
-
-/**
- * Every rewrite rewriteAll() makes, in a few batched rnnstate calls ahead of the models (RnnstateCli's
- * prefetchRewrites): the variants of each original, then each written variant rewritten again and checked,
- * and the tensor-packed model packed twice. rewriteAll() then receives what each call would have given.
- */
-function prefetchRewrites(all, selected, opts) {
-  const entries = selected.flatMap((index) => {
-    try {
-      const entry = normalizeEntry(all[index]);
-      if (entry.expectExit !== 0) return [];
-      const dir = modelDir(opts, index, entry);
-      mkdirSync(dir, { recursive: true });
-      return [{ entry, dir, origPath: resolve(opts.models, entry.file) }];
-    } catch {
-      return [];  // verifyModel reports the entry
-    }
-  });
-  const variantJobs = entries.flatMap(({ entry, dir, origPath }) => Object.entries(VARIANTS).map(([name, variant]) => ({
-    input: origPath, output: join(dir, `${name}.onnx`), mode: variant.mode ?? null, args: [...entry.rewriteArgs, ...variant.args],
-    name, entry, dir,
-  })));
-  opts.cli.prefetchRewrites(variantJobs);
-  const written = variantJobs.filter((job) => existsSync(job.output));
-  opts.cli.prefetchChecks(written.map((job) => job.output));
-  opts.cli.prefetchRewrites([
-    ...written.map((job) => ({ input: job.output, output: job.output.replace(/\.onnx$/, '-again.onnx'),
-      mode: VARIANTS[job.name].mode ?? null, args: job.entry.rewriteArgs })),
-    ...written.filter((job) => job.name === 'tensor').map((job) => ({ input: job.output, output: join(job.dir, 'twice.onnx'),
-      mode: null, args: ['--pack', 'tensor'] })),
-  ]);
 }
 
 async function verifyModel(raw, index, label, opts) {
