@@ -9,7 +9,7 @@
 // described in README.md ("Packed states").
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
@@ -19,6 +19,7 @@ import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import * as pack from './lib/pack_checks.mjs';
+import { modelDir, prefetchRewrites, VARIANTS } from './lib/pack_variants.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
 import { sliceAxis, zerosTensor } from './lib/tensors.mjs';
 
@@ -66,14 +67,6 @@ async function runCheck(label, check, fn) {
 // ---------------------------------------------------------------------------------------------
 // The rewrites under test.
 
-const VARIANTS = {
-  tensor: { args: ['--pack', 'tensor'] },
-  'tensor-required': { args: ['--pack', 'tensor'], mode: 'required' },
-  'tensor+bf': { args: ['--pack', 'tensor', '--state-layout', 'batch-first'] },
-  'tensor+bf-required': { args: ['--pack', 'tensor', '--state-layout', 'batch-first'], mode: 'required' },
-  'bf-required': { args: ['--state-layout', 'batch-first'], mode: 'required' },
-  sequence: { args: ['--pack', 'sequence'] },
-};
 
 function metadataOf(file) {
   const value = scanModel(file).metadata.rnnstate;
@@ -116,7 +109,7 @@ function rewriteAll(m, cli) {
   }
   if (m.noOutput && Object.keys(m.files).length === 0) return { ok: true, diff: NaN, detail: 'no recurrent nodes: nothing written', stop: true };
   for (const [name, file] of Object.entries(m.files)) {
-    const c = cli.run(['check', file]);
+    const c = cli.check(file);
     if (c.status !== 0) problems.push(`${name}: check exited ${c.status}: ${lastLines(c.stdout + c.stderr)}`);
     const again = file.replace(/\.onnx$/, '-again.onnx');
     const r = cli.rewrite(file, again, VARIANTS[name].mode ?? null, m.entry.rewriteArgs);
@@ -302,7 +295,7 @@ async function verifyModel(raw, index, label, opts) {
   if (entry.expectExit !== 0) { skip(label, 'pack', `the plain rewrite is expected to exit ${entry.expectExit}`); return; }
   const m = {
     entry, label, tol: entry.tolerance ?? opts.tol, seedBase: `${opts.seed}|${entry.file}`,
-    origPath: resolve(opts.models, entry.file), dir: join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`),
+    origPath: resolve(opts.models, entry.file), dir: modelDir(opts, index, entry),
     // One thread per session: tiny models; a pool of one thread per core only spins against the other suites.
     sessions: {}, sessionOptions: { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 },
   };
@@ -373,6 +366,7 @@ async function main() {
   if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
   opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-pack-e2e-'));
   mkdirSync(opts.workdir, { recursive: true });
+  prefetchRewrites(all, selected, opts);
   for (const i of selected) await verifyModel(all[i], i, labels[i], opts);
   if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
   console.log(`${tally.passed} passed, ${tally.failed} failed`);

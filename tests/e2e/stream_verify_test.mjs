@@ -12,7 +12,7 @@
 //
 // Usage: node stream_verify_test.mjs --rnnstate BIN --models DIR --manifest FILE
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -183,23 +183,28 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'rnnstate-verify-'));
   try {
     const entries = loadManifest(args.manifest).map(normalizeEntry);
+    const chunked = (entry) => entry.ort && entry.chunkMode === 'seq' && Array.isArray(entry.chunks) && entry.expectExit === 0;
+    const filesOf = (entry, index) => ({ original: join(args.models, entry.file), defaults: join(work, `${index}.defaults.onnx`),
+      required: join(work, `${index}.required.onnx`) });
+    // Every rewrite and report below, in a few batched rnnstate calls ahead of the models (RnnstateCli).
+    const files = entries.map((entry, i) => (chunked(entry) ? { ...filesOf(entry, i + 1), args: entry.rewriteArgs } : null)).filter(Boolean);
+    cli.prefetchRewrites(files.flatMap((f) => [{ input: f.original, output: f.defaults, mode: null, args: f.args },
+      { input: f.original, output: f.required, mode: 'required', args: f.args }]));
+    cli.prefetchReports(files.map((f) => f.defaults).filter((f) => existsSync(f)));
     let index = 0;
     let negatives = 0;
     for (const entry of entries) {
       index++;
-      const chunked = entry.ort && entry.chunkMode === 'seq' && Array.isArray(entry.chunks);
-      if (!chunked || entry.expectExit !== 0) continue;
+      if (!chunked(entry)) continue;
       const label = entry.file;
-      const original = join(args.models, entry.file);
-      const defaults = join(work, `${index}.defaults.onnx`);
-      const required = join(work, `${index}.required.onnx`);
+      const { original, defaults, required } = filesOf(entry, index);
       const d = cli.rewrite(original, defaults, null, entry.rewriteArgs);
       const r = cli.rewrite(original, required, 'required', entry.rewriteArgs);
       if (d.status !== 0 || r.status !== 0 || !d.written) {
         report(false, label, 'rewrite', lastLines(d.stderr + r.stderr));
         continue;
       }
-      const pairs = JSON.parse(cli.run(['report', defaults, '--json']).stdout).pairs;
+      const pairs = cli.report(defaults).pairs;
       const streamable = pairs.length > 0 && pairs.every((p) => p.streamable);
       const carried = pairs.every((p) => (p.carried ?? p.streamable) !== false);
       // The analysis and the manifest (what ONNX Runtime was shown to do) agree on every model.

@@ -206,6 +206,38 @@ async function checkIdempotent(m, cli) {
 // ---------------------------------------------------------------------------------------------
 // One manifest entry.
 
+/** The work folder of manifest entry `index`. */
+const modelDir = (opts, index, entry) => join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`);
+
+/**
+ * Every rewrite of rewriteAll() and checkIdempotent(), in a few batched rnnstate calls ahead of the models
+ * (RnnstateCli's prefetchRewrites): the originals in both modes, then the defaults rewrite in required mode
+ * and again, then the required rewrite again; and the reports of the original and the defaults rewrite.
+ * Those functions then receive what each call would have given.
+ */
+function prefetchRewrites(all, selected, opts) {
+  const models = selected.flatMap((index) => {
+    try {
+      const entry = normalizeEntry(all[index]);
+      const dir = modelDir(opts, index, entry);
+      mkdirSync(dir, { recursive: true });
+      const f = { orig: resolve(opts.models, entry.file), def: join(dir, 'rewritten.onnx'), req: join(dir, 'required.onnx') };
+      return [{ args: entry.rewriteArgs, f, reqDirect: join(dir, 'required-direct.onnx') }];
+    } catch {
+      return [];  // verifyModel reports the entry
+    }
+  });
+  const again = (file) => file.replace(/\.onnx$/, '-again.onnx');
+  opts.cli.prefetchRewrites(models.flatMap(({ args, f, reqDirect }) => [
+    { input: f.orig, output: f.def, mode: null, args }, { input: f.orig, output: reqDirect, mode: 'required', args }]));
+  const written = models.filter(({ f }) => existsSync(f.def));
+  opts.cli.prefetchRewrites(written.flatMap(({ args, f }) => [
+    { input: f.def, output: f.req, mode: 'required', args }, { input: f.def, output: again(f.def), mode: null, args }]));
+  opts.cli.prefetchRewrites(written.filter(({ f }) => existsSync(f.req)).map(({ args, f }) =>
+    ({ input: f.req, output: again(f.req), mode: 'required', args })));
+  opts.cli.prefetchReports(written.flatMap(({ f }) => [f.def, f.orig]));
+}
+
 async function verifyModel(raw, index, labels, opts) {
   const label = labels[index];
   let entry;
@@ -220,7 +252,7 @@ async function verifyModel(raw, index, labels, opts) {
     tol: entry.tolerance ?? opts.tol,
     seedBase: `${opts.seed}|${entry.file}`,
     origPath: resolve(opts.models, entry.file),
-    dir: join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`),
+    dir: modelDir(opts, index, entry),
     pairs: [],
     sessions: {},
   };
@@ -335,6 +367,7 @@ async function main() {
   // Our own temporary directory is removed at the end; a --workdir is kept for inspection.
   opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-e2e-'));
   mkdirSync(opts.workdir, { recursive: true });
+  prefetchRewrites(all, selected, opts);
   for (const i of selected) await verifyModel(all[i], i, labels, opts);
   if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
 

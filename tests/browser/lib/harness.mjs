@@ -75,7 +75,9 @@ export function launchChromium(url, { audioFile, binary = '/usr/bin/chromium' } 
     async stop() {
       // Chromium starts helpers (zygote, renderers, GPU) in its own process group: end the group.
       try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone already */ }
-      const killed = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 3000))]);
+      let grace;
+      const killed = await Promise.race([exited.then(() => true), new Promise((r) => { grace = setTimeout(() => r(false), 3000); })]);
+      clearTimeout(grace);
       if (!killed) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
       rmSync(profile, { recursive: true, force: true });
     },
