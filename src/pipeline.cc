@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <future>
+#include <map>
 #include <set>
 
 #include "graph/contrib_schemas.h"
@@ -214,9 +215,20 @@ CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions&
   Analysis analysis = Analyze(index, analysis_options);
   JudgeStream(index, analysis);
   CheckResult result;
-  result.recorded = analysis.recorded_pairs;
   AddWarnings(Warning::Kind::kNote, CheckWarnings(analysis), result.warnings);
   result.problems = CheckModel(index, analysis, options.streamable_only);
+  // The first kMaxListedProblems of each kind, in order: a million of one kind hides no other kind.
+  std::map<CheckProblem::Kind, size_t> listed;
+  std::vector<CheckProblem> kept;
+  for (CheckProblem& problem : result.problems) {
+    if (++listed[problem.kind] <= kMaxListedProblems) {
+      kept.push_back(std::move(problem));
+    } else {
+      ++result.unlisted_problems;
+    }
+  }
+  result.problems = std::move(kept);
+  result.recorded = std::move(analysis.recorded_pairs);  // moved, not copied: there may be a million
   return result;
 }
 

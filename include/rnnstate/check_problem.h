@@ -2,6 +2,7 @@
 /// \file
 /// The problems `rnnstate check` reports (kinds documented in docs/guide.md, "check").
 
+#include <cstddef>
 #include <string>
 
 namespace rnnstate {
@@ -26,6 +27,10 @@ struct CheckProblem {
   Kind kind;
   std::string message;  ///< one line, without the file path
 };
+
+/// Most problems of one kind `check` lists one by one for a model; the rest are counted (a hostile model whose metadata
+/// names a million pairs the graph lacks has millions of problems).
+inline constexpr size_t kMaxListedProblems = 1000;
 
 /// "not_exposed", "bad_metadata", ... (JSON records).
 const char* CheckProblemKindName(CheckProblem::Kind kind);

@@ -61,7 +61,8 @@ struct ExportSettings {
   bool json = false;           ///< openvino: the JSON form
   std::string repository;      ///< triton: write the entry under this directory ("": print config.pbtxt)
   std::string name;            ///< triton: the model's name in the repository ("": the file's stem)
-  int64_t max_batch_size = 8;  ///< triton: the config's max_batch_size
+  /// triton: the config's max_batch_size; none: 8 where Triton can batch the model, else 0
+  std::optional<int64_t> max_batch_size;
 };
 
 /// The state wiring of `input` for the target (from its metadata): `text` what is printed (with `json`,

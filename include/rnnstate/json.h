@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace rnnstate {
@@ -26,6 +27,11 @@ std::string DumpJson(const Json& value);
 /// std::runtime_error with a message to follow "metadata 'rnnstate' is ": "not valid JSON at byte N:
 /// REASON" on malformed input or trailing text, "invalid: ..." for nesting deeper than kMaxJsonDepth, an
 /// object with more than kMaxJsonObjectKeys keys or one key twice, or an integer beyond int64.
-Json ParseJson(const std::string& text);
+/// With `sink`, each element of the array under the root object's key `streamed` is given to `sink` as
+/// soon as it is parsed and then dropped: that array stays in the document, empty (a document with a
+/// million state pairs need not be held whole). Elements reach the sink in order, before the parse has
+/// seen the rest of the text, so a later syntax error still throws.
+using JsonElementSink = std::function<void(Json& element)>;
+Json ParseJson(const std::string& text, const std::string& streamed = "", const JsonElementSink& sink = nullptr);
 
 }  // namespace rnnstate

@@ -44,7 +44,8 @@ struct CheckOptions {
 
 /// What `rnnstate check` finds in a model.
 struct CheckResult {
-  std::vector<CheckProblem> problems;  ///< empty when it passes
+  std::vector<CheckProblem> problems;  ///< empty when it passes; the first kMaxListedProblems of each kind
+  size_t unlisted_problems = 0;        ///< problems found beyond those listed
   std::vector<Warning> warnings;       ///< what it warns about without failing (kind kNote)
   std::vector<StatePair> recorded;     ///< the pairs in the model's metadata
 };

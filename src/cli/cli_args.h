@@ -66,7 +66,7 @@ struct ExportArgs {
   bool json = false;
   std::string repository;  ///< triton: -o, the model repository to write the entry into
   std::string name;        ///< triton: --name
-  int64_t max_batch_size = 8;
+  std::optional<int64_t> max_batch_size;  ///< triton: --max-batch-size (none: chosen by the model)
 };
 
 /// `verify`'s arguments, passed on unread to the helper's checker (`rnnstate-stream verify`), whose own

@@ -129,10 +129,16 @@ FileResult CheckFile(const std::string& input, bool streamable_only) {
       result.text += input + ": " + problem.message + "\n";
     }
     result.details["problems"] = std::move(list);
+    if (checked.unlisted_problems > 0) {
+      result.text += input + ": ... and " + std::to_string(checked.unlisted_problems) + " more problems (the first " +
+                     std::to_string(kMaxListedProblems) + " of each kind are listed)\n";
+      result.details["unlisted_problems"] = checked.unlisted_problems;
+    }
     if (problems.empty()) return;
+    const size_t total = problems.size() + checked.unlisted_problems;
     result.status = kStatusFailed;
     result.exit_code = static_cast<int>(ExitCode::kCheckFailed);
-    result.error = "check failed: " + std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s");
+    result.error = "check failed: " + std::to_string(total) + " problem" + (total == 1 ? "" : "s");
   });
   if (!check.details.contains("problems")) check.details["problems"] = Json::array();
   return check;

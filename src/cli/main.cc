@@ -169,8 +169,12 @@ void DeclareExport(CLI::App& command, ExportArgs& exports) {
                      "triton: the model repository to write NAME/config.pbtxt and NAME/1/model.onnx into "
                      "(default: print config.pbtxt)");
   command.add_option("--name", exports.name, "triton: the model's name in the repository (default: the file's stem)");
-  command.add_option("--max-batch-size", exports.max_batch_size, "triton: max_batch_size of the config (default 8)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command
+      .add_option_function<int64_t>(
+          "--max-batch-size", [&exports](const int64_t& n) { exports.max_batch_size = n; },
+          "triton: max_batch_size of the config (default 8, or 0 when Triton cannot batch the model: "
+          "its data time-major or its batch fixed)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
 }
 
 /// `verify`: every argument after the command is the checker's, --help included.

@@ -1,47 +1,23 @@
 #include "contract/export_triton.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <sstream>
 
+#include "contract/export_triton_unbatched.h"
 #include "contract/state_tensors.h"
+#include "contract/triton_text.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
 
 namespace {
 
-/// Triton's DataType name of an element type.
-std::string TritonType(const std::string& dtype) {
-  if (dtype == "float32") return "TYPE_FP32";
-  if (dtype == "float64") return "TYPE_FP64";
-  if (dtype == "float16") return "TYPE_FP16";
-  if (dtype == "bfloat16") return "TYPE_BF16";
-  for (const char* integer : {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"}) {
-    std::string name = integer;
-    if (dtype == name) {
-      for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      return "TYPE_" + name;
-    }
-  }
-  if (dtype == "bool") return "TYPE_BOOL";
-  return "";
-}
-
-/// Triton's DataType name of an ONNX element type ("" when Triton has none).
-std::string TritonTypeOf(int32_t elem_type) {
-  return elem_type == onnx::TensorProto::STRING ? "TYPE_STRING" : TritonType(ElementTypeName(elem_type));
-}
-
 /// One sequence's row of a batch-first state: its dims after the batch. Throws when Triton cannot
 /// hold the state.
 std::vector<int64_t> RowDims(const StateTensor& tensor) {
   const std::string label = "state '" + tensor.input + "' " + MetaShapeText(tensor.shape);
-  if (tensor.sequence) {
-    throw Error(ExitCode::kUnsupported, "state '" + tensor.input + "' is a Sequence: Triton passes tensors only " +
-                                            "(rewrite the model with --pack tensor)");
-  }
+  RequireCarriable(tensor);
   if (tensor.batch_axis < 0) {
     throw Error(ExitCode::kUnsupported,
                 label + " has no batch axis: Triton keeps one row of each state per " + "sequence, on axis 0");
@@ -76,102 +52,18 @@ std::vector<int64_t> RowDims(const StateTensor& tensor) {
     }
     dims.push_back(tensor.shape[axis].value);
   }
-  if (TritonType(tensor.dtype).empty()) throw Error(ExitCode::kUnsupported, label + ": element type " + tensor.dtype);
-  if (tensor.optional) {
-    throw Error(ExitCode::kUnsupported, "state input '" + tensor.input + "' has a default (an initializer of its " +
-                                            "name), and ONNX Runtime's C API, which Triton's onnxruntime backend " +
-                                            "uses, does not list such inputs: rewrite with --state-inputs required");
-  }
   return dims;
 }
 
-/// Refuses states that do not start from zeros: Triton gives every new sequence one fixed tensor.
-void RequireZeroDefaults(const std::vector<StateTensor>& tensors) {
-  std::vector<std::string> not_zero;
-  for (const StateTensor& tensor : tensors)
-    not_zero.insert(not_zero.end(), tensor.empty_init.begin(), tensor.empty_init.end());
-  if (not_zero.empty()) return;
-  std::string names;
-  for (const std::string& name : not_zero) names += (names.empty() ? "'" : ", '") + name + "'";
-  throw Error(ExitCode::kUnsupported,
-              "state " + names + " starts from the model's own default (a learned initial state or a computed " +
-                  "one: its first feed is empty), which Triton's initial_state cannot give: Triton starts every " +
-                  "sequence from one fixed tensor (serve it where the first call can be fed empty, such as " +
-                  "ONNX Runtime itself)");
-}
-
-/// Refuses names whose sorted order pairs an input with another state's output (Triton pairs them so).
-void RequireSortedPairing(const std::vector<StateTensor>& tensors) {
-  std::vector<std::string> inputs, outputs;
-  for (const StateTensor& tensor : tensors) {
-    inputs.push_back(tensor.input);
-    outputs.push_back(tensor.output);
-  }
-  std::sort(inputs.begin(), inputs.end());
-  std::sort(outputs.begin(), outputs.end());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const auto tensor =
-        std::find_if(tensors.begin(), tensors.end(), [&](const StateTensor& t) { return t.input == inputs[i]; });
-    if (tensor->output == outputs[i]) continue;
-    throw Error(ExitCode::kUnsupported,
-                "Triton pairs state inputs with outputs by sorted name, and here input '" + inputs[i] +
-                    "' would get the state of '" + outputs[i] + "' instead of '" + tensor->output +
-                    "'; rewrite with --pack tensor (one pair per element type) or names that sort alike "
-                    "(--input-names / --output-names, --packed-input / --packed-output)");
-  }
-}
-
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string text = "[ ";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
-  return text + " ]";
-}
-
-/// The `sequence_batching` section: one implicit state per state tensor, starting from zeros.
-std::string SequenceBatching(const std::vector<StateTensor>& tensors, const std::vector<std::vector<int64_t>>& rows) {
-  std::ostringstream out;
-  out << "sequence_batching {\n  state [\n";
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const StateTensor& tensor = tensors[i];
-    const std::string type = TritonType(tensor.dtype), dims = DimsText(rows[i]);
-    out << "    {\n"
-        << "      input_name: \"" << tensor.input << "\"\n"
-        << "      output_name: \"" << tensor.output << "\"\n"
-        << "      data_type: " << type << "\n"
-        << "      dims: " << dims << "\n"
-        << "      initial_state: {\n"
-        << "        data_type: " << type << "\n"
-        << "        dims: " << dims << "\n"
-        << "        zero_data: true\n"
-        << "        name: \"" << tensor.input << " zeros\"\n"
-        << "      }\n"
-        << "    }" << (i + 1 < tensors.size() ? "," : "") << "\n";
-  }
-  out << "  ]\n}\n";
-  return out.str();
-}
-
-/// The state tensors of `model` with their rows, checked as TritonStateConfig documents.
-std::vector<StateTensor> CarriedStates(const onnx::ModelProto& model, std::vector<std::vector<int64_t>>* rows,
-                                       std::vector<std::string>* warnings) {
-  std::vector<StateTensor> tensors = StateTensorsOf(model);
-  for (const StateTensor& tensor : tensors) rows->push_back(RowDims(tensor));
+/// The rows of `tensors`, checked as TritonStateConfig documents.
+std::vector<std::vector<int64_t>> CarriedRows(const std::vector<StateTensor>& tensors,
+                                              std::vector<std::string>* warnings) {
+  std::vector<std::vector<int64_t>> rows;
+  for (const StateTensor& tensor : tensors) rows.push_back(RowDims(tensor));
   RequireZeroDefaults(tensors);
   RequireSortedPairing(tensors);
   if (warnings) *warnings = NotStreamableWarnings(tensors, "Triton");
-  return tensors;
-}
-
-/// "x [seq,batch,3]" for messages.
-std::string ValueLabel(const onnx::ValueInfoProto& value) {
-  std::string text = "'" + value.name() + "'";
-  if (!value.type().tensor_type().has_shape()) return text;
-  text += " [";
-  const auto& dims = value.type().tensor_type().shape().dim();
-  for (int i = 0; i < dims.size(); ++i) {
-    text += (i ? "," : "") + (dims[i].has_dim_value() ? std::to_string(dims[i].dim_value()) : dims[i].dim_param());
-  }
-  return text + "]";
+  return rows;
 }
 
 /// A data input's or output's dims after the batch, or why Triton cannot batch it (`why` non-empty).
@@ -201,43 +93,79 @@ std::vector<int64_t> BatchedDims(const onnx::ValueInfoProto& value, const std::s
   return row;
 }
 
-void WriteTensor(std::ostringstream& out, const onnx::ValueInfoProto& value, const std::vector<int64_t>& dims,
-                 bool last) {
-  out << "  {\n"
-      << "    name: \"" << value.name() << "\"\n"
-      << "    data_type: " << TritonTypeOf(value.type().tensor_type().elem_type()) << "\n";
-  // A tensor that is only its batch ([batch]) is one element per sequence: Triton's dims cannot be empty.
-  if (dims.empty()) {
-    out << "    dims: [ 1 ]\n    reshape: { shape: [ ] }\n";
-  } else {
-    out << "    dims: " << DimsText(dims) << "\n";
+/// Why Triton cannot batch the data of `model`, whose states are `tensors` ("" when it can): the states'
+/// batch is fixed, or a data input has its batch elsewhere than on axis 0 (time-major) or has none. No
+/// rewrite of rnnstate's changes these; a state's own layout (which one does) is judged by RowDims.
+std::string WhyTritonCannotBatch(const onnx::ModelProto& model, const std::vector<StateTensor>& tensors) {
+  const auto batched = std::find_if(tensors.begin(), tensors.end(), [](const StateTensor& tensor) {
+    return tensor.batch_axis >= 0 && static_cast<size_t>(tensor.batch_axis) < tensor.shape.size();
+  });
+  if (batched == tensors.end()) return "";
+  const MetaDim& batch = batched->shape[static_cast<size_t>(batched->batch_axis)];
+  if (batch.value >= 0) {
+    return "the batch of state '" + batched->input + "' is fixed at " + std::to_string(batch.value) +
+           ": Triton's batcher needs a symbolic batch";
   }
-  out << "  }" << (last ? "" : ",") << "\n";
+  std::set<std::string> skipped;
+  for (const StateTensor& tensor : tensors) skipped.insert(tensor.input);
+  for (const auto& initializer : model.graph().initializer()) skipped.insert(initializer.name());
+  for (const auto& input : model.graph().input()) {
+    const auto& type = input.type().tensor_type();
+    // What Triton cannot take at all (no shape, no type it names) is refused by either configuration.
+    if (skipped.count(input.name()) || !input.type().has_tensor_type() || !type.has_shape() ||
+        TritonTypeOf(type.elem_type()).empty()) {
+      continue;
+    }
+    std::string why;
+    BatchedDims(input, batch.symbol, &why);
+    if (!why.empty()) return "data input " + why;
+  }
+  return "";
+}
+
+/// The warning of a model exported unbatched because of `why` (WhyTritonCannotBatch).
+std::string UnbatchedNote(const std::string& why) {
+  const bool elsewhere = why.find("has its batch on axis") != std::string::npos;
+  return why + ": exported with max_batch_size 0, so Triton runs one sequence per request and model instance, " +
+         "not batches of them" +
+         (elsewhere ? " (for batches, export the model with its batch first, e.g. PyTorch's batch_first=True, then "
+                      "rewrite it with --pack tensor --state-inputs required)"
+                    : "");
 }
 
 }  // namespace
 
 std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file,
                               std::vector<std::string>* warnings) {
-  std::vector<std::vector<int64_t>> rows;
-  const std::vector<StateTensor> tensors = CarriedStates(model, &rows, warnings);
+  const std::vector<StateTensor> tensors = StateTensorsOf(model);
+  const std::vector<std::vector<int64_t>> rows = CarriedRows(tensors, warnings);
   return "# Implicit state of " + file + " (rnnstate export triton), for its config.pbtxt.\n" +
          "# States are batch-first: dims are one sequence's row; a new sequence starts from zeros, which is\n" +
          "# the model's own default. The model's other inputs and outputs need their batch on axis 0 too.\n" +
-         SequenceBatching(tensors, rows);
+         TritonSequenceBatching(tensors, rows);
 }
 
-std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& name, int64_t max_batch_size,
-                              std::vector<std::string>* warnings) {
-  std::vector<std::vector<int64_t>> rows;
-  std::vector<std::string> notes;
-  const std::vector<StateTensor> tensors = CarriedStates(model, &rows, &notes);
-  const MetaDim& batch = tensors.front().shape.front();
-  if (batch.value >= 0) {
-    throw Error(ExitCode::kUnsupported, "the batch of state '" + tensors.front().input + "' is fixed at " +
-                                            std::to_string(batch.value) + ": Triton's batcher needs a symbolic batch " +
-                                            "(export the model with a dynamic batch axis)");
+std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& name,
+                              std::optional<int64_t> max_batch_size, std::vector<std::string>* warnings) {
+  const std::vector<StateTensor> tensors = StateTensorsOf(model);
+  if (max_batch_size == 0) return TritonUnbatchedConfig(model, name, tensors, warnings);
+  if (const std::string why = WhyTritonCannotBatch(model, tensors); !why.empty()) {
+    if (max_batch_size) {
+      // The advice must work: what the unbatched configuration refuses too is refused as it says.
+      TritonUnbatchedConfig(model, name, tensors, nullptr);
+      throw Error(ExitCode::kUnsupported, why + ", and --max-batch-size " + std::to_string(*max_batch_size) +
+                                              " asks it to batch: export it with --max-batch-size 0 (Triton's " +
+                                              "configuration for a model it does not batch: one sequence per request)");
+    }
+    std::vector<std::string> notes;
+    std::string config = TritonUnbatchedConfig(model, name, tensors, &notes);
+    notes.insert(notes.begin(), UnbatchedNote(why));
+    if (warnings) *warnings = std::move(notes);
+    return config;
   }
+  std::vector<std::string> notes;
+  const std::vector<std::vector<int64_t>> rows = CarriedRows(tensors, &notes);
+  const MetaDim& batch = tensors.front().shape.front();
   std::set<std::string> state_inputs, state_outputs, initializers;
   for (const StateTensor& tensor : tensors) {
     state_inputs.insert(tensor.input);
@@ -250,16 +178,7 @@ std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& 
     if (state_inputs.count(input.name()) || initializers.count(input.name())) continue;
     std::string why;
     input_dims.push_back(BatchedDims(input, batch.symbol, &why));
-    if (!why.empty()) {
-      const bool elsewhere = why.find("has its batch on axis") != std::string::npos;
-      throw Error(ExitCode::kUnsupported,
-                  "data input " + why +
-                      (elsewhere ? " (rnnstate moves only the states: export the model with its batch first, e.g. "
-                                   "PyTorch's batch_first=True, then rewrite it with --pack tensor "
-                                   "--state-inputs required)"
-                                 : " (each row of a Triton batch is one sequence's request: the model must take "
-                                   "this input per batch row, with the batch first)"));
-    }
+    if (!why.empty()) throw Error(ExitCode::kUnsupported, "data input " + why);
     inputs.push_back(&input);
   }
   for (const auto& output : model.graph().output()) {
@@ -281,16 +200,16 @@ std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& 
       << "# starting from zeros (the model's own default); clients send only the inputs below.\n"
       << "name: \"" << name << "\"\n"
       << "backend: \"onnxruntime\"\n"
-      << "max_batch_size: " << max_batch_size << "\n"
+      << "max_batch_size: " << max_batch_size.value_or(kDefaultMaxBatchSize) << "\n"
       << "input [\n";
-  for (size_t i = 0; i < inputs.size(); ++i) WriteTensor(out, *inputs[i], input_dims[i], i + 1 == inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) WriteTritonTensor(out, *inputs[i], input_dims[i], i + 1 == inputs.size());
   out << "]\n";
   if (!outputs.empty()) {
     out << "output [\n";
-    for (size_t i = 0; i < outputs.size(); ++i) WriteTensor(out, *outputs[i], output_dims[i], i + 1 == outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) WriteTritonTensor(out, *outputs[i], output_dims[i], i + 1 == outputs.size());
     out << "]\n";
   }
-  out << SequenceBatching(tensors, rows);
+  out << TritonSequenceBatching(tensors, rows);
   return out.str();
 }
 

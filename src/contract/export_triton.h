@@ -8,6 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,15 +21,21 @@ namespace rnnstate {
 std::string TritonStateConfig(const onnx::ModelProto& model, const std::string& file,
                               std::vector<std::string>* warnings = nullptr);
 
+/// `max_batch_size` when `export triton` is not given one and Triton can batch the model.
+inline constexpr int64_t kDefaultMaxBatchSize = 8;
+
 /// The whole `config.pbtxt` of model `name` (the entry's directory name): `backend: "onnxruntime"`,
 /// `max_batch_size`, every data input (a graph input that is neither a state input nor an initializer)
 /// and every output that is not a state output, with its type and its dims after the batch (-1 where
 /// symbolic), then TritonStateConfig's `sequence_batching`. Throws Error(kUnsupported) as
-/// TritonStateConfig does, and when a data input's batch is not on axis 0 (named like the states' batch),
-/// the batch is fixed, or a data input has no shape or an element type Triton has no name for. An output
-/// Triton cannot batch (its batch not on axis 0, no shape) is left out, with a warning: Triton returns
-/// only the outputs its configuration lists.
-std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& name, int64_t max_batch_size,
-                              std::vector<std::string>* warnings = nullptr);
+/// TritonStateConfig does, and when a data input has no shape or an element type Triton has no name for.
+/// An output Triton cannot batch (its batch not on axis 0, no shape) is left out, with a warning: Triton
+/// returns only the outputs its configuration lists.
+/// When Triton cannot batch the data (its batch fixed, a data input time-major or without the batch) or
+/// `max_batch_size` is 0: TritonUnbatchedConfig (`max_batch_size: 0`), its reason first in `warnings`
+/// unless 0 was asked for; with a `max_batch_size` above 0 such a model is refused, the advice being 0.
+/// No `max_batch_size`: kDefaultMaxBatchSize where Triton can batch.
+std::string TritonModelConfig(const onnx::ModelProto& model, const std::string& name,
+                              std::optional<int64_t> max_batch_size, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace rnnstate

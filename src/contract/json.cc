@@ -1,7 +1,7 @@
 #include "rnnstate/json.h"
 
+#include <algorithm>
 #include <limits>
-#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -16,49 +16,66 @@ namespace {
 /// Builds a document as nlohmann's own DOM parser does, and refuses nesting deeper than kMaxJsonDepth at
 /// the very element where a parser callback that sees each element's depth would. (nlohmann's callback
 /// parser itself scans the enclosing array at the end of every object in it: quadratic in the number
-/// of state pairs.)
+/// of state pairs.) The elements of one top-level array (`streamed`) are handed to a sink as each is
+/// complete and not kept: a document of a million state pairs is never held whole.
 class DepthLimitedDom {
  public:
-  explicit DepthLimitedDom(Json& root) : dom_(root) {}
+  DepthLimitedDom(Json& root, const std::string& streamed, const JsonElementSink& sink)
+      : root_(root), dom_(root), streamed_(streamed), sink_(sink) {}
 
-  bool null() { return Checked(open_) && dom_.null(); }
-  bool boolean(bool value) { return Checked(open_) && dom_.boolean(value); }
-  bool number_integer(Json::number_integer_t value) { return Checked(open_) && dom_.number_integer(value); }
+  bool null() { return Checked(open_) && dom_.null() && Emitted(); }
+  bool boolean(bool value) { return Checked(open_) && dom_.boolean(value) && Emitted(); }
+  bool number_integer(Json::number_integer_t value) {
+    return Checked(open_) && dom_.number_integer(value) && Emitted();
+  }
   bool number_unsigned(Json::number_unsigned_t value) {
     // Read as int64 everywhere: a larger number would wrap to a negative one.
     if (value > static_cast<Json::number_unsigned_t>(std::numeric_limits<int64_t>::max())) {
       throw std::runtime_error("invalid: the number " + std::to_string(value) + " does not fit a 64-bit integer");
     }
-    return Checked(open_) && dom_.number_unsigned(value);
+    return Checked(open_) && dom_.number_unsigned(value) && Emitted();
   }
   bool number_float(Json::number_float_t value, const Json::string_t& text) {
-    return Checked(open_) && dom_.number_float(value, text);
+    return Checked(open_) && dom_.number_float(value, text) && Emitted();
   }
-  bool string(Json::string_t& value) { return Checked(open_) && dom_.string(value); }
-  bool binary(Json::binary_t& value) { return Checked(open_) && dom_.binary(value); }
+  bool string(Json::string_t& value) { return Checked(open_) && dom_.string(value) && Emitted(); }
+  bool binary(Json::binary_t& value) { return Checked(open_) && dom_.binary(value) && Emitted(); }
   bool start_object(std::size_t size) {
-    keys_.emplace_back();
+    // One key list per depth, reused from object to object: no allocation per object once warm.
+    if (keys_.size() <= open_) keys_.resize(open_ + 1);
+    keys_[open_].clear();
     return Checked(open_++) && dom_.start_object(size);
   }
   bool key(Json::string_t& value) {
     // An ordered object looks each key up among the keys before it: its size is bounded, and a key given
     // twice (which value counts?) is refused.
-    std::set<std::string>& keys = keys_.back();
+    std::vector<std::string>& keys = keys_[open_ - 1];
     if (keys.size() >= kMaxJsonObjectKeys) {
       throw std::runtime_error("invalid: an object has more than " + std::to_string(kMaxJsonObjectKeys) + " keys");
     }
-    if (!keys.insert(value).second) throw std::runtime_error("invalid: key '" + value + "' is given twice in one object");
+    if (std::find(keys.begin(), keys.end(), value) != keys.end()) {
+      throw std::runtime_error("invalid: key '" + value + "' is given twice in one object");
+    }
+    keys.push_back(value);
+    if (open_ == 1) top_key_ = value;
     return Checked(open_) && dom_.key(value);
   }
   bool end_object() {
     --open_;
-    keys_.pop_back();
-    return dom_.end_object();
+    return dom_.end_object() && Emitted();
   }
-  bool start_array(std::size_t size) { return Checked(open_++) && dom_.start_array(size); }
+  bool start_array(std::size_t size) {
+    const bool streams = sink_ && open_ == 1 && top_key_ == streamed_;
+    if (!(Checked(open_++) && dom_.start_array(size))) return false;
+    // No top-level key is added while this array is open, so the root's storage, and the array, stay put.
+    if (streams) array_ = &*root_.find(streamed_);
+    return true;
+  }
   bool end_array() {
     --open_;
-    return dom_.end_array();
+    if (!dom_.end_array()) return false;
+    if (open_ == 1) array_ = nullptr;
+    return Emitted();
   }
   template <typename Exception>
   bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
@@ -74,9 +91,25 @@ class DepthLimitedDom {
     return true;
   }
 
+  /// After a value is complete: when it is an element of the streamed array, hands it to the sink and
+  /// drops it. Returns true (the parse goes on).
+  bool Emitted() {
+    if (array_ != nullptr && open_ == 2) {
+      auto& elements = array_->get_ref<Json::array_t&>();
+      sink_(elements.back());
+      elements.pop_back();
+    }
+    return true;
+  }
+
+  Json& root_;
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   std::size_t open_ = 0;
-  std::vector<std::set<std::string>> keys_;  // the keys of each open object
+  std::vector<std::vector<std::string>> keys_;  // the keys of the object open at each depth
+  std::string top_key_;                         // the root object's latest key
+  const std::string& streamed_;
+  const JsonElementSink& sink_;
+  Json* array_ = nullptr;  // the streamed array while it is open
 };
 
 /// The reason in one of nlohmann's messages, without the library's own prefix
@@ -96,11 +129,11 @@ std::string Reason(const std::string& message) {
 
 }  // namespace
 
-Json ParseJson(const std::string& text) {
+Json ParseJson(const std::string& text, const std::string& streamed, const JsonElementSink& sink) {
   // The parser itself is iterative, but a deeply nested value is only refused by a handler that sees
   // the depth of every element as it is read.
   Json document;
-  DepthLimitedDom dom(document);
+  DepthLimitedDom dom(document, streamed, sink);
   try {
     Json::sax_parse(text, &dom, nlohmann::detail::input_format_t::json, /*strict=*/true, /*ignore_comments=*/false);
   } catch (const Json::parse_error& e) {

@@ -407,15 +407,27 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
   int entries = 0;
   for (const auto& prop : model.metadata_props()) {
     if (prop.key() != kMetadataKey || ++entries > 1) continue;
+    // The pairs are read as the parser completes each one, so the document never holds them all.
+    std::vector<StatePair> read;
+    std::string pair_error;  // the first entry that is not a pair: "states[N]: ..."
+    size_t at = 0;
+    const JsonElementSink to_pair = [&](Json& entry) {
+      if (pair_error.empty()) {
+        try {
+          read.push_back(PairFromJson(entry));
+        } catch (const std::exception& e) {
+          pair_error = "states[" + std::to_string(at) + "]: " + e.what();
+        }
+      }
+      ++at;
+    };
     Json document;
     try {
-      document = ParseJson(prop.value());
+      document = ParseJson(prop.value(), "states", to_pair);
     } catch (const std::exception& e) {
       if (error) *error = key + " is " + e.what();
       continue;
     }
-    size_t at = 0;         // the entry being read, for the message
-    bool in_entry = false;  // reading an entry of "states"
     try {
       if (!document.is_object()) throw std::runtime_error("not a JSON object");
       auto version = document.find("version");
@@ -424,14 +436,10 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
       }
       auto states = document.find("states");
       if (states == document.end() || !states->is_array()) throw std::runtime_error("missing \"states\"");
-      pairs.reserve(states->size());
-      in_entry = true;
-      for (const auto& entry : *states) {
-        pairs.push_back(PairFromJson(entry));
-        ++at;
-      }
+      pairs = std::move(read);
+      if (!pair_error.empty()) throw std::runtime_error(pair_error);
     } catch (const std::exception& e) {
-      if (error) *error = key + " is invalid: " + (in_entry ? "states[" + std::to_string(at) + "]: " : "") + e.what();
+      if (error) *error = key + " is invalid: " + e.what();
     }
     if (document_out && document.is_object()) *document_out = std::move(document);
   }

@@ -83,6 +83,13 @@ metadata two_pairs_one_output "output 'rnn.GRU.h_out' is in 2 state pairs"
 metadata names_a_data_input "contradicts the declared shape"  # the data input x: not the state's shape
 metadata key_twice_in_model "$key is given 2 times; a model carries one"
 metadata pairs_100k "'n_0' in graph 'main'"
+# Its 300,000 problems of 3 kinds: check lists the first 1000 of each and counts the rest, and fails with
+# the total.
+check "pairs_100k: check lists 1000 problems of each kind and counts the rest" bash -c "timeout $limit '$bin' check \
+  '$work/m/meta_pairs_100k.onnx' 2>'$work/err' >'$work/out'; test \$? -eq 1 && test \$(wc -l <'$work/out') -eq 3001 &&
+  tail -1 '$work/out' | grep -q '\\.\\.\\. and 297000 more problems (the first 1000 of each kind are listed)' &&
+  timeout $limit '$bin' check --json '$work/m/meta_pairs_100k.onnx' 2>/dev/null | head -1 |
+  grep -q '\"error\":\"check failed: 300000 problems\"'"
 metadata pairs_2000_one_input "state pair 'rnn.GRU.h_in' -> 'out_0'"
 check "pairs_2000_one_input: check names the input in 2000 pairs" \
   bash -c "timeout $limit '$bin' check '$work/m/meta_pairs_2000_one_input.onnx' | grep -qF \"input 'rnn.GRU.h_in' is in 2000 state pairs\""
@@ -95,6 +102,20 @@ check "packed width: no dims of 2^62 written" test ! -s "$work/out"
 check "packed width: init refuses it (3)" timed 3 init "$packed"
 check "packed width: check fails (1)" timed 1 check "$packed"
 check "control: a servable packed model exports" timed 0 export triton "$work/servable.onnx"
+# A time-major model (data [T, B, F], packed state): Triton cannot batch it, so export writes Triton's
+# configuration of a model it does not batch (max_batch_size 0); asked to batch it, export refuses and
+# names the option that works, which this runs.
+"$bin" -q rewrite "$models/torch/lstm_h0.onnx" -o "$work/time_major.onnx" --pack tensor --state-inputs required >/dev/null
+check "time-major: export triton exports it (0)" timed 0 export triton "$work/time_major.onnx"
+check "time-major: max_batch_size 0" grep -qx "max_batch_size: 0" "$work/out"
+check "time-major: says why Triton does not batch it" err_has "'x' [seq,batch,5] has its batch on axis 1"
+check "time-major, --max-batch-size 8: refused (4)" timed 4 export triton "$work/time_major.onnx" --max-batch-size 8
+check "time-major, --max-batch-size 8: advises an option" err_has "export it with --max-batch-size 0"
+advised=$(grep -o -- 'export it with --max-batch-size [0-9]*' "$work/err" | sed 's/^export it with //')
+# shellcheck disable=SC2086  # the advised option is two words
+check "time-major: the advised '$advised' writes the entry (0)" \
+  timed 0 export triton "$work/time_major.onnx" $advised -o "$work/repository"
+check "time-major: the entry's config is the unbatched one" grep -qx "max_batch_size: 0" "$work/repository/time_major/config.pbtxt"
 
 # ---------------------------------------------------------------------------------------------------
 # Deep and wide graphs.

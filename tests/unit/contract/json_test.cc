@@ -105,5 +105,27 @@ TEST(Json, InvalidUtf8IsReplacedNotThrown) {
   EXPECT_EQ(DumpJson(name), "\"LSTM\xef\xbf\xbd\"");
 }
 
+TEST(Json, StreamedElementsReachTheSinkInOrderAndAreNotKept) {
+  // Objects, scalars and arrays of the streamed array alike; a nested "states" and another key's array are
+  // kept as they are.
+  const std::string text = R"({"version":1,"states":[{"a":1,"b":{"states":[7]}},2,[3,4],"x"],"other":[5]})";
+  std::vector<std::string> seen;
+  const Json document = ParseJson(text, "states", [&](Json& element) { seen.push_back(DumpJson(element)); });
+  EXPECT_EQ(seen, (std::vector<std::string>{R"({"a":1,"b":{"states":[7]}})", "2", "[3,4]", R"("x")"}));
+  EXPECT_EQ(DumpJson(document), R"({"version":1,"states":[],"other":[5]})");
+  // Without a sink the document is whole.
+  EXPECT_EQ(DumpJson(ParseJson(text)), text);
+}
+
+TEST(Json, StreamingStillRefusesWhatTheParserRefuses) {
+  int elements = 0;
+  const JsonElementSink count = [&](Json&) { ++elements; };
+  // A syntax error after complete elements: they were given, and the parse still throws.
+  EXPECT_THROW(ParseJson(R"({"states":[{"a":1},{"b":2}] trailing)", "states", count), std::runtime_error);
+  EXPECT_EQ(elements, 2);
+  EXPECT_THROW(ParseJson(R"({"states":[{"a":1,"a":2}]})", "states", count), std::runtime_error);
+  EXPECT_THROW(ParseJson(R"({"states":[1],"states":[2]})", "states", count), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace rnnstate::json_test

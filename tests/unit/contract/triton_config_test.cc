@@ -77,6 +77,7 @@ onnx::ModelProto Rewritten(const char* text, PackKind pack, StateLayout layout) 
   return model;
 }
 
+/// The error of a config asked with max_batch_size 8.
 std::string ErrorOf(const onnx::ModelProto& model) {
   try {
     TritonModelConfig(model, "m", 8);
@@ -163,27 +164,102 @@ g (float[batch, seq, 2] x, float[1, 12, 2] W, float[1, 12, 3] R) => (float[batch
   EXPECT_THAT(warnings[0], HasSubstr("left out of config.pbtxt"));
 }
 
-TEST(TritonModelConfig, RefusesDataInputsTritonCannotBatchWithTheFix) {
-  // Weights fed as graph inputs are inputs a client would have to send, once per sequence row.
-  onnx::ModelProto weights_as_inputs = ParseModel(kBatchFirst);
-  PlanOptions packed;
-  packed.pack = PackKind::kTensor;
-  packed.mode = StateInputMode::kRequired;
-  RewriteModel(weights_as_inputs, packed, false);
-  EXPECT_THAT(ErrorOf(weights_as_inputs), HasSubstr("data input 'W' [1,12,2] has no batch dimension ('batch')"));
-  const char* time_major = R"(<ir_version: 8, opset_import: ["" : 14]>
+// PyTorch's time-major LSTM: X [seq, batch, 2] straight into the node, Y [seq, 1, batch, 3].
+const char* kTimeMajor = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
   Y = LSTM <hidden_size = 3> (X, W, R)
 })";
-  const std::string why = ErrorOf(Rewritten(time_major, PackKind::kTensor, StateLayout::kAsNode));
+
+TEST(TritonModelConfig, ATimeMajorModelIsExportedUnbatched) {
+  std::vector<std::string> warnings;
+  const inference::ModelConfig config = Parsed(
+      TritonModelConfig(Rewritten(kTimeMajor, PackKind::kTensor, StateLayout::kAsNode), "m", std::nullopt, &warnings));
+  EXPECT_EQ(config.max_batch_size(), 0);
+  // Whole shapes: the batch 1 where Triton feeds it (one sequence per request), -1 in the outputs, which the
+  // onnxruntime backend compares with the model's dims exactly.
+  ASSERT_EQ(config.input_size(), 1);
+  EXPECT_THAT(config.input(0).dims(), ElementsAre(-1, 1, 2));
+  ASSERT_EQ(config.output_size(), 1);
+  EXPECT_THAT(config.output(0).dims(), ElementsAre(-1, 1, -1, 3));
+  ASSERT_EQ(config.sequence_batching().state_size(), 1);
+  const auto& state = config.sequence_batching().state(0);
+  EXPECT_THAT(state.dims(), ElementsAre(1, 6));
+  ASSERT_EQ(state.initial_state_size(), 1);
+  EXPECT_THAT(state.initial_state(0).dims(), ElementsAre(1, 6));
+  EXPECT_TRUE(state.initial_state(0).zero_data());
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_THAT(warnings[0], HasSubstr("data input 'X' [seq,batch,2] has its batch on axis 1"));
+  EXPECT_THAT(warnings[0], HasSubstr("exported with max_batch_size 0"));
+  EXPECT_THAT(warnings[0], HasSubstr("batch_first"));
+}
+
+TEST(TritonModelConfig, UnbatchedStatesKeepTheirLayout) {
+  // The nodes' own [1, batch, 3] states, which a batched config refuses: whole, the batch 1.
+  const inference::ModelConfig config =
+      Parsed(TritonModelConfig(Rewritten(kTimeMajor, PackKind::kNone, StateLayout::kAsNode), "m", std::nullopt));
+  EXPECT_EQ(config.max_batch_size(), 0);
+  ASSERT_EQ(config.sequence_batching().state_size(), 2);
+  EXPECT_THAT(config.sequence_batching().state(0).dims(), ElementsAre(1, 1, 3));
+  EXPECT_THAT(config.sequence_batching().state(1).dims(), ElementsAre(1, 1, 3));
+}
+
+TEST(TritonModelConfig, AskedToBatchATimeMajorModelRefusesWithTheOptionThatWorks) {
+  const onnx::ModelProto model = Rewritten(kTimeMajor, PackKind::kTensor, StateLayout::kAsNode);
+  const std::string why = ErrorOf(model);
   EXPECT_THAT(why, HasSubstr("data input 'X' [seq,batch,2] has its batch on axis 1"));
-  EXPECT_THAT(why, HasSubstr("batch_first"));
-  // The state rules of TritonStateConfig hold for the whole config too: defaults mode is refused.
-  onnx::ModelProto defaults = WithWeights(kBatchFirst);
+  EXPECT_THAT(why, HasSubstr("--max-batch-size 8 asks it to batch: export it with --max-batch-size 0"));
+  EXPECT_EQ(Parsed(TritonModelConfig(model, "m", 0)).max_batch_size(), 0);
+}
+
+TEST(TritonModelConfig, MaxBatchSizeZeroGivesTheUnbatchedConfigOfABatchFirstModel) {
+  const inference::ModelConfig config =
+      Parsed(TritonModelConfig(Rewritten(kBatchFirst, PackKind::kTensor, StateLayout::kAsNode), "m", 0));
+  EXPECT_EQ(config.max_batch_size(), 0);
+  EXPECT_THAT(config.input(0).dims(), ElementsAre(1, -1, 2));
+  EXPECT_THAT(config.output(0).dims(), ElementsAre(-1, -1, 3));
+  EXPECT_THAT(config.sequence_batching().state(0).dims(), ElementsAre(1, 6));
+  // Without --max-batch-size the batch-first model stays batched.
+  EXPECT_EQ(Parsed(TritonModelConfig(Rewritten(kBatchFirst, PackKind::kTensor, StateLayout::kAsNode), "m",
+                                     std::nullopt))
+                .max_batch_size(),
+            kDefaultMaxBatchSize);
+}
+
+TEST(TritonModelConfig, AScalarDataInputIsOneElementReshapedAwayUnbatched) {
+  // Weights fed as graph inputs have no batch: unbatched, each is a whole-shape input; a scalar gain too.
+  const char* with_scalar = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float gain, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Z) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+  Z = Mul (Y, gain)
+})";
+  onnx::ModelProto model = ParseModel(with_scalar);
+  PlanOptions packed;
+  packed.pack = PackKind::kTensor;
+  packed.mode = StateInputMode::kRequired;
+  RewriteModel(model, packed, false);
+  const inference::ModelConfig config = Parsed(TritonModelConfig(model, "m", std::nullopt));
+  ASSERT_EQ(config.input_size(), 4);
+  EXPECT_EQ(config.input(1).name(), "gain");
+  EXPECT_THAT(config.input(1).dims(), ElementsAre(1));
+  EXPECT_EQ(config.input(1).reshape().shape_size(), 0);
+  EXPECT_THAT(config.input(2).dims(), ElementsAre(1, 12, 2));
+}
+
+TEST(TritonModelConfig, UnbatchedRefusesWhatTritonCannotCarryAtAll) {
+  // Defaults mode: the packed input has a default, invisible to ONNX Runtime's C API. Asked to batch, the
+  // refusal is that one, not advice to use --max-batch-size 0, which would be refused the same way.
+  onnx::ModelProto defaults = WithWeights(kTimeMajor);
   PlanOptions options;
   options.pack = PackKind::kTensor;
   RewriteModel(defaults, options, false);
   EXPECT_THAT(ErrorOf(defaults), HasSubstr("--state-inputs required"));
+  EXPECT_THAT(ErrorOf(defaults), ::testing::Not(HasSubstr("--max-batch-size 0")));
+  try {
+    TritonModelConfig(defaults, "m", std::nullopt);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--state-inputs required"));
+  }
 }
 
 TEST(TritonModelConfig, ABundledPyTorchModelParses) {
