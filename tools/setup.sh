@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what rnnstate needs to build and test on Debian 12, only where missing:
 # Debian packages (build and test) and the project-local onnxruntime-node used by end-to-end tests.
+# tools/setup.sh --fuzz: also clang and its fuzzer and sanitizer runtimes, for tools/fuzz/run.sh (the CI
+# does not fuzz; it replays the saved finds with the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/progress.sh
@@ -10,6 +12,7 @@ packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compile
           dpkg-dev file groff-base     # the Debian package (dpkg-shlibdeps) and the man page test
           espeak-ng sox                # speech for the voice-activity tests (tests/e2e/lib/speech.mjs)
           chromium)                    # the browser suite (tests/browser): Debian's, never a downloaded one
+[ "${1:-}" = --fuzz ] && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -53,7 +53,9 @@ bool Valid(const ModelIndex& index, const std::vector<InputAxis>& axes) {
 int64_t FixedLength(const ModelIndex& index, const std::vector<InputAxis>& axes) {
   for (const InputAxis& a : axes) {
     const onnx::TensorShapeProto* shape = DeclaredShape(index, a.input);
-    if (shape != nullptr && shape->dim(static_cast<int>(a.axis)).has_dim_value()) {
+    // A given axis need not be declared (--time-axis on a scalar input): it has no fixed length.
+    if (shape != nullptr && a.axis >= 0 && a.axis < shape->dim_size() &&
+        shape->dim(static_cast<int>(a.axis)).has_dim_value()) {
       return shape->dim(static_cast<int>(a.axis)).dim_value();
     }
   }

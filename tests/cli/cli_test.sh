@@ -77,6 +77,10 @@ check "test_loop11: not streamable (the body reads the iteration number)" bash -
 # --time-axis: a usage error when malformed; the tf2onnx-style fixed-length Loop becomes streamable.
 check "--time-axis without an axis: exit 2" run 2 rewrite "$models/loops/tf_lstm_loop_fixed.onnx" --time-axis x -o "$work/ta.onnx"
 check "--time-axis: malformed value named" err_has "expected INPUT:AXIS"
+# Found by the structure-aware fuzzer on a bundled model: --time-axis on a scalar input (no axis 0) crashed
+# the stream verdict (exit 139); the axis is now left alone with a warning.
+check "--time-axis on a scalar input: exit 0" run 0 rewrite "$models/loops/ar_gru_cell.onnx" --time-axis steps:0 -o "$work/ta0.onnx"
+check "--time-axis on a scalar input: the axis named" err_has "'steps' has no declared axis 0; nothing changed for it"
 check "--time-axis x:1: exit 0" run 0 rewrite "$models/loops/tf_lstm_loop_fixed.onnx" --time-axis x:1 -o "$work/ta.onnx"
 check "--time-axis x:1: the Loop streams" bash -c "'$bin' report '$work/ta.onnx' | grep -q 'streamable: yes'"
 check "--time-axis on an axis no recurrence runs along: warned" run 0 rewrite "$models/loops/tf_lstm_loop_fixed.onnx" --time-axis x:2 -o "$work/ta2.onnx"
