@@ -30,10 +30,9 @@ bool IsOne(const ModelIndex& index, const GraphPath& path, const std::string& na
   return dim.has_dim_value() && dim.dim_value() == 1;
 }
 
-/// One trace: the model, the branch facts, the memo, and what the calls made since the current memoized
-/// call began did. The memo keeps only the result of a call below which every call passed the axis on to
-/// one operand (a tail call): that result is then the same from any depth, up to the depth limit, which
-/// cuts such a chain after kMaxAxisDepth calls whatever its start (see AxisTraceMemo::Entry).
+/// One trace: the model, the branch facts, the memo, and what the calls since the current one began did.
+/// The memo keeps only a call below which every call passed the axis to one operand (a tail call): its
+/// result is the same from any depth up to the depth limit, which cuts such a chain wherever it starts.
 struct Walk {
   using Step = std::optional<InputAxis> (*)(Walk&, const GraphPath&, const std::string&, int64_t, int);
 
