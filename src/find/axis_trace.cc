@@ -30,12 +30,77 @@ bool IsOne(const ModelIndex& index, const GraphPath& path, const std::string& na
   return dim.has_dim_value() && dim.dim_value() == 1;
 }
 
-std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
-                              int depth, const BranchFacts* facts);
+/// One trace: the model, the branch facts, the memo, and what the calls since the current one began did.
+/// The memo keeps only a call below which every call passed the axis to one operand (a tail call): its
+/// result is the same from any depth up to the depth limit, which cuts such a chain wherever it starts.
+struct Walk {
+  using Step = std::optional<InputAxis> (*)(Walk&, const GraphPath&, const std::string&, int64_t, int);
 
-std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path, const std::string& vector,
-                                 int64_t element, int depth, const BranchFacts* facts = nullptr) {
-  if (depth > kMaxAxisDepth || vector.empty() || element < 0) return std::nullopt;
+  const ModelIndex& index;
+  const BranchFacts* facts;
+  AxisTraceMemo* memo;
+  int deepest = 0;      ///< the depth of the deepest call made; kMaxAxisDepth + 1 when the walk was cut
+  bool forked = false;  ///< a call was made that may try several operands or branches
+
+  /// Called where a step may make more than one call (or choose its call by another call's result).
+  void Fork() { forked = true; }
+
+  /// `step` at `depth`, or what the memo knows of it.
+  std::optional<InputAxis> Memoized(AxisTraceMemo::Kind kind, const GraphPath& path, const std::string& value,
+                                    int64_t axis, int depth, Step step) {
+    if (depth > kMaxAxisDepth) {
+      deepest = kMaxAxisDepth + 1;
+      return std::nullopt;
+    }
+    std::string key;
+    if (memo != nullptr) {
+      key = AxisTraceMemo::Key(kind, path, value, axis);
+      if (const AxisTraceMemo::Entry* entry = memo->Find(key)) {
+        // A chain cut from some depth is cut from any deeper start; a chain that ended within the limit
+        // ends the same way from any start that leaves room for it, and is cut from the others.
+        if (!entry->cut && depth + entry->height <= kMaxAxisDepth) {
+          deepest = std::max(deepest, depth + entry->height);
+          return entry->result;
+        }
+        if (!entry->cut || depth >= entry->depth) {
+          deepest = kMaxAxisDepth + 1;
+          return std::nullopt;
+        }
+      }
+    }
+    const int outer_deepest = deepest;
+    const bool outer_forked = forked;
+    deepest = depth;
+    forked = false;
+    std::optional<InputAxis> result = step(*this, path, value, axis, depth);
+    if (memo != nullptr && !forked) {
+      memo->Store(std::move(key), AxisTraceMemo::Entry{result, depth, deepest - depth, deepest > kMaxAxisDepth});
+    }
+    deepest = std::max(deepest, outer_deepest);
+    forked = forked || outer_forked;
+    return result;
+  }
+};
+
+std::optional<InputAxis> AxisStep(Walk& walk, const GraphPath& path, const std::string& value, int64_t axis,
+                                  int depth);
+
+std::optional<InputAxis> Axis(Walk& walk, const GraphPath& path, const std::string& value, int64_t axis, int depth) {
+  return walk.Memoized(AxisTraceMemo::Kind::kAxis, path, value, axis, depth, AxisStep);
+}
+
+std::optional<InputAxis> ElementStep(Walk& walk, const GraphPath& path, const std::string& vector, int64_t element,
+                                     int depth);
+
+std::optional<InputAxis> Element(Walk& walk, const GraphPath& path, const std::string& vector, int64_t element,
+                                 int depth) {
+  return walk.Memoized(AxisTraceMemo::Kind::kElement, path, vector, element, depth, ElementStep);
+}
+
+std::optional<InputAxis> ElementStep(Walk& walk, const GraphPath& path, const std::string& vector, int64_t element,
+                                     int depth) {
+  if (vector.empty() || element < 0) return std::nullopt;
+  const ModelIndex& index = walk.index;
   const ResolvedName at = index.Resolve(path, vector);
   if (at.node == nullptr || !IsOnnxDomain(at.node->domain()) || at.node->input_size() == 0) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
@@ -43,7 +108,7 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
   // Reshapes keep the elements in order (the shape computations' Unsqueeze of a Gathered scalar, a Squeeze
   // back), Identity and Cast keep their values.
   if (OnlyReshapes(node)) {
-    return Element(index, at.graph, node.input(0), element, depth + 1, facts);
+    return Element(walk, at.graph, node.input(0), element, depth + 1);
   }
   if (op == "Shape") {
     const int rank = RankOf(index, at.graph, node.input(0));
@@ -52,13 +117,13 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
       if (rank < 0) return std::nullopt;
       start = std::max<int64_t>(0, start + rank);
     }
-    return Axis(index, at.graph, node.input(0), start + element, depth + 1, facts);
+    return Axis(walk, at.graph, node.input(0), start + element, depth + 1);
   }
   if (op == "Concat") {
     for (const auto& part : node.input()) {
       const std::optional<int64_t> length = VectorLength(index, at.graph, part);
       if (!length) return std::nullopt;
-      if (element < *length) return Element(index, at.graph, part, element, depth + 1, facts);
+      if (element < *length) return Element(walk, at.graph, part, element, depth + 1);
       element -= *length;
     }
     return std::nullopt;
@@ -72,7 +137,7 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
       if (!length) return std::nullopt;
       picked += *length;
     }
-    return Element(index, at.graph, node.input(0), picked, depth + 1, facts);
+    return Element(walk, at.graph, node.input(0), picked, depth + 1);
   }
   if (op == "Slice" && node.input_size() >= 3) {
     const std::optional<int64_t> start = ConstantScalar(index, at.graph, node.input(1));
@@ -89,15 +154,17 @@ std::optional<InputAxis> Element(const ModelIndex& index, const GraphPath& path,
       if (!length) return std::nullopt;
       first = std::max<int64_t>(0, first + *length);
     }
-    return Element(index, at.graph, node.input(0), first + element, depth + 1, facts);
+    return Element(walk, at.graph, node.input(0), first + element, depth + 1);
   }
   return std::nullopt;
 }
 
 /// Axis `axis` of output `slot` of the If at node `node` of `path`: the same input axis in every branch
 /// that can run (BranchFacts rule out the branches a rank test never takes), or nullopt.
-std::optional<InputAxis> ThroughIf(const ModelIndex& index, const GraphPath& path, int node, int slot, int64_t axis,
-                                   int depth, const BranchFacts* facts) {
+std::optional<InputAxis> ThroughIf(Walk& walk, const GraphPath& path, int node, int slot, int64_t axis, int depth) {
+  walk.Fork();
+  const ModelIndex& index = walk.index;
+  const BranchFacts* facts = walk.facts;
   const onnx::NodeProto& select = ResolveGraph(index.model(), path)->node(node);
   const int position = BodyOutputOfNodeOutput(ContainerKind::kIf, slot);
   std::optional<InputAxis> common;
@@ -107,16 +174,17 @@ std::optional<InputAxis> ThroughIf(const ModelIndex& index, const GraphPath& pat
     if (body == nullptr || position < 0 || position >= body->output_size()) return std::nullopt;
     GraphPath inner = path;
     inner.push_back(GraphStep{node, branch, -1});
-    const std::optional<InputAxis> traced = Axis(index, inner, body->output(position).name(), axis, depth + 1, facts);
+    const std::optional<InputAxis> traced = Axis(walk, inner, body->output(position).name(), axis, depth + 1);
     if (!traced || (common && !(*common == *traced))) return std::nullopt;
     common = traced;
   }
   return common;
 }
 
-std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, const std::string& value, int64_t axis,
-                              int depth, const BranchFacts* facts) {
-  if (depth > kMaxAxisDepth || value.empty() || axis < 0) return std::nullopt;
+std::optional<InputAxis> AxisStep(Walk& walk, const GraphPath& path, const std::string& value, int64_t axis,
+                                  int depth) {
+  if (value.empty() || axis < 0) return std::nullopt;
+  const ModelIndex& index = walk.index;
   const ResolvedName at = index.Resolve(path, value);
   const bool input =
       at.producer.kind == Producer::Kind::kGraphInput || at.producer.kind == Producer::Kind::kDefaultedInput;
@@ -124,42 +192,44 @@ std::optional<InputAxis> Axis(const ModelIndex& index, const GraphPath& path, co
   if (at.node == nullptr) return std::nullopt;
   const onnx::NodeProto& node = *at.node;
   if (ContainerKindOf(node, index.onnx_opset()) == ContainerKind::kIf) {
-    return ThroughIf(index, at.graph, at.producer.index, at.producer.slot, axis, depth, facts);
+    return ThroughIf(walk, at.graph, at.producer.index, at.producer.slot, axis, depth);
   }
   if (IsOnnxOp(node, {"ConstantOfShape"}) && node.input_size() == 1) {
-    return Element(index, at.graph, node.input(0), axis, depth + 1, facts);
+    return Element(walk, at.graph, node.input(0), axis, depth + 1);
   }
   if (IsOnnxOp(node, {"Expand"}) && node.input_size() == 2) {
+    walk.Fork();
     // Output rank max(rank(v), len(s)), both right-aligned: the axis is the shape's element, unless v
     // has a size other than 1 there.
     const std::optional<int64_t> length = VectorLength(index, at.graph, node.input(1));
     const int rank = RankOf(index, at.graph, node.input(0));
     if (length && rank >= 0) {
       const int64_t out_rank = std::max<int64_t>(*length, rank);
-      if (auto traced = Element(index, at.graph, node.input(1), axis - (out_rank - *length), depth + 1, facts)) {
+      if (auto traced = Element(walk, at.graph, node.input(1), axis - (out_rank - *length), depth + 1)) {
         return traced;
       }
       const int64_t data_axis = axis - (out_rank - rank);
       if (data_axis < 0 || IsOne(index, at.graph, node.input(0), data_axis)) return std::nullopt;
-      return Axis(index, at.graph, node.input(0), data_axis, depth + 1, facts);
+      return Axis(walk, at.graph, node.input(0), data_axis, depth + 1);
     }
     return std::nullopt;
   }
   // Broadcasting: the axis may come from any operand of the output's rank.
   if (IsElementwiseMany(node)) {
+    walk.Fork();
     const int out_rank = RankOf(index, at.graph, node.output(at.producer.slot));
     for (int slot = 0; slot < node.input_size(); ++slot) {
       const std::string& operand = node.input(slot);
       if (operand.empty() || (IsOnnxOp(node, {"Where"}) && slot == 0 && node.input_size() == 3)) continue;
       if (out_rank < 0 || RankOf(index, at.graph, operand) != out_rank || IsOne(index, at.graph, operand, axis))
         continue;
-      if (auto traced = Axis(index, at.graph, operand, axis, depth + 1, facts)) return traced;
+      if (auto traced = Axis(walk, at.graph, operand, axis, depth + 1)) return traced;
     }
     return std::nullopt;
   }
   const std::optional<std::pair<int, int64_t>> source = SourceAxis(index, at.graph, node, at.producer.slot, axis);
   if (!source || source->first >= node.input_size()) return std::nullopt;
-  return Axis(index, at.graph, node.input(source->first), source->second, depth + 1, facts);
+  return Axis(walk, at.graph, node.input(source->first), source->second, depth + 1);
 }
 
 /// For scan output `slot` of the Loop `node`: the carried variable whose next value it is (through
@@ -254,14 +324,34 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
 }
 
 std::optional<InputAxis> TraceAxis(const ModelIndex& index, const GraphPath& path, const std::string& value,
-                                   int64_t axis, const BranchFacts* facts) {
-  return Axis(index, path, value, axis, 0, facts);
+                                   int64_t axis, const BranchFacts* facts, AxisTraceMemo* memo) {
+  Walk walk{index, facts, memo};
+  return Axis(walk, path, value, axis, 0);
 }
 
 std::optional<InputAxis> TraceShapeElement(const ModelIndex& index, const GraphPath& path, const std::string& vector,
                                            int64_t element) {
-  return Element(index, path, vector, element, 0);
+  Walk walk{index, nullptr, nullptr};
+  return Element(walk, path, vector, element, 0);
 }
+
+std::string AxisTraceMemo::Key(Kind kind, const GraphPath& path, const std::string& value, int64_t axis) {
+  std::string key(1, static_cast<char>(kind));
+  key += std::to_string(axis);
+  for (const GraphStep& step : path) {
+    key += '/' + std::to_string(step.node) + '.' + step.attribute + '.' + std::to_string(step.list_index);
+  }
+  key += ':';
+  key += value;
+  return key;
+}
+
+const AxisTraceMemo::Entry* AxisTraceMemo::Find(const std::string& key) const {
+  const auto found = entries_.find(key);
+  return found == entries_.end() ? nullptr : &found->second;
+}
+
+void AxisTraceMemo::Store(std::string key, Entry entry) { entries_[std::move(key)] = std::move(entry); }
 
 std::optional<int64_t> VectorLength(const ModelIndex& index, const GraphPath& path, const std::string& vector) {
   if (const onnx::TensorShapeProto* shape = KnownShape(index, path, vector)) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "exposure/branch_facts.h"
@@ -37,11 +38,40 @@ struct InputAxis {
   bool operator==(const InputAxis& o) const { return input == o.input && axis == o.axis; }
 };
 
+/// What earlier TraceAxis calls on one model found, for later ones on the same model (the same ModelIndex;
+/// any BranchFacts) to reuse: the traces of many states run through the same values (each layer's batch
+/// through every layer before it), and each value is then followed once instead of once per state.
+/// The result is the same as without it, the depth limit included.
+class AxisTraceMemo {
+ public:
+  enum class Kind : char { kAxis = 'a', kElement = 'e' };
+
+  /// A call whose every call below passed the axis on to one operand: `result`, found `height` calls
+  /// below `depth` (where it was called), or cut by the depth limit (`cut`).
+  struct Entry {
+    std::optional<InputAxis> result;
+    int depth = 0;
+    int height = 0;
+    bool cut = false;
+  };
+
+  /// The key of a trace of `axis` (or element) of `value` seen from the graph at `path`.
+  static std::string Key(Kind kind, const GraphPath& path, const std::string& value, int64_t axis);
+  /// The entry under `key`, or nullptr.
+  const Entry* Find(const std::string& key) const;
+  /// Keeps `entry` under `key`, replacing an older one.
+  void Store(std::string key, Entry entry);
+
+ private:
+  std::unordered_map<std::string, Entry> entries_;
+};
+
 /// The main-graph input axis that axis `axis` of `value` (seen from the graph at `path`) has the length
 /// of, or nullopt when it cannot be followed. An If's output is followed into every branch that can run
-/// (`facts`, when given, rule out the branches of PyTorch's rank tests): they must agree.
+/// (`facts`, when given, rule out the branches of PyTorch's rank tests): they must agree. `memo`, when
+/// given, holds the traces of earlier calls on the same model.
 std::optional<InputAxis> TraceAxis(const ModelIndex& index, const GraphPath& path, const std::string& value,
-                                   int64_t axis, const BranchFacts* facts = nullptr);
+                                   int64_t axis, const BranchFacts* facts = nullptr, AxisTraceMemo* memo = nullptr);
 
 /// The main-graph input axis that element `element` of the 1-D integer tensor `vector` (a shape
 /// computation) is the length of, or nullopt.

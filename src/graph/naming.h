@@ -17,7 +17,7 @@ using NameViews = std::pmr::unordered_set<std::string_view>;
 /// Hands out names that are unique across the whole model (all scopes) and among each other.
 class NameAllocator {
  public:
-  explicit NameAllocator(std::set<std::string> used) : used_(std::move(used)) {}
+  explicit NameAllocator(const std::set<std::string>& used) : used_(used.begin(), used.end()) {}
   /// Names taken in `taken`, read where they are (not copied: a big model has millions), plus those this
   /// allocator hands out or reserves. `taken` must outlive the allocator.
   explicit NameAllocator(const NameViews& taken) : taken_(&taken) {}
@@ -37,7 +37,9 @@ class NameAllocator {
  private:
   const NameViews* taken_ = nullptr;
   std::function<bool(const std::string&)> taken_by_;
-  std::set<std::string> used_;
+  // Hashed: a rewrite hands out several names per state, whose ordered look-ups compared long common
+  // prefixes ("lstm_123.") a dozen times each.
+  std::unordered_set<std::string> used_;
 };
 
 /// A node name made fit for use inside value names: a leading '/' is dropped and the remaining '/'

@@ -1,7 +1,6 @@
 #include "rewrite/data_batch.h"
 
 #include "graph/proto_access.h"
-#include "find/axis_trace.h"
 
 namespace rnnstate {
 
@@ -32,7 +31,7 @@ bool DeclaredByAMainInput(const onnx::GraphProto& main, const std::string& param
 }  // namespace
 
 DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name,
-                        const BranchFacts* facts) {
+                        const BranchFacts* facts, AxisTraceMemo* memo) {
   DataBatch result;
   const Dim own = state.batch_axis >= 0 ? state.shape[state.batch_axis] : Dim{};
   if (own.fixed()) {
@@ -42,7 +41,7 @@ DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, co
   const std::optional<InputAxis> traced =
       state.batch_source.value.empty() || state.batch_source.axis < 0
           ? std::nullopt
-          : TraceAxis(index, state.owner.graph, state.batch_source.value, state.batch_source.axis, facts);
+          : TraceAxis(index, state.owner.graph, state.batch_source.value, state.batch_source.axis, facts, memo);
   if (traced) {
     const ResolvedName input = index.Resolve(GraphPath{}, traced->input);
     bool unnamed = false;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "exposure/branch_facts.h"
+#include "find/axis_trace.h"
 #include "graph/model_index.h"
 #include "states/recurrent_state.h"
 
@@ -29,8 +30,9 @@ struct DataBatch {
 /// (elementwise ops, Transpose, Squeeze/Unsqueeze, Reshape, Gather/Slice/Concat/Split on other axes,
 /// recurrent ops' outputs, the If branches that can run: see TraceAxis) to a main-graph input.
 /// `fresh_name` names an unnamed dimension. Without a trace, the state's own batch dim is returned when
-/// it is fixed or declared by a main-graph input, else unknown.
+/// it is fixed or declared by a main-graph input, else unknown. `memo` (TraceAxis) is shared by the calls
+/// on one model.
 DataBatch FindDataBatch(const ModelIndex& index, const RecurrentState& state, const std::string& fresh_name,
-                        const BranchFacts* facts = nullptr);
+                        const BranchFacts* facts = nullptr, AxisTraceMemo* memo = nullptr);
 
 }  // namespace rnnstate

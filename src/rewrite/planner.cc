@@ -71,7 +71,7 @@ class StatePlanner {
   /// The state's batch as the data inputs name it; an unnamed batch of a main-graph input gets a name
   /// (once per input and axis).
   Dim DataBatchOf(const RecurrentState& state) {
-    DataBatch batch = FindDataBatch(index_, state, "", &inputs_.Facts());
+    DataBatch batch = FindDataBatch(index_, state, "", &inputs_.Facts(), &batch_traces_);
     if (!batch.unnamed_input_dim) return batch.dim;
     auto [name, fresh] = input_dim_names_.try_emplace(*batch.unnamed_input_dim);
     if (fresh) {
@@ -313,6 +313,7 @@ class StatePlanner {
   std::string stem_;
   std::set<std::tuple<GraphPath, int, int>> planned_sites_;
   std::map<std::pair<std::string, int>, std::string> input_dim_names_;
+  AxisTraceMemo batch_traces_;  // the states' batch traces share the values they run through
 };
 
 }  // namespace

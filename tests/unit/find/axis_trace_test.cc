@@ -8,6 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "graph/model_index.h"
 #include "test_models.h"
 
@@ -196,6 +199,46 @@ TEST(AxisTrace, IfOutputsAreFollowedIntoTheBranchesThatCanRun) {
   EXPECT_EQ(Text(TraceAxis(index, {}, "X", 1)), "none") << "without the facts, the then-branch's axis 1 is new";
   EXPECT_EQ(Text(TraceAxis(index, {}, "same", 1, &facts)), "x:1") << "both branches agree";
   EXPECT_EQ(Text(TraceAxis(index, {}, "swapped", 1, &facts)), "none") << "the branches disagree";
+}
+
+/// A chain of `length` Neg nodes n1..nN after x [seq, batch, 3] (n0 is x), every `add_every`-th an Add of
+/// a [1, 1, 3] constant instead (a step that may take the axis from either operand).
+std::string NegChain(int length, int add_every) {
+  std::string text = R"(<ir_version: 8, opset_import: ["" : 15]>
+g (float[seq, batch, 3] n0) => (float[seq, batch, 3] n)" + std::to_string(length) + R"() {
+  bias = Constant <value = float[1, 1, 3] {1, 2, 3}> ()
+)";
+  for (int i = 1; i <= length; ++i) {
+    const std::string previous = "n" + std::to_string(i - 1);
+    text += "  n" + std::to_string(i) + " = " +
+            (i % add_every == 0 ? "Add (" + previous + ", bias)" : "Neg (" + previous + ")") + "\n";
+  }
+  return text + "}";
+}
+
+TEST(AxisTraceMemo, GivesWhatATraceWithoutItGivesInAnyOrderAcrossTheDepthLimit) {
+  for (const int add_every : {1000, 7}) {
+    const onnx::ModelProto model = ParseModel(NegChain(150, add_every));
+    const ModelIndex index(model);
+    std::vector<std::string> expected(151);
+    for (int i = 0; i <= 150; ++i) expected[i] = Text(TraceAxis(index, {}, "n" + std::to_string(i), 1));
+    // The chain crosses the depth limit (64 calls): near x the batch is found, far from it the trace is cut.
+    ASSERT_EQ(expected[10], "n0:1");
+    ASSERT_EQ(expected[150], "none");
+    std::vector<int> up(151), down(151), mixed;
+    for (int i = 0; i <= 150; ++i) up[i] = i, down[i] = 150 - i;
+    for (int i = 0; i <= 150; ++i) mixed.push_back((i * 37) % 151);  // 37 is prime to 151: a permutation
+    for (const auto* order : {&up, &down, &mixed}) {
+      AxisTraceMemo memo;
+      for (const int i : *order) {
+        const std::string name = "n" + std::to_string(i);
+        EXPECT_EQ(Text(TraceAxis(index, {}, name, 1, nullptr, &memo)), expected[i])
+            << name << ", an Add every " << add_every << ", order starting " << order->front();
+        // Again, now from the memo's own entry.
+        EXPECT_EQ(Text(TraceAxis(index, {}, name, 1, nullptr, &memo)), expected[i]) << name << " again";
+      }
+    }
+  }
 }
 
 }  // namespace
