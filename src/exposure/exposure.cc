@@ -7,6 +7,7 @@
 #include "exposure/default_path.h"
 #include "exposure/view_ops.h"
 #include "graph/control_flow.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "graph/shape_eval.h"
 #include "states/recurrent_ops.h"
@@ -236,7 +237,7 @@ class ReadWalk {
     }
     // The data has the output's rank, less the indices' axes, plus the gathered axis.
     const size_t rank = map.rank() + 1 - indices_shape->size();
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node, "axis", 0), rank);
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node, index_.onnx_opset()), rank);
     if (!axis) {
       *why = " gathers on an axis out of range";
       return -1;
@@ -267,7 +268,7 @@ class ReadWalk {
   }
 
   int ConcatBack(const GraphPath& path, const onnx::NodeProto& node, ElementMap& map, std::string* why) {
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node, "axis", 0), map.rank());
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node, index_.onnx_opset()), map.rank());
     std::optional<std::pair<int64_t, int64_t>> range = axis ? map.Range(*axis) : std::nullopt;
     if (!range) {
       *why = axis ? " joins on an axis the state has no fixed size on" : " joins on an axis out of range";
@@ -289,7 +290,7 @@ class ReadWalk {
   }
 
   int SplitBack(const GraphPath& path, const onnx::NodeProto& node, int slot, ElementMap& map, std::string* why) {
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node, "axis", 0), map.rank());
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node, index_.onnx_opset()), map.rank());
     if (!axis) {
       *why = " splits on an axis out of range";
       return -1;

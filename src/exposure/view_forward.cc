@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "exposure/view_ops.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "graph/shape_eval.h"
 
@@ -91,7 +92,7 @@ class Step {
   }
 
   ForwardStep Concat() {
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), map_.rank());
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node_, index_.onnx_opset()), map_.rank());
     if (!axis) return Broken(" joins on an axis out of range");
     std::optional<int64_t> offset = ConcatOffset(*axis);
     if (!offset) return Broken(" joins it after parts of unknown size");
@@ -170,7 +171,7 @@ class Step {
 
   /// A Split passes the state on to the piece it lies inside.
   ForwardStep Split() {
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), map_.rank());
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node_, index_.onnx_opset()), map_.rank());
     if (!axis) return Broken(" splits on an axis out of range");
     std::optional<std::pair<int64_t, int64_t>> range = map_.Range(*axis);
     if (!range) return Broken(" splits an axis the state has no fixed size on");
@@ -194,7 +195,7 @@ class Step {
     std::optional<SymShape> indices_shape =
         node_.input_size() > 1 ? ShapeOf(index_, path_, node_.input(1)) : std::nullopt;
     if (!indices || !indices_shape || indices_shape->size() > 1) return Broken(" takes indices that are not constants");
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), map_.rank());
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node_, index_.onnx_opset()), map_.rank());
     if (!axis) return Broken(" gathers on an axis out of range");
     if (!map_.IsConstant(*axis)) return Broken(" picks elements along an axis the state spans");
     const int64_t at = map_.offset(*axis);
@@ -253,7 +254,7 @@ class Step {
   /// the parts (unknown when one part's size is). Inference cannot know it when the walked value's batch
   /// is an If's or a Slice's "unk__N".
   std::optional<SymShape> ConcatShape() const {
-    std::optional<size_t> axis = AxisIndex(IntAttribute(node_, "axis", 0), in_shape_->size());
+    std::optional<size_t> axis = AxisIndex(AxisAttribute(node_, index_.onnx_opset()), in_shape_->size());
     if (!axis) return std::nullopt;
     SymShape shape = *in_shape_;
     int64_t total = 0;

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "graph/axis_map.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
@@ -128,7 +129,7 @@ std::optional<InputAxis> ElementStep(Walk& walk, const GraphPath& path, const st
     }
     return std::nullopt;
   }
-  if (op == "Gather" && IntAttribute(node, "axis", 0) == 0 && node.input_size() == 2) {
+  if (op == "Gather" && AxisAttribute(node, index.onnx_opset()) == 0 && node.input_size() == 2) {
     const std::optional<std::vector<int64_t>> indices = ConstantIntegers(index, at.graph, node.input(1));
     if (!indices || element >= static_cast<int64_t>(indices->size())) return std::nullopt;
     int64_t picked = (*indices)[static_cast<size_t>(element)];
@@ -256,7 +257,6 @@ int CarriedOfScanOutput(const onnx::NodeProto& node, int slot) {
 
 std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const GraphPath& path,
                                                   const onnx::NodeProto& node, int slot, int64_t axis) {
-  const std::string& op = node.op_type();
   if (const RecurrentOp* recurrent = FindRecurrentOp(node)) {
     // Y [seq, D, batch, H]; Y_h, Y_c [D, batch, H] (layout 0); the batch is X's axis 1.
     if (IntAttribute(node, "layout", 0) != 0) return std::nullopt;
@@ -265,7 +265,7 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
     return std::nullopt;
   }
   if (!IsOnnxDomain(node.domain()) || node.input_size() == 0) return std::nullopt;
-  if (op == "Loop") {
+  if (node.op_type() == "Loop") {
     // A scan output stacks the per-step values along a new axis 0; when each is a carried variable's
     // next value, its other axes are that variable's, whose lengths its initial value gives (the batch
     // of a stacked layer's input, sized from the previous layer's output).
@@ -275,52 +275,39 @@ std::optional<std::pair<int, int64_t>> SourceAxis(const ModelIndex& index, const
   }
   const int out_rank = RankOf(index, path, node.output(slot));
   const int in_rank = RankOf(index, path, node.input(0));
-  // A one-operand elementwise op (Identity, Cast, ...) keeps every axis, whatever inference knows of the
-  // ranks (none after a Reshape to a computed shape: keras2onnx's `Reshape(y, [-1, Shape(x)[1], H])`).
-  if (IsElementwiseUnary(node)) return std::make_pair(0, axis);
-  if (KeepsShape(node)) {
-    if (in_rank >= 0 && in_rank == out_rank) return std::make_pair(0, axis);
-    return std::nullopt;
-  }
-  if (IsClass(node, OpClass::kView)) {
-    const std::optional<AxisOf> in = AxisBackward(index, path, node, AxisOf{axis, out_rank});
-    if (!in) return std::nullopt;
-    return std::make_pair(0, in->axis);
-  }
-  if (op == "Gather") {
-    const int64_t gather_axis = NormalizeAxis(IntAttribute(node, "axis", 0), in_rank).value_or(-1);
-    const int indices_rank = node.input_size() > 1 ? RankOf(index, path, node.input(1)) : -1;
-    if (indices_rank < 0 || in_rank < 0) return std::nullopt;
-    if (axis < gather_axis) return std::make_pair(0, axis);
-    if (axis >= gather_axis + indices_rank) return std::make_pair(0, axis - indices_rank + 1);
-    return std::nullopt;
-  }
-  if (op == "Slice" || op == "Pad") {
+  switch (EffectOf(node, index.onnx_opset())) {
+    // A one-operand elementwise op (Identity, Cast, ...) keeps every axis, whatever inference knows of the
+    // ranks (none after a Reshape to a computed shape: keras2onnx's `Reshape(y, [-1, Shape(x)[1], H])`).
+    case AxisEffect::kSame:
     // Slice and Pad keep the rank, and the batch is not an axis they cut or pad (that would change it):
     // same axis. Their ranks need not be known (inside a Loop body, onnx's inference keeps no shapes).
-    return std::make_pair(0, axis);
+    case AxisEffect::kCut:
+    case AxisEffect::kPad:
+    // Views, Gather, Concat and Split (the batch is not the axis these cut or join), MatMul and Gemm (the
+    // leading axes of the first operand), windows (the batch; channels come from the weights).
+    case AxisEffect::kPermute:
+    case AxisEffect::kRemoveUnit:
+    case AxisEffect::kInsertUnit:
+    case AxisEffect::kReshape:
+    case AxisEffect::kGather:
+    case AxisEffect::kConcat:
+    case AxisEffect::kSplit:
+    case AxisEffect::kMatMul:
+    case AxisEffect::kGemm:
+    case AxisEffect::kWindow:
+    case AxisEffect::kNormalize:
+      break;
+    case AxisEffect::kBroadcast:
+      // Input 0 of the output's own rank (TraceAxis follows every operand).
+      if (in_rank < 0 || in_rank != out_rank) return std::nullopt;
+      break;
+    default:
+      return std::nullopt;
   }
-  if (IsOnnxOp(node, {"Conv", "ConvTranspose", "AveragePool", "MaxPool", "LpPool"})) {
-    // A window's batch is its input's (axis 0); the channels come from the weights, the spatial axes
-    // change length.
-    if (slot == 0 && axis == 0) return std::make_pair(0, int64_t{0});
-    return std::nullopt;
-  }
-  if (op == "Concat" || op == "Split") {
-    // The batch is not the axis these cut or join (that would change it): same axis.
-    if (in_rank >= 0 && in_rank == out_rank) {
-      if (NormalizeAxis(IntAttribute(node, "axis", 0), in_rank) == axis) return std::nullopt;
-      return std::make_pair(0, axis);
-    }
-    return std::nullopt;
-  }
-  if (op == "MatMul" || op == "Gemm") {
-    // The leading axes of the first operand, the rows of a Gemm (without transA).
-    if (op == "Gemm" && IntAttribute(node, "transA", 0) != 0) return std::nullopt;
-    if (in_rank >= 2 && in_rank == out_rank && axis < out_rank - 1) return std::make_pair(0, axis);
-    return std::nullopt;
-  }
-  return std::nullopt;
+  const std::optional<AxisOf> in =
+      MapAxis(index, path, node, AxisOf{axis, out_rank}, AxisDirection::kBackward, AxisPort{0, slot});
+  if (!in) return std::nullopt;
+  return std::make_pair(0, in->axis);
 }
 
 std::optional<InputAxis> TraceAxis(const ModelIndex& index, const GraphPath& path, const std::string& value,

@@ -3,6 +3,7 @@
 #include <initializer_list>
 
 #include "graph/constant_value.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/wiring.h"
 
@@ -74,7 +75,7 @@ IndexUses UsesOf(const ModelIndex& index, const GraphPath& body, const std::stri
       } else if (IsOnnxOp(node, {"Gather"}) && consumer.slot == 1) {
         const bool outer = graph.ProducerOf(node.input(0)).kind == Producer::Kind::kOuterScope;
         if (exact && outer) {
-          uses.reads.push_back(IndexedRead{node.input(0), IntAttribute(node, "axis", 0), consumer.node});
+          uses.reads.push_back(IndexedRead{node.input(0), AxisAttribute(node, index.onnx_opset()), consumer.node});
         } else {
           uses.other_uses.push_back(what);
         }

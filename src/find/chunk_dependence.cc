@@ -107,7 +107,7 @@ std::optional<std::vector<int64_t>> ChunkDependence::PickedElements(const GraphP
   const std::optional<int64_t> length = VectorLength(index_, graph, node.input(0));
   if (IsOnnxOp(node, {"Gather"})) {
     std::optional<std::vector<int64_t>> picked = ConstantIntegers(index_, graph, node.input(1));
-    if (!picked || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
+    if (!picked || AxisAttribute(node, index_.onnx_opset()) != 0) return std::nullopt;
     for (int64_t& e : *picked) {
       if (e < 0 && !length) return std::nullopt;
       if (e < 0) e += *length;
@@ -160,7 +160,7 @@ bool ChunkDependence::FirstFrames(const GraphPath& graph, const onnx::NodeProto&
   if (!IsOnnxOp(node, {"Gather"}) || node.input_size() != 2) return false;
   const std::optional<std::vector<int64_t>> indices = ConstantIntegers(index_, graph, node.input(1));
   if (!indices || std::any_of(indices->begin(), indices->end(), [](int64_t k) { return k < 0; })) return false;
-  const std::optional<TimeRef> traced = TraceToInput(index_, graph, node.input(0), IntAttribute(node, "axis", 0));
+  const std::optional<TimeRef> traced = TraceToInput(index_, graph, node.input(0), AxisAttribute(node, index_.onnx_opset()));
   if (!traced) return false;
   auto time = chunked_.time_axes.find(traced->input);
   return time != chunked_.time_axes.end() && time->second == traced->axis;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "graph/constant_value.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/wiring.h"
 
@@ -79,7 +80,7 @@ ContextFinding Judge(const ModelIndex& index, const StatePair& pair, size_t at) 
                                           " of the main graph");
   }
   if (concat.input_size() != 2 || concat.input(1) != spec.value ||
-      Normalized(IntAttribute(concat, "axis", 0), rank) != spec.axis) {
+      Normalized(AxisAttribute(concat, index.onnx_opset()), rank) != spec.axis) {
     return fail(Kind::kInputNotWired, "Concat '" + pair.node + "' does not join a context in front of '" + spec.value +
                                           "' along axis " + std::to_string(spec.axis));
   }

@@ -1,10 +1,12 @@
 #include "find/loop_chunks.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
 
+#include "graph/axis_map.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
@@ -133,7 +135,7 @@ class TimeFlow {
       if (use.slot != 0) return false;
       const onnx::NodeProto& pick = proto.node(use.node);
       std::vector<int64_t> positions;
-      if (IsOnnxOp(pick, {"Gather"}) && IntAttribute(pick, "axis", 0) == 0 && pick.input_size() == 2) {
+      if (IsOnnxOp(pick, {"Gather"}) && AxisAttribute(pick, index_.onnx_opset()) == 0 && pick.input_size() == 2) {
         positions = ConstantIntegers(index_, flow.graph, pick.input(1)).value_or(std::vector<int64_t>{-1});
       } else if (IsOnnxOp(pick, {"Slice"}) && pick.input_size() >= 3 && pick.input_size() <= 4) {
         const std::optional<int64_t> begin = ConstantScalar(index_, flow.graph, pick.input(1));
@@ -164,9 +166,9 @@ class TimeFlow {
     return true;
   }
 
-  /// The outputs of `node` (reading `flow` at input `slot`) that carry time, or why it may mix steps.
+  /// The outputs of `node` (reading `flow` at input `slot`) that carry time, or why it may mix steps: MapAxis
+  /// says where time goes; each case adds what keeps steps apart (other operands steady, time not mixed).
   std::string Step(const Flow& flow, const onnx::NodeProto& node, int slot, std::vector<Flow>* next) {
-    const std::string& op = node.op_type();
     auto out = [&](int k, int64_t axis, int out_rank, bool sequence = false) -> std::string {
       if (k < node.output_size() && !node.output(k).empty())
         next->push_back(Flow{flow.graph, node.output(k), axis, out_rank, sequence});
@@ -175,111 +177,108 @@ class TimeFlow {
     const int64_t t = flow.axis;
     const int rank = flow.rank;
     if (!IsOnnxDomain(node.domain())) return "is not a standard operator";
-    if (flow.sequence) {
-      if (op == "Identity") return out(0, t, rank, true);
-      if (op != "ConcatFromSequence") return "reads the collected steps otherwise than concatenating them";
-      const bool new_axis = IntAttribute(node, "new_axis", 0) != 0;
-      const int out_rank = rank < 0 ? -1 : rank + (new_axis ? 1 : 0);
-      const int64_t axis = AxisIndex(IntAttribute(node, "axis", 0), out_rank);
-      if (axis < 0) return "concatenates along an axis of unknown position";
-      return out(0, axis, out_rank);
-    }
-    if (IsElementwiseUnary(node)) {
-      if (slot != 0 || !OthersInvariant(flow, node, 0)) return "combines it with values that differ per chunk";
-      return out(0, t, rank);
-    }
-    if (IsElementwiseMany(node)) {
-      int out_rank = rank;
-      for (int k = 0; k < node.input_size(); ++k) {
-        if (node.input(k) == flow.value) continue;
-        if (!Invariant(flow, node.input(k))) return "combines it with values that differ per chunk";
-        out_rank = std::max(out_rank, RankOf(index_, flow.graph, node.input(k)));
+    if (flow.sequence) return SequenceStep(flow, node, out);
+    const std::optional<AxisOf> moved =
+        MapAxis(index_, flow.graph, node, AxisOf{t, rank}, AxisDirection::kForward, AxisPort{slot, 0});
+    auto moved_out = [&](int k) { return out(k, moved->axis, moved->rank); };
+    const OpSemantics* row = FindOpSemantics(node, index_.onnx_opset());
+    switch (row == nullptr ? AxisEffect::kNone : row->effect) {
+      case AxisEffect::kSame:
+        if (slot != 0 || !OthersInvariant(flow, node, 0)) return "combines it with values that differ per chunk";
+        return moved_out(0);
+      case AxisEffect::kBroadcast: {
+        int out_rank = rank;
+        for (int k = 0; k < node.input_size(); ++k) {
+          if (node.input(k) == flow.value) continue;
+          if (!Invariant(flow, node.input(k))) return "combines it with values that differ per chunk";
+          out_rank = std::max(out_rank, RankOf(index_, flow.graph, node.input(k)));
+        }
+        return moved ? moved_out(0) : "broadcasts it with an operand of rank " + std::to_string(out_rank);
       }
-      // Broadcasting to a higher rank adds leading axes (any rank has room for a vector).
-      if (rank < 0 && out_rank > 1) return "broadcasts it with an operand of rank " + std::to_string(out_rank);
-      if (rank < 0) return out(0, t, -1);
-      return out(0, t + (out_rank - rank), out_rank);
+      case AxisEffect::kPermute:
+      case AxisEffect::kRemoveUnit:
+      case AxisEffect::kInsertUnit:
+      case AxisEffect::kReshape:
+      case AxisEffect::kFlatten:
+        if (slot != 0) return "changes the axes in a way not followed";
+        return moved ? moved_out(0) : "moves, merges or drops the time axis in a way not followed";
+      case AxisEffect::kNormalize:
+        // The normalizations along a named `axis` (Softmax and its kin, LayerNormalization).
+        if (row->axes.attribute != "axis") break;
+        if (slot != 0 || !OthersInvariant(flow, node, 0) || MixesNamedAxis(*row, node, t, rank)) {
+          return "normalizes over the time axis";
+        }
+        return moved_out(0);
+      case AxisEffect::kReduce: {
+        const std::optional<std::vector<int64_t>> axes = NamedAxes(index_, flow.graph, node);
+        if (!axes || axes->empty()) return "reduces over every axis, time included";
+        return moved ? moved_out(0) : "reduces over the time axis";
+      }
+      case AxisEffect::kMatMul:
+      case AxisEffect::kGemm:
+        if (slot != 0 || !OthersInvariant(flow, node, 0) || !moved) {
+          return "multiplies along the time axis, or by values that differ per chunk";
+        }
+        return moved_out(0);
+      case AxisEffect::kGather:
+        if (slot != 0 || !moved || !OthersInvariant(flow, node, 0)) {
+          return "gathers along the time axis, or at indices that differ per chunk";
+        }
+        return moved_out(0);
+      case AxisEffect::kSplit:
+        if (slot != 0 || !moved || !OthersInvariant(flow, node, 0)) return "splits the time axis";
+        for (int k = 1; k < node.output_size(); ++k) moved_out(k);
+        return moved_out(0);
+      case AxisEffect::kCut:
+        return SliceStep(flow, node, slot, out);
+      default:
+        break;
     }
-    if (IsClass(node, OpClass::kView)) {
-      if (slot != 0) return "changes the axes in a way not followed";
-      const std::optional<AxisOf> moved = AxisForward(index_, flow.graph, node, AxisOf{t, rank});
-      if (!moved) return "moves, merges or drops the time axis in a way not followed";
-      return out(0, moved->axis, moved->rank);
-    }
-    if (op == "Shape") {
+    if (node.op_type() == "Shape") {
       if (!ShapeReadsOtherAxes(flow, node)) return "reads the length of the time axis";
       return "";  // lengths of other axes: the same in every chunk
     }
-    if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
-      const bool per_axis = index_.onnx_opset() >= 13;
-      const int64_t axis = AxisIndex(IntAttribute(node, "axis", per_axis ? -1 : 1), rank);
-      if (axis < 0 || (per_axis ? axis == t : t >= axis)) return "normalizes over the time axis";
-      return out(0, t, rank);
-    }
-    if (op == "LayerNormalization") {
-      const int64_t axis = AxisIndex(IntAttribute(node, "axis", -1), rank);
-      if (slot != 0 || axis < 0 || t >= axis || !OthersInvariant(flow, node, 0)) return "normalizes over the time axis";
-      return out(0, t, rank);
-    }
-    if (IsClass(node, OpClass::kReduction)) {
-      std::optional<std::vector<int64_t>> axes = AxesOperand(index_, flow.graph, node);
-      if (op == "ArgMax" || op == "ArgMin") axes = std::vector<int64_t>{IntAttribute(node, "axis", 0)};
-      if (!axes || axes->empty()) return "reduces over every axis, time included";
-      const bool keep = IntAttribute(node, "keepdims", 1) != 0;
-      int64_t before = 0;
-      for (int64_t a : *axes) {
-        a = AxisIndex(a, rank);
-        if (a < 0 || a == t) return "reduces over the time axis";
-        before += a < t ? 1 : 0;
-      }
-      return out(0, keep ? t : t - before, rank < 0 ? -1 : keep ? rank : rank - static_cast<int>(axes->size()));
-    }
-    if (op == "MatMul") {
-      const int b_rank = node.input_size() > 1 ? RankOf(index_, flow.graph, node.input(1)) : -1;
-      if (slot != 0 || !OthersInvariant(flow, node, 0) || b_rank < 1 || b_rank > 2 || rank < 2 || t >= rank - 1) {
-        return "multiplies along the time axis, or by values that differ per chunk";
-      }
-      return out(0, t, b_rank == 1 ? rank - 1 : rank);
-    }
-    if (op == "Gemm") {
-      if (slot != 0 || t != 0 || IntAttribute(node, "transA", 0) != 0 || !OthersInvariant(flow, node, 0)) {
-        return "multiplies along the time axis, or by values that differ per chunk";
-      }
-      return out(0, 0, 2);
-    }
-    if (op == "Gather") {
-      const int64_t axis = AxisIndex(IntAttribute(node, "axis", 0), rank);
-      const int i_rank = node.input_size() > 1 ? RankOf(index_, flow.graph, node.input(1)) : -1;
-      if (slot != 0 || axis < 0 || axis == t || i_rank < 0 || !OthersInvariant(flow, node, 0)) {
-        return "gathers along the time axis, or at indices that differ per chunk";
-      }
-      return out(0, t < axis ? t : t + i_rank - 1, rank + i_rank - 1);
-    }
-    if (op == "Split") {
-      const int64_t axis = AxisIndex(IntAttribute(node, "axis", 0), rank);
-      if (slot != 0 || axis < 0 || axis == t || !OthersInvariant(flow, node, 0)) return "splits the time axis";
-      for (int k = 1; k < node.output_size(); ++k) out(k, t, rank);
-      return out(0, t, rank);
-    }
-    if (op == "Slice") {
-      std::optional<std::vector<int64_t>> axes = node.input_size() > 3 && !node.input(3).empty()
-                                                     ? ConstantIntegers(index_, flow.graph, node.input(3))
-                                                     : std::nullopt;
-      if (slot != 0 || !OthersInvariant(flow, node, 0)) return "slices at bounds that differ per chunk";
-      if (!axes) {
-        const auto starts = ConstantIntegers(index_, flow.graph, node.input(1));
-        if (!starts) return "slices axes not known";
-        axes.emplace();
-        for (size_t a = 0; a < starts->size(); ++a) axes->push_back(static_cast<int64_t>(a));
-      }
-      for (int64_t a : *axes) {
-        const std::optional<int64_t> sliced = NormalizeAxis(a, rank);
-        if (sliced && *sliced == t && LastStep(flow, node, *axes)) return "";  // nothing flows on along time
-        if (!sliced || *sliced == t) return "slices the time axis";
-      }
-      return out(0, t, rank);
-    }
     return "may mix time steps (not a time-local operator)";
+  }
+
+  using Out = std::function<std::string(int, int64_t, int, bool)>;
+
+  /// A sequence of the loop's steps: passed on by Identity, concatenated by ConcatFromSequence.
+  std::string SequenceStep(const Flow& flow, const onnx::NodeProto& node, const Out& out) {
+    if (node.op_type() == "Identity") return out(0, flow.axis, flow.rank, true);
+    if (node.op_type() != "ConcatFromSequence") return "reads the collected steps otherwise than concatenating them";
+    const bool new_axis = IntAttribute(node, "new_axis", 0) != 0;
+    const int out_rank = flow.rank < 0 ? -1 : flow.rank + (new_axis ? 1 : 0);
+    const int64_t axis = AxisIndex(AxisAttribute(node, index_.onnx_opset()), out_rank);
+    if (axis < 0) return "concatenates along an axis of unknown position";
+    return out(0, axis, out_rank, false);
+  }
+
+  /// True when the normalization `node` of `row` combines along time axis `t`: its named axis alone
+  /// (kNamedAxes) or it and every later axis (kNamedAxisOnward); an axis of unknown position does.
+  bool MixesNamedAxis(const OpSemantics& row, const onnx::NodeProto& node, int64_t t, int rank) const {
+    const int64_t axis = AxisIndex(AxisAttribute(node, index_.onnx_opset()), rank);
+    return axis < 0 || (row.mixing == AxisMixing::kNamedAxes ? axis == t : t >= axis);
+  }
+
+  /// A Slice: the time axis passes when the Slice cuts other axes only (or keeps the last step alone).
+  std::string SliceStep(const Flow& flow, const onnx::NodeProto& node, int slot, const Out& out) {
+    std::optional<std::vector<int64_t>> axes = node.input_size() > 3 && !node.input(3).empty()
+                                                   ? ConstantIntegers(index_, flow.graph, node.input(3))
+                                                   : std::nullopt;
+    if (slot != 0 || !OthersInvariant(flow, node, 0)) return "slices at bounds that differ per chunk";
+    if (!axes) {
+      const auto starts = ConstantIntegers(index_, flow.graph, node.input(1));
+      if (!starts) return "slices axes not known";
+      axes.emplace();
+      for (size_t a = 0; a < starts->size(); ++a) axes->push_back(static_cast<int64_t>(a));
+    }
+    for (int64_t a : *axes) {
+      const std::optional<int64_t> sliced = NormalizeAxis(a, flow.rank);
+      if (sliced && *sliced == flow.axis && LastStep(flow, node, *axes)) return "";  // nothing flows on along time
+      if (!sliced || *sliced == flow.axis) return "slices the time axis";
+    }
+    return out(0, flow.axis, flow.rank, false);
   }
 
   const ModelIndex& index_;
@@ -313,7 +312,7 @@ std::string BodyUse(const ModelIndex& index, const LoopAnatomy& loop, const std:
     for (const Consumer& use : body.ConsumersOf(node.output(0))) {
       const onnx::NodeProto& pick = proto.node(use.node);
       std::optional<std::vector<int64_t>> picked;
-      if (use.slot == 0 && IsOnnxOp(pick, {"Gather"}) && IntAttribute(pick, "axis", 0) == 0)
+      if (use.slot == 0 && IsOnnxOp(pick, {"Gather"}) && AxisAttribute(pick, index.onnx_opset()) == 0)
         picked = ConstantIntegers(index, loop.body, pick.input(1));
       bool other_axes = picked && start >= 0;
       for (int64_t e : picked.value_or(std::vector<int64_t>{})) other_axes &= e >= 0 && start + e != time;
@@ -345,7 +344,8 @@ std::string ChunkProblem(const ModelIndex& index, const LoopAnatomy& loop, const
   const onnx::GraphProto& body = *ResolveGraph(index.model(), loop.body);
   for (int n : proven.reads) {
     const onnx::NodeProto& read = body.node(n);
-    per_step[read.input(0)] = AxisIndex(IntAttribute(read, "axis", 0), RankOf(index, loop.graph, read.input(0)));
+    per_step[read.input(0)] =
+        AxisIndex(AxisAttribute(read, index.onnx_opset()), RankOf(index, loop.graph, read.input(0)));
   }
   for (const std::string& name : SubgraphReferences(node)) {
     if (proven.bounds.count(name)) continue;

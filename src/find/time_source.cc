@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <set>
 
+#include "graph/axis_map.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
@@ -72,7 +73,8 @@ std::optional<TimeRef> Trace(const ModelIndex& index, const GraphPath& path, con
   // Ops that keep each step apart and move the axis at most: elementwise ops, Transpose, Squeeze,
   // Unsqueeze, and Reshapes that only move unit axes (tf2onnx writes a batch-1 transpose as one).
   if (IsElementwiseUnary(node) || IsClass(node, OpClass::kView)) {
-    const std::optional<AxisOf> in = AxisBackward(index, at.graph, node, AxisOf{axis, RankOf(index, at.graph, name)});
+    const std::optional<AxisOf> in = MapAxis(index, at.graph, node, AxisOf{axis, RankOf(index, at.graph, name)},
+                                             AxisDirection::kBackward, AxisPort{0, at.producer.slot});
     if (!in) return std::nullopt;
     if (views != nullptr && IsOnnxOp(node, {"Reshape"})) views->push_back(ViewOnTime{at.graph, at.producer.index, axis});
     return Trace(index, at.graph, node.input(0), in->axis, depth + 1, views);
@@ -122,7 +124,7 @@ std::optional<TimeRef> LengthOf(const ModelIndex& index, const GraphPath& path, 
   std::string stripped;
   const ResolvedName at = Strip(index, path, name, &stripped);
   if (at.node == nullptr || !IsOnnxOp(*at.node, {"Gather"}) || at.node->input_size() != 2 ||
-      IntAttribute(*at.node, "axis", 0) != 0) {
+      AxisAttribute(*at.node, index.onnx_opset()) != 0) {
     return std::nullopt;
   }
   const ResolvedName shape = index.Resolve(at.graph, at.node->input(0));

@@ -103,7 +103,7 @@ class Folder {
     }
     if (parts.empty()) return std::nullopt;
     const size_t rank = parts.front().dims.size();
-    int64_t axis = IntAttribute(node, "axis", 0);
+    int64_t axis = AxisAttribute(node, index_.onnx_opset());
     if (axis < 0) axis += static_cast<int64_t>(rank);
     if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
     IntTensor out{parts.front().dims, {}};
@@ -158,7 +158,7 @@ class Folder {
         if (d != 1) dims.push_back(d);  // every unit axis (or those listed: the values stay the same)
       }
     } else {
-      std::optional<std::vector<int64_t>> axes = IntsOperand(index_, path, node, "axes", 1);
+      std::optional<std::vector<int64_t>> axes = AxesOperand(index_, path, node);
       if (!axes) return std::nullopt;
       dims = x->dims;
       const int64_t rank = static_cast<int64_t>(dims.size() + axes->size());
@@ -179,7 +179,7 @@ class Folder {
     const size_t rank = x->dims.size();
     std::vector<int64_t> perm(rank);
     for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    if (const onnx::AttributeProto* p = FindAttribute(node, "perm")) perm.assign(p->ints().begin(), p->ints().end());
+    if (std::optional<std::vector<int64_t>> given = PermAttribute(node)) perm = *given;
     if (perm.size() != rank) return std::nullopt;
     IntTensor out;
     for (int64_t p : perm) {
@@ -203,12 +203,12 @@ class Folder {
 
   std::optional<IntTensor> Slice(const GraphPath& path, const onnx::NodeProto& node, int depth) {
     const std::optional<IntTensor> x = In(path, node, 0, depth);
-    const std::optional<std::vector<int64_t>> starts = IntsOperand(index_, path, node, "starts", 1);
-    const std::optional<std::vector<int64_t>> ends = IntsOperand(index_, path, node, "ends", 2);
+    const SliceOperands operands = SliceOperandsOf(index_, path, node);
+    const std::optional<std::vector<int64_t>>&starts = operands.starts, &ends = operands.ends;
     if (!x || !starts || !ends || starts->size() != ends->size()) return std::nullopt;
     std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
     std::iota(axes.begin(), axes.end(), 0);
-    if (auto given = IntsOperand(index_, path, node, "axes", 3)) axes = *given;
+    if (operands.axes) axes = *operands.axes;
     if (node.input_size() > 4 && !node.input(4).empty()) {
       const std::optional<std::vector<int64_t>> given = IntValues(index_, path, node.input(4));
       if (!given) return std::nullopt;
@@ -256,7 +256,7 @@ class Folder {
   std::optional<IntTensor> Gather(const GraphPath& path, const onnx::NodeProto& node, int depth) {
     const std::optional<IntTensor> x = In(path, node, 0, depth);
     const std::optional<IntTensor> indices = In(path, node, 1, depth);
-    if (!x || !indices || x->dims.size() != 1 || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
+    if (!x || !indices || x->dims.size() != 1 || AxisAttribute(node, index_.onnx_opset()) != 0) return std::nullopt;
     IntTensor out{indices->dims, {}};
     const int64_t size = x->dims[0];
     for (int64_t i : indices->values) {

@@ -35,51 +35,14 @@ const OpSemantics* RowOf(const onnx::NodeProto& node, int64_t opset) {
   return found->second.front();
 }
 
-/// Axis `axis` through a Reshape of `in` to `target`: kept when its group holds it as the only axis of
-/// size other than 1 on both sides (unit axes moved, added or removed around it).
-std::optional<int64_t> ReshapeAxis(const SymShape& in, const SymShape& target, bool allow_zero, int64_t axis,
-                                   bool forward) {
-  SymShape resolved;
-  const std::optional<std::vector<ReshapeGroup>> groups = ReshapeGroups(in, target, allow_zero, &resolved);
-  if (!groups) return std::nullopt;
-  const SymShape& from_shape = forward ? in : resolved;
-  const SymShape& to_shape = forward ? resolved : in;
-  auto not_unit = [](const SymShape& shape, const std::vector<size_t>& axes) {
-    std::vector<size_t> kept;
-    for (size_t a : axes) {
-      if (!(shape[a].fixed() && shape[a].value == 1)) kept.push_back(a);
-    }
-    return kept;
-  };
-  for (const ReshapeGroup& group : *groups) {
-    const std::vector<size_t>& from = forward ? group.in : group.out;
-    const std::vector<size_t>& to = forward ? group.out : group.in;
-    if (std::find(from.begin(), from.end(), static_cast<size_t>(axis)) == from.end()) continue;
-    const std::vector<size_t> from_kept = not_unit(from_shape, from);
-    const std::vector<size_t> to_kept = not_unit(to_shape, to);
-    if (from_kept.size() == 1 && to_kept.size() == 1 && from_kept[0] == static_cast<size_t>(axis)) {
-      return static_cast<int64_t>(to_kept[0]);
-    }
-    return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-/// The squeezed or unsqueezed axes of `node` made non-negative, with the input's and output's ranks.
-std::optional<std::vector<int64_t>> ListedUnitAxes(const ModelIndex& index, const GraphPath& path,
-                                                   const onnx::NodeProto& node, int in_rank, int* out_rank) {
-  const std::optional<std::vector<int64_t>> axes = AxesOperand(index, path, node);
-  if (!axes || in_rank < 0) return std::nullopt;
-  const bool un = node.op_type() == "Unsqueeze";
-  const int64_t count = static_cast<int64_t>(axes->size());
-  *out_rank = static_cast<int>(un ? in_rank + count : in_rank - count);
-  if (*out_rank < 0) return std::nullopt;
-  return NormalizeAxes(*axes, un ? *out_rank : in_rank);
-}
-
 }  // namespace
 
 const OpSemantics* FindOpSemantics(const onnx::NodeProto& node, int64_t opset) { return RowOf(node, opset); }
+
+AxisEffect EffectOf(const onnx::NodeProto& node, int64_t opset) {
+  const OpSemantics* row = RowOf(node, opset);
+  return row == nullptr ? AxisEffect::kNone : row->effect;
+}
 
 std::optional<OpClass> ClassOf(const onnx::NodeProto& node) {
   const OpSemantics* row = RowOf(node, 0);
@@ -180,10 +143,46 @@ std::optional<std::vector<int64_t>> AxesOperand(const ModelIndex& index, const G
   return IntsOperand(index, path, node, attribute, slot);
 }
 
+int64_t AxisAttribute(const onnx::NodeProto& node, int64_t opset) {
+  if (const onnx::AttributeProto* axis = FindAttribute(node, "axis")) return axis->i();
+  const OpSemantics* row = RowOf(node, opset);
+  return row == nullptr ? 0 : row->default_axis;
+}
+
+std::optional<std::vector<int64_t>> NamedAxes(const ModelIndex& index, const GraphPath& path,
+                                              const onnx::NodeProto& node) {
+  const OpSemantics* row = RowOf(node, index.onnx_opset());
+  if (row == nullptr) return std::nullopt;
+  const bool reduction = row->op_class == OpClass::kReduction;
+  if (row->axes.attribute.empty() && row->axes.input < 0) {
+    return reduction ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{}) : std::nullopt;
+  }
+  // A list of axes is read from the attribute or from input 1, whatever the opset (AxesOperand).
+  const bool list = row->axes.attribute == "axes" || row->axes.input == 1;
+  const bool given = (!row->axes.attribute.empty() && FindAttribute(node, std::string(row->axes.attribute))) ||
+                     (list && FindAttribute(node, "axes")) ||
+                     (list && node.input_size() > 1 && !node.input(1).empty());
+  if (given) return AxesOperand(index, path, node);
+  // Reductions name no axis when they reduce all; the others have a default axis.
+  if (reduction && row->axes.attribute != "axis") return std::vector<int64_t>{};
+  return std::vector<int64_t>{row->default_axis};
+}
+
+SliceOperands SliceOperandsOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
+  return SliceOperands{IntsOperand(index, path, node, "starts", 1), IntsOperand(index, path, node, "ends", 2),
+                       IntsOperand(index, path, node, "axes", 3), IntsOperand(index, path, node, "steps", 4)};
+}
+
+std::optional<std::vector<int64_t>> PermAttribute(const onnx::NodeProto& node) {
+  const onnx::AttributeProto* perm = FindAttribute(node, "perm");
+  if (perm == nullptr) return std::nullopt;
+  return std::vector<int64_t>(perm->ints().begin(), perm->ints().end());
+}
+
 std::optional<std::vector<int64_t>> PermOf(const onnx::NodeProto& node, int64_t rank) {
   std::vector<int64_t> order;
-  if (const onnx::AttributeProto* perm = FindAttribute(node, "perm")) {
-    order.assign(perm->ints().begin(), perm->ints().end());
+  if (const std::optional<std::vector<int64_t>> perm = PermAttribute(node)) {
+    order = *perm;
     if (rank < 0) rank = static_cast<int64_t>(order.size());
   } else {
     if (rank < 0) return std::nullopt;
@@ -202,86 +201,6 @@ std::vector<int64_t> InversePerm(const std::vector<int64_t>& perm) {
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
   return inverse;
-}
-
-std::optional<AxisOf> AxisForward(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
-                                  AxisOf in) {
-  if (in.axis < 0 || node.input_size() == 0) return std::nullopt;
-  if (IsElementwiseUnary(node)) return in;
-  const std::string& op = node.op_type();
-  if (!IsOnnxDomain(node.domain())) return std::nullopt;
-  if (op == "Transpose") {
-    const std::optional<std::vector<int64_t>> perm = PermOf(node, in.rank);
-    if (!perm) return std::nullopt;
-    for (size_t k = 0; k < perm->size(); ++k) {
-      if ((*perm)[k] == in.axis) return AxisOf{static_cast<int64_t>(k), static_cast<int>(perm->size())};
-    }
-    return std::nullopt;
-  }
-  if (op == "Squeeze" || op == "Unsqueeze") {
-    int out_rank = -1;
-    const std::optional<std::vector<int64_t>> listed = ListedUnitAxes(index, path, node, in.rank, &out_rank);
-    if (!listed) return std::nullopt;
-    if (op == "Squeeze") {
-      if (std::binary_search(listed->begin(), listed->end(), in.axis)) return std::nullopt;
-      int64_t axis = in.axis;
-      for (int64_t a : *listed) axis -= a < in.axis ? 1 : 0;
-      return AxisOf{axis, out_rank};
-    }
-    for (int64_t a = 0, kept = 0; a < out_rank; ++a) {
-      if (!std::binary_search(listed->begin(), listed->end(), a) && kept++ == in.axis) return AxisOf{a, out_rank};
-    }
-    return std::nullopt;
-  }
-  if (op == "Reshape" && node.input_size() > 1) {
-    const std::optional<SymShape> shape = ShapeOf(index, path, node.input(0));
-    const std::optional<SymShape> target = ShapeValue(index, path, node.input(1));
-    if (!shape || !target || in.axis >= static_cast<int64_t>(shape->size())) return std::nullopt;
-    const std::optional<int64_t> axis =
-        ReshapeAxis(*shape, *target, IntAttribute(node, "allowzero", 0) != 0, in.axis, /*forward=*/true);
-    if (!axis) return std::nullopt;
-    return AxisOf{*axis, static_cast<int>(target->size())};
-  }
-  return std::nullopt;
-}
-
-std::optional<AxisOf> AxisBackward(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
-                                   AxisOf out) {
-  if (out.axis < 0 || node.input_size() == 0) return std::nullopt;
-  if (IsElementwiseUnary(node)) return out;
-  const std::string& op = node.op_type();
-  if (!IsOnnxDomain(node.domain())) return std::nullopt;
-  const int in_rank = RankOf(index, path, node.input(0));
-  if (op == "Transpose") {
-    const std::optional<std::vector<int64_t>> perm = PermOf(node, in_rank >= 0 ? in_rank : out.rank);
-    if (!perm || out.axis >= static_cast<int64_t>(perm->size())) return std::nullopt;
-    return AxisOf{(*perm)[static_cast<size_t>(out.axis)], static_cast<int>(perm->size())};
-  }
-  if (op == "Squeeze" || op == "Unsqueeze") {
-    int out_rank = -1;
-    const std::optional<std::vector<int64_t>> listed = ListedUnitAxes(index, path, node, in_rank, &out_rank);
-    if (!listed) return std::nullopt;
-    if (op == "Unsqueeze") {
-      if (std::binary_search(listed->begin(), listed->end(), out.axis)) return std::nullopt;
-      int64_t axis = out.axis;
-      for (int64_t a : *listed) axis -= a < out.axis ? 1 : 0;
-      return AxisOf{axis, in_rank};
-    }
-    for (int64_t a = 0, kept = 0; a < in_rank; ++a) {
-      if (!std::binary_search(listed->begin(), listed->end(), a) && kept++ == out.axis) return AxisOf{a, in_rank};
-    }
-    return std::nullopt;
-  }
-  if (op == "Reshape" && node.input_size() > 1) {
-    const std::optional<SymShape> shape = ShapeOf(index, path, node.input(0));
-    const std::optional<SymShape> target = ShapeValue(index, path, node.input(1));
-    if (!shape || !target || out.axis >= static_cast<int64_t>(target->size())) return std::nullopt;
-    const std::optional<int64_t> axis =
-        ReshapeAxis(*shape, *target, IntAttribute(node, "allowzero", 0) != 0, out.axis, /*forward=*/false);
-    if (!axis) return std::nullopt;
-    return AxisOf{*axis, static_cast<int>(shape->size())};
-  }
-  return std::nullopt;
 }
 
 }  // namespace rnnstate

@@ -47,6 +47,30 @@ enum class AxisMixing {
   kWindow,           ///< a window along each of axes 2.. (the kWindow class)
 };
 
+/// What an operator does to the axes of its input 0: the one description MapAxis (graph/axis_map.h) reads
+/// for both directions, and the analyses and rules dispatch on instead of operator names.
+enum class AxisEffect {
+  kNone,       ///< no axis map (shape computations, operators no analysis follows yet)
+  kSame,       ///< every axis kept, element for element (elementwise unary)
+  kBroadcast,  ///< the operands right-aligned to the highest rank (elementwise with broadcasting)
+  kNormalize,  ///< the shape kept; elements combined along the row's `mixing` axes
+  kPermute,    ///< output axis k is input axis perm[k] (Transpose)
+  kRemoveUnit, ///< the named unit axes removed (Squeeze)
+  kInsertUnit, ///< unit axes inserted at the named axes of the output (Unsqueeze)
+  kReshape,    ///< axes regrouped; an axis is followed when unit axes alone move around it (Reshape)
+  kFlatten,    ///< the axes before and from the named axis merged into two (Flatten)
+  kReduce,     ///< the named axes removed, or kept as 1 (keepdims); none named: all (ReduceSum, ArgMax)
+  kCut,        ///< every axis at its place; the named ones cut (Slice)
+  kPad,        ///< every axis at its place, lengthened at its ends (Pad)
+  kScatter,    ///< the data's shape kept; indices address its leading axes (ScatterND)
+  kGather,     ///< the named axis replaced by the indices' axes (Gather)
+  kConcat,     ///< every axis kept; the named one joined from every input (Concat)
+  kSplit,      ///< every axis kept; the named one cut into the outputs (Split)
+  kMatMul,     ///< the leading axes of input 0 kept; its last contracted with input 1's
+  kGemm,       ///< the rows (axis 0) of input 0 kept unless transA
+  kWindow,     ///< axis 0 (the batch) kept; channels from the weights, axes 2.. windowed (Conv, pools)
+};
+
 /// Where an operator reads an integer-list operand (axes, perm, starts...) in an opset range.
 struct OperandSource {
   std::string_view attribute;  ///< the attribute's name, or empty
@@ -68,6 +92,8 @@ struct OpSemantics {
   AxisMixing mixing = AxisMixing::kNone;
   /// The named axis when the operand is absent (Softmax: 1 before opset 13, -1 since; Concat: none, 0).
   int64_t default_axis = 0;
+  /// What the operator does to the axes of its input 0.
+  AxisEffect effect = AxisEffect::kNone;
 
   static constexpr int kLatestOpset = 1 << 20;
 };
@@ -81,6 +107,9 @@ const OpSemantics* FindOpSemantics(const onnx::NodeProto& node, int64_t opset = 
 
 /// The class of `node`, or nullopt for operators outside the table (other domains included).
 std::optional<OpClass> ClassOf(const onnx::NodeProto& node);
+
+/// The axis effect of `node`'s row for `opset` (see FindOpSemantics), kNone outside the table.
+AxisEffect EffectOf(const onnx::NodeProto& node, int64_t opset = 0);
 
 /// `node` is of the class `c`.
 bool IsClass(const onnx::NodeProto& node, OpClass c);
@@ -132,32 +161,34 @@ std::optional<std::vector<int64_t>> IntsOperand(const ModelIndex& index, const G
 std::optional<std::vector<int64_t>> AxesOperand(const ModelIndex& index, const GraphPath& path,
                                                 const onnx::NodeProto& node);
 
+/// The single axis `node` names in its `axis` attribute, else its row's default for `opset` (Softmax: 1
+/// before opset 13, -1 since; Flatten 1; Gather, Concat, Split 0); 0 for an operator outside the table.
+/// Not made non-negative: NormalizeAxis does that against the rank the caller knows.
+int64_t AxisAttribute(const onnx::NodeProto& node, int64_t opset);
+
+/// The axes `node`'s row names, with the row's defaults: its operand when given (nullopt when that is not
+/// a constant), else none for the operators that then work on every axis (a reduction's absent `axes`),
+/// else the row's default axis for the model's opset; nullopt for an operator whose row names no axes and
+/// is no reduction (a reduction without operand, GlobalAveragePool, works on every axis: none named). Not
+/// made non-negative.
+std::optional<std::vector<int64_t>> NamedAxes(const ModelIndex& index, const GraphPath& path,
+                                              const onnx::NodeProto& node);
+
+/// A Slice's operands (attributes before opset 10, inputs 1..4 since), each nullopt when absent or not
+/// a constant.
+struct SliceOperands {
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+};
+SliceOperands SliceOperandsOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node);
+
+/// The `perm` attribute of a Transpose as written, nullopt when absent (the axes then reversed).
+std::optional<std::vector<int64_t>> PermAttribute(const onnx::NodeProto& node);
+
 /// A Transpose's order for an input of `rank` axes (its `perm`, by default the axes reversed); nullopt
 /// when `perm` is not a permutation of 0 .. rank-1, or the rank is unknown without a perm.
 std::optional<std::vector<int64_t>> PermOf(const onnx::NodeProto& node, int64_t rank);
 
 /// The inverse of the permutation `perm`.
 std::vector<int64_t> InversePerm(const std::vector<int64_t>& perm);
-
-// --- axis maps ---------------------------------------------------------------------------------------
-
-/// An axis of a value and that value's rank (-1 when unknown).
-struct AxisOf {
-  int64_t axis = -1;
-  int rank = -1;
-};
-
-/// Where axis `in.axis` of input 0 of `node` (in the graph at `path`) goes in its output 0, for the
-/// operators that keep each axis whole: elementwise unary ops, Transpose, Squeeze, Unsqueeze, Flatten
-/// on the kept side, and Reshape when its groups leave the axis alone (unit axes moved, added or
-/// removed around it). nullopt when the operator removes, splits or merges the axis, or when it is not
-/// known.
-std::optional<AxisOf> AxisForward(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
-                                  AxisOf in);
-
-/// The axis of input 0 of `node` that axis `out.axis` of its output 0 is (the inverse of AxisForward);
-/// nullopt when the output axis is new (an inserted unit axis) or not one input axis.
-std::optional<AxisOf> AxisBackward(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
-                                   AxisOf out);
 
 }  // namespace rnnstate

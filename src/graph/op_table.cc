@@ -10,7 +10,26 @@ namespace {
 
 using C = OpClass;
 using M = AxisMixing;
+using E = AxisEffect;
 constexpr int kLast = OpSemantics::kLatestOpset;
+
+/// The axis effect every row of class `c` has unless the row names its own.
+E EffectOfClass(C c) {
+  switch (c) {
+    case C::kElementwiseUnary:
+      return E::kSame;
+    case C::kElementwiseMany:
+      return E::kBroadcast;
+    case C::kNormalization:
+      return E::kNormalize;
+    case C::kReduction:
+      return E::kReduce;
+    case C::kWindow:
+      return E::kWindow;
+    default:
+      return E::kNone;
+  }
+}
 
 /// One row: `op` from opset `since` to `until`, of class `c`.
 OpSemantics Row(std::string_view op, C c, bool keeps_zero = false, OperandSource axes = {}, int since = 1,
@@ -22,6 +41,13 @@ OpSemantics Row(std::string_view op, C c, bool keeps_zero = false, OperandSource
   row.op_class = c;
   row.keeps_zero = keeps_zero;
   row.axes = axes;
+  row.effect = EffectOfClass(c);
+  return row;
+}
+
+/// `row` with the axis effect `effect` (operators whose class alone does not say it).
+OpSemantics Effect(OpSemantics row, E effect) {
+  row.effect = effect;
   return row;
 }
 
@@ -132,30 +158,32 @@ std::vector<OpSemantics> MakeTable() {
   }
   const std::vector<OpSemantics> rest = {
       // Views: the elements of input 0, rearranged.
-      Row("Reshape", C::kView, kZero, {}, 5),
-      DefaultAxis(Row("Flatten", C::kView, kZero, axis), 1),
-      Row("Squeeze", C::kView, kZero, axes_attribute, 1, 12),
-      Row("Squeeze", C::kView, kZero, axes_input, 13),
-      Row("Unsqueeze", C::kView, kZero, axes_attribute, 1, 12),
-      Row("Unsqueeze", C::kView, kZero, axes_input, 13),
-      Row("Transpose", C::kView, kZero, {"perm", -1}),
+      Effect(Row("Reshape", C::kView, kZero, {}, 5), E::kReshape),
+      Effect(DefaultAxis(Row("Flatten", C::kView, kZero, axis), 1), E::kFlatten),
+      Effect(Row("Squeeze", C::kView, kZero, axes_attribute, 1, 12), E::kRemoveUnit),
+      Effect(Row("Squeeze", C::kView, kZero, axes_input, 13), E::kRemoveUnit),
+      Effect(Row("Unsqueeze", C::kView, kZero, axes_attribute, 1, 12), E::kInsertUnit),
+      Effect(Row("Unsqueeze", C::kView, kZero, axes_input, 13), E::kInsertUnit),
+      Effect(Row("Transpose", C::kView, kZero, {"perm", -1}), E::kPermute),
       // Data movement: elements selected, joined, repeated or written.
-      Row("Slice", C::kDataMovement, kZero, axes_attribute, 1, 9),
-      Row("Slice", C::kDataMovement, kZero, {"", 3}, 10),
-      Row("Gather", C::kDataMovement, kZero, axis),
+      Effect(Row("Slice", C::kDataMovement, kZero, axes_attribute, 1, 9), E::kCut),
+      Effect(Row("Slice", C::kDataMovement, kZero, {"", 3}, 10), E::kCut),
+      Effect(Row("Gather", C::kDataMovement, kZero, axis), E::kGather),
       Row("GatherElements", C::kDataMovement, kZero, axis, 11),
       Row("GatherND", C::kDataMovement, kZero, {}, 11),
-      Row("Concat", C::kDataMovement, false, axis),
-      Row("Split", C::kDataMovement, kZero, axis),
+      // Concat's axis defaulted to 1 until opset 4 made it required.
+      Effect(DefaultAxis(Row("Concat", C::kDataMovement, false, axis, 1, 3), 1), E::kConcat),
+      Effect(Row("Concat", C::kDataMovement, false, axis, 4), E::kConcat),
+      Effect(Row("Split", C::kDataMovement, kZero, axis), E::kSplit),
       Row("Expand", C::kDataMovement, kZero, {}, 8),
       Row("Tile", C::kDataMovement, kZero),
-      Row("Pad", C::kDataMovement),
-      Row("ScatterND", C::kDataMovement, false, {}, 11),
+      Effect(Row("Pad", C::kDataMovement), E::kPad),
+      Effect(Row("ScatterND", C::kDataMovement, false, {}, 11), E::kScatter),
       Row("ScatterElements", C::kDataMovement, false, axis, 11),
       Row("ConcatFromSequence", C::kDataMovement, false, axis, 11),
       // Contractions.
-      Row("MatMul", C::kContraction),
-      Row("Gemm", C::kContraction),
+      Effect(Row("MatMul", C::kContraction), E::kMatMul),
+      Effect(Row("Gemm", C::kContraction), E::kGemm),
       // Windows slid along the spatial axes 2..: the kernel, strides, dilations and pads say how far.
       Mixing(Row("Conv", C::kWindow), M::kWindow),
       Mixing(Row("ConvTranspose", C::kWindow), M::kWindow),

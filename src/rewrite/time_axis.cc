@@ -10,6 +10,7 @@
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"
 #include "graph/naming.h"
+#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
 #include "rnnstate/error.h"
 
@@ -88,10 +89,10 @@ std::optional<int> TimeAxisOf(const ModelIndex& index, const std::string& name, 
   if (IsOnnxOp(node, {"Identity", "Cast"})) return TimeAxisOf(index, node.input(0), loops, depth + 1);
   if (IsOnnxOp(node, {"Transpose"})) {
     const std::optional<int> inner = TimeAxisOf(index, node.input(0), loops, depth + 1);
-    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
-    if (!inner || perm == nullptr) return std::nullopt;
-    for (int i = 0; i < perm->ints_size(); ++i) {
-      if (perm->ints(i) == *inner) return i;
+    const std::optional<std::vector<int64_t>> perm = PermAttribute(node);
+    if (!inner || !perm) return std::nullopt;
+    for (size_t i = 0; i < perm->size(); ++i) {
+      if ((*perm)[i] == *inner) return static_cast<int>(i);
     }
     return std::nullopt;
   }
@@ -99,7 +100,7 @@ std::optional<int> TimeAxisOf(const ModelIndex& index, const std::string& name, 
     const Producer from = index.graph(GraphPath{}).ProducerOf(node.input(0));
     const bool collected =
         from.kind == Producer::Kind::kNode && std::find(loops.begin(), loops.end(), from.index) != loops.end();
-    if (collected) return static_cast<int>(IntAttribute(node, "axis", 0));
+    if (collected) return static_cast<int>(AxisAttribute(node, index.onnx_opset()));
   }
   return std::nullopt;
 }

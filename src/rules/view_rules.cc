@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "graph/constant_value.h"
@@ -19,12 +18,6 @@ std::string List(const std::vector<int64_t>& values) {
   std::string text = "[";
   for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
   return text + "]";
-}
-
-/// The values of an attribute, or of the value at input `slot`; nullopt when neither is known.
-std::optional<std::vector<int64_t>> Operand(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
-                                            int slot, const char* attribute) {
-  return IntsOperand(index, path, node, attribute, slot);
 }
 
 /// "axis A is out of range for ... of rank R", or "axis A is listed twice", or "" (axes against `rank`).
@@ -55,87 +48,137 @@ std::string IndexRule(const std::vector<int64_t>& indices, const SymDim& dim, si
   return "";
 }
 
-/// The operators NodeRule has rules for.
-const std::set<std::string> kRuledOps = {"Unsqueeze", "Squeeze", "Transpose", "Slice",    "Reshape",
-                                         "Gather",    "Concat",  "Split",     "ScatterND"};
-
-std::string NodeRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
-  const std::string& op = node.op_type();
-  // Checked first: the input's shape is read only for the operators that have rules.
-  if (!IsOnnxDomain(node.domain()) || node.input_size() == 0 || !kRuledOps.count(op)) return "";
-  const std::optional<SymShape> in = ShapeOf(index, path, node.input(0));
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    std::optional<std::vector<int64_t>> axes = Operand(index, path, node, 1, "axes");
-    if (!in || !axes) return "";
-    if (op == "Unsqueeze") return AxesRule(*axes, in->size() + axes->size(), "an output");
-    if (std::string rule = AxesRule(*axes, in->size(), "an input"); !rule.empty()) return rule;
-    for (int64_t a : *axes) {
-      const SymDim& dim = (*in)[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in->size()) : a)];
-      if (dim.fixed() && dim.value != 1) {
-        return "axis " + std::to_string(a) + " has size " + std::to_string(dim.value) + ", not 1";
-      }
-    }
-    return "";
-  }
-  if (op == "Transpose") {
-    const onnx::AttributeProto* perm = FindAttribute(node, "perm");
-    if (!in || perm == nullptr || PermOf(node, static_cast<int64_t>(in->size()))) return "";
-    const std::vector<int64_t> order(perm->ints().begin(), perm->ints().end());
-    return "perm " + List(order) + " is not a permutation of the input's " + std::to_string(in->size()) + " axes";
-  }
-  if (op == "Slice") {
-    std::optional<std::vector<int64_t>> parts[] = {
-        Operand(index, path, node, 1, "starts"), Operand(index, path, node, 2, "ends"),
-        Operand(index, path, node, 3, "axes"), Operand(index, path, node, 4, "steps")};
-    const char* names[] = {"starts", "ends", "axes", "steps"};
-    for (int k = 1; k < 4; ++k) {
-      if (parts[0] && parts[k] && parts[k]->size() != parts[0]->size()) {
-        return std::string("starts has ") + std::to_string(parts[0]->size()) + " values, " + names[k] + " " +
-               std::to_string(parts[k]->size()) + " (they must have as many)";
-      }
-    }
-    if (parts[3] && std::find(parts[3]->begin(), parts[3]->end(), 0) != parts[3]->end()) return "a step is 0";
-    if (in && parts[2]) return AxesRule(*parts[2], in->size(), "an input");
-    return "";
-  }
-  if (op == "Reshape" && node.input_size() >= 2) {
-    std::optional<std::vector<int64_t>> shape = ConstantIntegers(index, path, node.input(1));
-    if (!shape) return "";
-    const auto inferred = std::count(shape->begin(), shape->end(), -1);
-    if (inferred > 1) return "shape " + List(*shape) + " has more than one -1";
-    for (int64_t d : *shape) {
-      if (d < -1) return "shape " + List(*shape) + " has a dim " + std::to_string(d);
-    }
-    if (IntAttribute(node, "allowzero", 0) != 0 && inferred == 1 &&
-        std::find(shape->begin(), shape->end(), 0) != shape->end()) {
-      return "shape " + List(*shape) + " has both 0 and -1 with allowzero";
-    }
-    return "";
-  }
-  if (op == "Gather" || op == "Concat" || op == "Split") {
-    if (!in) return "";
-    const int64_t axis = IntAttribute(node, "axis", 0);
-    if (std::string rule = AxesRule({axis}, in->size(), "an input"); !rule.empty()) return rule;
-    if (op != "Gather" || node.input_size() < 2) return "";
-    std::optional<std::vector<int64_t>> indices = ConstantIntegers(index, path, node.input(1));
-    const auto normal = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(in->size()) : axis);
-    return indices ? IndexRule(*indices, (*in)[normal], normal) : "";
-  }
-  if (op == "ScatterND" && node.input_size() >= 3) {
-    std::optional<std::vector<int64_t>> indices = ConstantIntegers(index, path, node.input(1));
-    std::optional<SymShape> shape = ShapeOf(index, path, node.input(1));
-    if (!in || !indices || !shape || shape->empty() || !shape->back().fixed() || shape->back().value == 0) return "";
-    const auto width = static_cast<size_t>(shape->back().value);
-    if (width > in->size()) {
-      return "indices address " + std::to_string(width) + " axes of a data of rank " + std::to_string(in->size());
-    }
-    for (size_t k = 0; k < width; ++k) {
-      std::vector<int64_t> coordinates;
-      for (size_t i = k; i < indices->size(); i += width) coordinates.push_back((*indices)[i]);
-      if (std::string rule = IndexRule(coordinates, (*in)[k], k); !rule.empty()) return rule;
+/// Squeeze's and Unsqueeze's axes against the rank, and a squeezed axis of size other than 1.
+std::string UnitAxesRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                         const std::optional<SymShape>& in, bool insert) {
+  std::optional<std::vector<int64_t>> axes = AxesOperand(index, path, node);
+  if (!in || !axes) return "";
+  if (insert) return AxesRule(*axes, in->size() + axes->size(), "an output");
+  if (std::string rule = AxesRule(*axes, in->size(), "an input"); !rule.empty()) return rule;
+  for (int64_t a : *axes) {
+    const SymDim& dim = (*in)[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(in->size()) : a)];
+    if (dim.fixed() && dim.value != 1) {
+      return "axis " + std::to_string(a) + " has size " + std::to_string(dim.value) + ", not 1";
     }
   }
   return "";
+}
+
+/// A Transpose's perm is a permutation of the input's axes.
+std::string PermRule(const onnx::NodeProto& node, const std::optional<SymShape>& in) {
+  const std::optional<std::vector<int64_t>> perm = PermAttribute(node);
+  if (!in || !perm || PermOf(node, static_cast<int64_t>(in->size()))) return "";
+  return "perm " + List(*perm) + " is not a permutation of the input's " + std::to_string(in->size()) + " axes";
+}
+
+/// A Slice's operands have as many values, no step 0, axes in range.
+std::string SliceRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                      const std::optional<SymShape>& in) {
+  const SliceOperands operands = SliceOperandsOf(index, path, node);
+  const std::optional<std::vector<int64_t>>* parts[] = {&operands.starts, &operands.ends, &operands.axes,
+                                                        &operands.steps};
+  const char* names[] = {"starts", "ends", "axes", "steps"};
+  for (int k = 1; k < 4; ++k) {
+    if (operands.starts && *parts[k] && (*parts[k])->size() != operands.starts->size()) {
+      return std::string("starts has ") + std::to_string(operands.starts->size()) + " values, " + names[k] + " " +
+             std::to_string((*parts[k])->size()) + " (they must have as many)";
+    }
+  }
+  if (operands.steps && std::find(operands.steps->begin(), operands.steps->end(), 0) != operands.steps->end())
+    return "a step is 0";
+  if (in && operands.axes) return AxesRule(*operands.axes, in->size(), "an input");
+  return "";
+}
+
+/// A Reshape's constant shape: one -1 at most, no dim below -1, not 0 and -1 with allowzero.
+std::string ReshapeRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
+  std::optional<std::vector<int64_t>> shape = ConstantIntegers(index, path, node.input(1));
+  if (!shape) return "";
+  const auto inferred = std::count(shape->begin(), shape->end(), -1);
+  if (inferred > 1) return "shape " + List(*shape) + " has more than one -1";
+  for (int64_t d : *shape) {
+    if (d < -1) return "shape " + List(*shape) + " has a dim " + std::to_string(d);
+  }
+  if (IntAttribute(node, "allowzero", 0) != 0 && inferred == 1 &&
+      std::find(shape->begin(), shape->end(), 0) != shape->end()) {
+    return "shape " + List(*shape) + " has both 0 and -1 with allowzero";
+  }
+  return "";
+}
+
+/// Gather's, Concat's and Split's axis in range; a Gather's constant indices within its axis.
+std::string NamedAxisRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                          const std::optional<SymShape>& in, bool gather) {
+  if (!in) return "";
+  const int64_t axis = AxisAttribute(node, index.onnx_opset());
+  if (std::string rule = AxesRule({axis}, in->size(), "an input"); !rule.empty()) return rule;
+  if (!gather || node.input_size() < 2) return "";
+  std::optional<std::vector<int64_t>> indices = ConstantIntegers(index, path, node.input(1));
+  const auto normal = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(in->size()) : axis);
+  return indices ? IndexRule(*indices, (*in)[normal], normal) : "";
+}
+
+/// ScatterND's constant indices address axes the data has, within their sizes.
+std::string ScatterRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
+                        const std::optional<SymShape>& in) {
+  std::optional<std::vector<int64_t>> indices = ConstantIntegers(index, path, node.input(1));
+  std::optional<SymShape> shape = ShapeOf(index, path, node.input(1));
+  if (!in || !indices || !shape || shape->empty() || !shape->back().fixed() || shape->back().value == 0) return "";
+  const auto width = static_cast<size_t>(shape->back().value);
+  if (width > in->size()) {
+    return "indices address " + std::to_string(width) + " axes of a data of rank " + std::to_string(in->size());
+  }
+  for (size_t k = 0; k < width; ++k) {
+    std::vector<int64_t> coordinates;
+    for (size_t i = k; i < indices->size(); i += width) coordinates.push_back((*indices)[i]);
+    if (std::string rule = IndexRule(coordinates, (*in)[k], k); !rule.empty()) return rule;
+  }
+  return "";
+}
+
+/// The operators with rules: those whose axis effect (the operator table's) names axes, a permutation,
+/// a shape or indices that the input's shape can contradict.
+bool HasRules(AxisEffect effect) {
+  switch (effect) {
+    case AxisEffect::kRemoveUnit:
+    case AxisEffect::kInsertUnit:
+    case AxisEffect::kPermute:
+    case AxisEffect::kCut:
+    case AxisEffect::kReshape:
+    case AxisEffect::kGather:
+    case AxisEffect::kConcat:
+    case AxisEffect::kSplit:
+    case AxisEffect::kScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string NodeRule(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node) {
+  const AxisEffect effect = EffectOf(node, index.onnx_opset());
+  // Checked first: the input's shape is read only for the operators that have rules.
+  if (node.input_size() == 0 || !HasRules(effect)) return "";
+  const std::optional<SymShape> in = ShapeOf(index, path, node.input(0));
+  switch (effect) {
+    case AxisEffect::kRemoveUnit:
+    case AxisEffect::kInsertUnit:
+      return UnitAxesRule(index, path, node, in, effect == AxisEffect::kInsertUnit);
+    case AxisEffect::kPermute:
+      return PermRule(node, in);
+    case AxisEffect::kCut:
+      return SliceRule(index, path, node, in);
+    case AxisEffect::kReshape:
+      return node.input_size() >= 2 ? ReshapeRule(index, path, node) : "";
+    case AxisEffect::kGather:
+    case AxisEffect::kConcat:
+    case AxisEffect::kSplit:
+      return NamedAxisRule(index, path, node, in, effect == AxisEffect::kGather);
+    case AxisEffect::kScatter:
+      return node.input_size() >= 3 ? ScatterRule(index, path, node, in) : "";
+    default:
+      return "";
+  }
 }
 
 }  // namespace

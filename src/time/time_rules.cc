@@ -24,25 +24,23 @@ int64_t DimOfInput(const NodeTime& n, int slot, int64_t axis) {
   return (*shape)[static_cast<size_t>(axis)].value;
 }
 
-/// The axes of input 0 a row's operator names (its `axes` operand, else `default_axis`), made
+/// The axes of input 0 a row's operator names (NamedAxes: its operand, else its default), made
 /// non-negative for `rank`; nullopt when they are not constants or out of range, empty when none is named.
-std::optional<std::vector<int64_t>> NamedAxes(const NodeTime& n, const OpSemantics& row, int rank) {
-  std::optional<std::vector<int64_t>> axes = AxesOperand(n.index, n.graph, n.node);
-  // AxesOperand reads a list of axes from the attribute or from input 1, whatever the opset.
-  const bool list = row.axes.attribute == "axes" || row.axes.input == 1;
-  const bool operand_given = (!row.axes.attribute.empty() && FindAttribute(n.node, std::string(row.axes.attribute))) ||
-                             (list && FindAttribute(n.node, "axes")) ||
-                             (list && n.node.input_size() > 1 && !n.node.input(1).empty());
-  if (!operand_given) {
-    // Reductions name no axis when they reduce all; the others have a default axis.
-    if (row.op_class == OpClass::kReduction && row.axes.attribute != "axis") return std::vector<int64_t>{};
-    axes = std::vector<int64_t>{row.default_axis};
-  }
+std::optional<std::vector<int64_t>> NamedAxesOf(const NodeTime& n, int rank) {
+  const std::optional<std::vector<int64_t>> axes = NamedAxes(n.index, n.graph, n.node);
   if (!axes) return std::nullopt;
   return NormalizeAxes(*axes, rank);
 }
 
 }  // namespace
+
+int64_t AxisOrNone(int64_t axis, int rank) { return NormalizeAxis(axis, rank).value_or(-1); }
+
+TimeFact MovedTo(const TimeFact& x, int64_t axis) {
+  TimeFact out = x;
+  out.axis = axis;
+  return out;
+}
 
 const TimeFact& NodeTime::In(int slot) const {
   return slot >= 0 && static_cast<size_t>(slot) < in.size() && in[slot] != nullptr ? *in[slot] : kSteadyFact;
@@ -280,7 +278,7 @@ TimeFact NormalizationTime(const NodeTime& n) {
       break;
     case AxisMixing::kNamedAxes:
     case AxisMixing::kNamedAxisOnward: {
-      const std::optional<std::vector<int64_t>> axes = NamedAxes(n, *row, rank);
+      const std::optional<std::vector<int64_t>> axes = NamedAxesOf(n, rank);
       if (!axes || axes->empty()) {
         mixes = true;
         break;
@@ -324,7 +322,7 @@ TimeFact ReductionTime(const NodeTime& n) {
     if (x.axis >= 2) return over_time("pools over the whole time axis");
     return x;
   }
-  std::optional<std::vector<int64_t>> axes = NamedAxes(n, *row, rank);
+  std::optional<std::vector<int64_t>> axes = NamedAxesOf(n, rank);
   if (!axes) return n.Mixed("reduces along axes rnnstate cannot read");
   if (axes->empty()) {
     if (IntAttribute(n.node, "noop_with_empty_axes", 0) != 0) return x;

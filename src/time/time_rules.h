@@ -56,7 +56,16 @@ std::string NodeLabel(const ModelIndex& index, const GraphPath& graph, int node_
 /// where any input is not steady). Called only when some input is not steady.
 std::vector<TimeFact> TimeThrough(const NodeTime& n);
 
-// The rules of each class, in their own units (time_rules.cc, time_moves.cc, time_windows.cc).
+/// A bound at or past this is "to the end" (exporters write INT64_MAX, INT32_MAX or 9223372036854775807).
+constexpr int64_t kToTheEnd = int64_t{1} << 30;
+
+/// `axis` made non-negative for `rank` (NormalizeAxis), -1 when it cannot be.
+int64_t AxisOrNone(int64_t axis, int rank);
+
+/// `x` with time moved to `axis`, the rest kept.
+TimeFact MovedTo(const TimeFact& x, int64_t axis);
+
+// The rules of each class, in their own units (time_rules.cc, time_moves.cc, time_data_moves.cc, time_windows.cc).
 TimeFact ElementwiseTime(const NodeTime& n);
 TimeFact NormalizationTime(const NodeTime& n);
 TimeFact ReductionTime(const NodeTime& n);

@@ -8,6 +8,7 @@
 
 #include <set>
 
+#include "graph/axis_map.h"
 #include "graph/model_index.h"
 #include "test_models.h"
 
@@ -43,6 +44,53 @@ TEST(OpSemantics, EveryRowNamesAnOperatorTheSchemasHaveInItsOpsetRange) {
     ++pinned;
   }
   EXPECT_GT(pinned, 90);
+}
+
+/// The attributes an axis effect reads (MapAxis, AxisAttribute), besides the row's axes operand.
+std::vector<std::string> AttributesOf(const OpSemantics& row) {
+  switch (row.effect) {
+    case AxisEffect::kPermute:
+      return {"perm"};
+    case AxisEffect::kReduce:  // those naming axes (the global pools have none)
+      return row.axes.attribute.empty() && row.axes.input < 0 ? std::vector<std::string>{}
+                                                               : std::vector<std::string>{"keepdims"};
+    case AxisEffect::kGemm:
+      return {"transA"};
+    case AxisEffect::kGather:
+    case AxisEffect::kConcat:
+    case AxisEffect::kSplit:
+    case AxisEffect::kFlatten:
+      return {"axis"};
+    default:
+      return {};
+  }
+}
+
+TEST(OpSemantics, EveryAxisEffectReadsAttributesTheSchemasHaveWithTheirDefaultsPerOpset) {
+  const int newest = NewestOpset();
+  int checked = 0, defaults = 0;
+  for (const OpSemantics& row : AllOpSemantics()) {
+    if (row.effect == AxisEffect::kNone || row.since > newest) continue;
+    SCOPED_TRACE(std::string(row.op) + " since " + std::to_string(row.since));
+    for (int opset : {row.since, std::min(row.until, newest)}) {
+      const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(std::string(row.op), opset, "");
+      ASSERT_NE(schema, nullptr);
+      std::vector<std::string> attributes = AttributesOf(row);
+      if (row.axes.attribute == "axis") attributes.push_back("axis");
+      for (const std::string& name : attributes) {
+        const auto found = schema->attributes().find(name);
+        ASSERT_NE(found, schema->attributes().end()) << "opset " << opset << " has no attribute " << name;
+        // The row's default axis is the schema's (AxisAttribute answers with it when the attribute is absent).
+        if (name == "axis" && found->second.default_value.has_i()) {
+          EXPECT_EQ(found->second.default_value.i(), row.default_axis) << "opset " << opset;
+          ++defaults;
+        }
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+  EXPECT_GT(defaults, 20);
 }
 
 TEST(OpSemantics, TheRowsOfOneOperatorCoverItsOpsetsWithoutOverlap) {
@@ -168,10 +216,10 @@ TEST(OpSemantics, AxesFollowViewsForwardAndBack) {
   const ModelIndex index(model);
   auto node = [&](const std::string& output) -> const onnx::NodeProto& { return *index.Resolve({}, output).node; };
   auto forward = [&](const std::string& output, int64_t axis, int rank) {
-    return AxisForward(index, {}, node(output), AxisOf{axis, rank});
+    return MapAxis(index, {}, node(output), AxisOf{axis, rank}, AxisDirection::kForward);
   };
   auto backward = [&](const std::string& output, int64_t axis) {
-    return AxisBackward(index, {}, node(output), AxisOf{axis, RankOf(index, {}, output)});
+    return MapAxis(index, {}, node(output), AxisOf{axis, RankOf(index, {}, output)}, AxisDirection::kBackward);
   };
   // [1,60,36] -> [60,1,36]: time (axis 1) becomes axis 0, features stay on axis 2, the batch is a unit
   // axis moved.
@@ -192,9 +240,10 @@ TEST(OpSemantics, AxesFollowViewsForwardAndBack) {
   EXPECT_EQ(backward("u", 2)->axis, 1);
   EXPECT_EQ(forward("u", 1, 3)->axis, 2);
   EXPECT_EQ(forward("u", 1, 3)->rank, 4);
-  // Elementwise keeps the axis; data movement is not a view.
+  // Elementwise keeps the axis; a Gather of one index at axis 0 removes that axis.
   EXPECT_EQ(backward("q", 1)->axis, 1);
-  EXPECT_FALSE(forward("g0", 1, 3));
+  EXPECT_EQ(forward("g0", 1, 3)->axis, 0);
+  EXPECT_FALSE(forward("g0", 0, 3));
   EXPECT_EQ(RankOf(index, {}, "first"), 0);  // a constant's rank
 }
 
@@ -209,9 +258,9 @@ g (float[4, 6] x) => (float[24] flat, float[2, 2, 6] split) {
   const ModelIndex index(model);
   const onnx::NodeProto& flat = *index.Resolve({}, "flat").node;
   const onnx::NodeProto& split = *index.Resolve({}, "split").node;
-  EXPECT_FALSE(AxisForward(index, {}, flat, AxisOf{0, 2}));
-  EXPECT_FALSE(AxisForward(index, {}, split, AxisOf{0, 2}));
-  EXPECT_EQ(AxisForward(index, {}, split, AxisOf{1, 2})->axis, 2);
+  EXPECT_FALSE(MapAxis(index, {}, flat, AxisOf{0, 2}, AxisDirection::kForward));
+  EXPECT_FALSE(MapAxis(index, {}, split, AxisOf{0, 2}, AxisDirection::kForward));
+  EXPECT_EQ(MapAxis(index, {}, split, AxisOf{1, 2}, AxisDirection::kForward)->axis, 2);
 }
 
 TEST(OpSemantics, OperandsAreReadFromAttributesOrComputedInputs) {
