@@ -383,11 +383,11 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   std::set<int> broadcasts_done;
   MainInterface interface(*model.mutable_graph());
   for (const auto& edit : edits) ApplyEdit(plan, edit, model, interface, per_graph, broadcasts_done);
-  for (auto& [graph, graph_edits] : per_graph) {
-    InsertNodes(*graph, graph_edits);
-    PruneDropped(*graph, graph_edits.dropped_originals);
-  }
+  for (auto& [graph, graph_edits] : per_graph) InsertNodes(*graph, graph_edits);
+  // The contexts' nodes before the pruning: a window's reader reads its context's Concat already, and its
+  // value may be read by nothing else but a dropped default's computation (pruned with it otherwise).
   AddContextStates(plan.contexts, model);
+  for (auto& [graph, graph_edits] : per_graph) PruneDropped(*graph, graph_edits.dropped_originals);
   RaiseIrForUndeclaredInitializers(model);
   if (plan.metadata_changes) WriteStatePairs(model, plan.pairs, plan.stream);
 }
