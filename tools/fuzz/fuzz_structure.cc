@@ -20,20 +20,7 @@
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
-namespace {
-
-std::string Bytes(const onnx::ModelProto& model) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    model.SerializeToCodedStream(&coded);
-  }
-  return bytes;
-}
-
-}  // namespace
+using rnnstate::fuzz::Bytes;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onnx::ModelProto model;

@@ -63,17 +63,6 @@ bool PassesChecker(const onnx::ModelProto& model) {
   }
 }
 
-std::string Bytes(const onnx::ModelProto& model) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    model.SerializeToCodedStream(&coded);
-  }
-  return bytes;
-}
-
 /// `init` (batch 1, and 3 with --dim values) and both exports of `model`, as the CLI runs them.
 void Sweep::UseContract(const onnx::ModelProto& model, const std::string& of) {
   std::vector<StatePair> pairs;
@@ -144,6 +133,17 @@ void Sweep::Rewrite(const onnx::ModelProto& model, const std::string& what, cons
 }
 
 }  // namespace
+
+std::string Bytes(const onnx::ModelProto& model) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    model.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
 
 std::vector<std::string> SweepModel(const onnx::ModelProto& model, size_t pick, const std::string& data_dir) {
   // What OpenModel does before any command (io/model_io.cc): a model it refuses goes no further.

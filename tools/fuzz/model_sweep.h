@@ -24,4 +24,7 @@ namespace rnnstate::fuzz {
 /// `pick` chooses the --time-axis input and axis; `data_dir` is where the model's external data is.
 std::vector<std::string> SweepModel(const onnx::ModelProto& model, size_t pick, const std::string& data_dir);
 
+/// `model` serialized deterministically: the bytes a second rewrite must reproduce, and the fuzzer's mutants.
+std::string Bytes(const onnx::ModelProto& model);
+
 }  // namespace rnnstate::fuzz
