@@ -95,7 +95,6 @@ int RunFiles(const std::vector<InputFile>& inputs, const FilesArgs& args, Printi
     }
     std::cout.flush();
   };
-  rnnstate::PrepareForWorkers();
   rnnstate::BatchSummary summary = rnnstate::RunBatch(labels, options, work, emit);
   if (printing == Printing::kJsonLines) std::cout << rnnstate::DumpJson(rnnstate::SummaryJson(summary)) << "\n";
   if (printing == Printing::kText && inputs.size() > 1 && !quiet) {

@@ -6,11 +6,11 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/cli_args.h"
 #include "cli/cli_run.h"
 #include "cli/closest_name.h"
+#include "cli/command_line.h"
 #include "cli/version.h"
 #include "rnnstate/commands.h"
 #include "rnnstate/error.h"
@@ -253,7 +253,9 @@ std::string AllExamples() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace rnnstate::cli {
+
+int RunCommandLine(int argc, char** argv) {
   CLI::App app{"rnnstate: expose the hidden state of RNN/GRU/LSTM nodes in ONNX models for streaming"};
   app.footer(AllExamples());
   CLI::Option* version = app.set_version_flag(
@@ -283,13 +285,6 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
   SetUpLogging(quiet);
-  // onnx registers every operator schema on first use (~10 ms): done here, beside the walk of the
-  // command's files; the workers' first lookup waits for it (a function-local static).
-  std::thread schema_warmup(rnnstate::PrepareForWorkers);
-  struct JoinOnExit {
-    std::thread& thread;
-    ~JoinOnExit() { thread.join(); }
-  } join_warmup{schema_warmup};
   try {
     for (const auto& [command, run] : commands) {
       if (*command) return run(quiet);
@@ -306,3 +301,5 @@ int main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kInternal);
   }
 }
+
+}  // namespace rnnstate::cli

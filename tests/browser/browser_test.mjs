@@ -5,13 +5,14 @@
 //   node tests/browser/browser_test.mjs --rnnstate BINARY --models DIR --real-models DIR [--workdir DIR]
 //       [--pages main,proxy,worker,esbuild,vite] [--chromium BINARY]
 //
-// Pages (tests/browser/pages), one Chromium each: `main` (the helper as shipped, through an import map:
-// the bundled LSTM+GRU chunked == whole from a URL object and packed from a Blob; Silero --input-context on
-// speech.wav; the microphone, Chromium's fake capture device playing speech.wav, through the demo's
-// AudioWorklet in 512-sample frames; WebGPU where offered, else a SKIP line), `proxy` (onnxruntime-web's
-// proxy worker), `worker` (a module Web Worker), and the same checks bundled by esbuild
-// (--platform=browser) and by Vite. Reference numbers come from onnxruntime-node (expected.json). Without
-// ../shared/real-models the Silero checks are SKIP lines (a failure when RNNSTATE_REQUIRE_REAL_MODELS=1).
+// Pages (tests/browser/pages), one after the other in one Chromium (each page's end is answered with the
+// next page's path): `main` (the helper as shipped, through an import map: the bundled LSTM+GRU chunked ==
+// whole from a URL object and packed from a Blob; Silero --input-context on speech.wav; the microphone,
+// Chromium's fake capture device playing speech.wav, through the demo's AudioWorklet in 512-sample frames;
+// WebGPU where offered, else a SKIP line), `proxy` (onnxruntime-web's proxy worker), `worker` (a module Web
+// Worker), and the same checks bundled by esbuild (--platform=browser) and by Vite. Reference numbers come
+// from onnxruntime-node (expected.json). Without ../shared/real-models the Silero checks are SKIP lines (a
+// failure when RNNSTATE_REQUIRE_REAL_MODELS=1).
 // Prints PASS/FAIL/SKIP lines and how long each part took; exit 1 on a failure.
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -122,23 +123,30 @@ async function bundle() {
     build: { outDir: join(workdir, 'vite'), emptyOutDir: true, target: 'esnext', chunkSizeWarningLimit: 100000 } }));
 }
 
-/** Opens `path` in a Chromium of its own and collects the page's results until it is done (90 s at most). */
-async function runPage(server, pages, name, path, audioFile) {
-  const browser = launchChromium(`${server.url}${path}`, { audioFile, binary: args.chromium });
+/**
+ * Runs page `name` in `browser` (opened on its path, or arrived at from the page before) and collects its
+ * results until it ends (90 s at most); its end is answered with `next`, the path of the page to go to in
+ * the same Chromium (one process for all pages: a start costs seconds of CPU). Returns the results and
+ * whether the browser can go on.
+ */
+async function runPage(browser, pages, name, next) {
   const results = [];
   // The deadline is cleared once the page ends: a pending 90 s timer keeps Node alive after the last page
   // (ctest measured 181 s for a suite whose pages took 99 s).
   let deadline;
   const ended = await Promise.race([
-    new Promise((done) => pages.set(name, (report) => (report.done ? done('') : results.push(report.result)))),
+    new Promise((done) => pages.set(name, (report) => {
+      if (!report.done) return void results.push(report.result);
+      done('');
+      return next ?? 'ok';
+    })),
     new Promise((done) => { deadline = setTimeout(() => done('no report of its end in 90 s'), 90000); }),
     browser.exited.then(() => 'Chromium exited'),
   ]);
   clearTimeout(deadline);
-  await browser.stop();
   if (ended) results.push({ name: 'the page ends', ok: false, detail: ended });
   if (results.some((r) => r.ok === false)) console.log(`Chromium's last lines:\n${browser.log().split('\n').slice(-15).join('\n')}`);
-  return results;
+  return { results, goesOn: !ended };
 }
 
 const tally = { passed: 0, failed: 0, skipped: 0 };
@@ -165,14 +173,23 @@ const server = await startServer({
   '/demo/': join(repo, 'tools', 'js', 'vad-demo'), '/ort/': join(modules, 'onnxruntime-web', 'dist'),
   '/esbuild/': join(workdir, 'esbuild'), '/vite/': join(workdir, 'vite'),
 }, (report) => pages.get(report.page)?.(report));
+// Every page in one Chromium, one after the other; after a page that did not end, a new Chromium.
+const order = [['main', '/pages/main.html'], ['proxy', '/pages/proxy.html'], ['worker', '/pages/worker.html'],
+  ['esbuild', '/esbuild/index.html'], ['vite', '/vite/index.html']]
+  .filter(([name]) => !args.pages || args.pages.split(',').includes(name));
+let browser = null;
 try {
-  for (const [name, path] of [['main', '/pages/main.html'], ['proxy', '/pages/proxy.html'], ['worker', '/pages/worker.html'],
-    ['esbuild', '/esbuild/index.html'], ['vite', '/vite/index.html']]) {
-    if (args.pages && !args.pages.split(',').includes(name)) continue;
-    const results = await timed(`page ${name}`, () => runPage(server, pages, name, path, join(site, 'speech.wav')));
+  for (const [i, [name, path]] of order.entries()) {
+    browser ??= launchChromium(`${server.url}${path}`, { audioFile: join(site, 'speech.wav'), binary: args.chromium });
+    const { results, goesOn } = await timed(`page ${name}`, () => runPage(browser, pages, name, order[i + 1]?.[1]));
     for (const result of results) print(name, result);
+    if (!goesOn) {
+      await browser.stop();
+      browser = null;
+    }
   }
 } finally {
+  await browser?.stop();
   await server.close();
 }
 console.log(`times: ${times.join(', ')}; total ${((Date.now() - started) / 1000).toFixed(1)} s`);

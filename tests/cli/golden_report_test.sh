@@ -17,41 +17,53 @@ actual=$work/actual.sha256
 runs=$work/runs
 mkdir -p "$runs"
 printf -- '--stderr\n' >"$runs/stderr-mark"
+# The runs are written as jobs first and made by run_jobs (lib.sh): in one process start under ctest.
 n=0
-# record LABEL MODEL ARGS...: keeps what `rnnstate ARGS` printed, as the text its line hashes: stdout,
-# "--stderr", stderr, "--exit CODE". One cat per run, one sha256sum at the end: the 1,300 runs' hashing
-# (a pipeline of five processes each) cost more CPU than rnnstate itself.
-record() {
-  local label=$1 rel=$2; shift 2
+# job LABEL MODEL DIR ARGS...: the next run, `rnnstate ARGS` in DIR; its name line "MODEL LABEL".
+job() {
+  local label=$1 rel=$2 dir=$3; shift 3
   n=$((n + 1))
-  "$bin" "$@" >"$runs/out" 2>"$runs/err"
-  local code=$?
-  [ -f "$runs/exit-$code" ] || printf -- '--exit %s\n' "$code" >"$runs/exit-$code"
-  cat "$runs/out" "$runs/stderr-mark" "$runs/err" "$runs/exit-$code" >"$runs/$n"
+  local IFS=$'\t'
+  printf '%s\n' "$dir	$runs/$n.out	$runs/$n.err	$bin	$*" >>"$runs/jobs"
   printf '%s %s\n' "$rel" "$label" >>"$runs/names"
 }
 start_dir=$PWD
 cd "$models" || exit 2
 models_dir=$PWD
-while IFS= read -r rel; do
-  record report "$rel" report "$rel"
-  record report-json "$rel" report "$rel" --json
-  record report-dot "$rel" report "$rel" --format dot
-  record check "$rel" check "$rel"
-  record dry-run "$rel" rewrite "$rel" --dry-run
-  record dry-run-required "$rel" rewrite "$rel" --dry-run --state-inputs required
-  # The defaults rewrite under a fixed name beside the work files (its name is part of the messages).
+cd "$start_dir" || exit 2
+: >"$runs/jobs"
+mapfile -t rels < <(cd "$models_dir" && find . -name '*.onnx' | sed 's|^\./||' | LC_ALL=C sort)
+# The defaults rewrite of every model under a fixed name beside the work files (its name is part of the
+# messages), first: what the rewritten model prints is recorded after each model's own runs.
+for rel in "${rels[@]}"; do
   dir=${rel%/*}
   [ "$dir" != "$rel" ] || dir=.
   mkdir -p "$work/rewritten/$dir"
-  out=$work/rewritten/$rel
-  if "$bin" -q rewrite "$rel" -o "$out" >/dev/null 2>&1 && [ -f "$out" ]; then
-    # In the parent shell (record counts the runs): into the work folder and back.
-    cd "$work/rewritten" && record rewritten-report "$rel" report "$rel" && record rewritten-check "$rel" check "$rel"
-    cd "$models_dir" || exit 2
+  printf '%s\t%s\t%s\t%s\t-q\trewrite\t%s\t-o\t%s\n' "$models_dir" /dev/null /dev/null "$bin" "$rel" \
+    "$work/rewritten/$rel" >>"$runs/jobs"
+done
+run_jobs "$runs/jobs" /dev/null
+: >"$runs/jobs"
+for rel in "${rels[@]}"; do
+  job report "$rel" "$models_dir" report "$rel"
+  job report-json "$rel" "$models_dir" report "$rel" --json
+  job report-dot "$rel" "$models_dir" report "$rel" --format dot
+  job check "$rel" "$models_dir" check "$rel"
+  job dry-run "$rel" "$models_dir" rewrite "$rel" --dry-run
+  job dry-run-required "$rel" "$models_dir" rewrite "$rel" --dry-run --state-inputs required
+  if [ -f "$work/rewritten/$rel" ]; then
+    job rewritten-report "$rel" "$work/rewritten" report "$rel"
+    job rewritten-check "$rel" "$work/rewritten" check "$rel"
   fi
-done < <(find . -name '*.onnx' | sed 's|^\./||' | LC_ALL=C sort)
-cd "$start_dir" || exit 2
+done
+run_jobs "$runs/jobs" "$runs/codes"
+# Each run as the text its line hashes: stdout, "--stderr", stderr, "--exit CODE".
+mapfile -t codes <"$runs/codes"
+for ((i = 1; i <= n; i++)); do
+  code=${codes[i - 1]}
+  [ -f "$runs/exit-$code" ] || printf -- '--exit %s\n' "$code" >"$runs/exit-$code"
+  cat "$runs/$i.out" "$runs/stderr-mark" "$runs/$i.err" "$runs/exit-$code" >"$runs/$i"
+done
 # The hashes in run order, each line "HASH MODEL LABEL" as the committed list has them.
 (cd "$runs" && seq 1 "$n" | xargs sha256sum) | cut -c1-64 | paste -d' ' - "$runs/names" >"$actual"
 

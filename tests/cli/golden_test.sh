@@ -5,7 +5,7 @@
 # list with --update and say why in the commit.
 # Usage: golden_test.sh RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update]
 set -uo pipefail
-bin=$1
+bin=$(realpath "$1")
 models=$2
 golden=$3
 update=${4:-}
@@ -13,22 +13,50 @@ source "$(dirname "$0")/lib.sh"
 
 actual=$work/actual.sha256
 : >"$actual"
-while IFS= read -r model; do
-  rel=${model#"$models"/}
-  out=$work/out/$rel
-  mkdir -p "$out"
-  "$bin" -q rewrite "$model" -o "$out/defaults.onnx" >/dev/null 2>&1 || echo "exit $? $rel defaults" >>"$actual"
-  "$bin" -q rewrite "$model" -o "$out/required.onnx" --state-inputs required >/dev/null 2>&1 ||
-    echo "exit $? $rel required" >>"$actual"
-  if [ -f "$out/defaults.onnx" ]; then
-    "$bin" -q rewrite "$out/defaults.onnx" -o "$out/defaults-required.onnx" --state-inputs required \
-      >/dev/null 2>&1 || echo "exit $? $rel defaults-required" >>"$actual"
-  fi
-  for f in defaults required defaults-required; do
-    [ -f "$out/$f.onnx" ] && echo "$(sha256sum <"$out/$f.onnx" | cut -c1-64) $rel $f" >>"$actual"
+jobs=$work/jobs
+# rewrite_jobs MODE: a job per model whose input exists: `rewrite IN -o OUT` (MODE's options), outputs
+# under $work/out/MODEL/; the model order in $work/models.
+rewrite_jobs() {
+  local mode=$1 rel in args
+  : >"$jobs"
+  while IFS= read -r rel; do
+    case $mode in
+      defaults) in=$models/$rel; args= ;;
+      required) in=$models/$rel; args=$'\t--state-inputs\trequired' ;;
+      defaults-required) in=$work/out/$rel/defaults.onnx; args=$'\t--state-inputs\trequired' ;;
+    esac
+    [ -f "$in" ] || continue
+    mkdir -p "$work/out/$rel"
+    printf '%s\t/dev/null\t/dev/null\t%s\t-q\trewrite\t%s\t-o\t%s%s\n' "$PWD" "$bin" "$in" \
+      "$work/out/$rel/$mode.onnx" "$args" >>"$jobs"
+    printf '%s\n' "$rel" >>"$work/$mode.models"
+  done <"$work/models"
+  : >"$work/$mode.codes"
+  run_jobs "$jobs" "$work/$mode.codes"
+}
+find "$models" -name '*.onnx' | LC_ALL=C sort | sed "s|^$models/||" >"$work/models"
+for mode in defaults required defaults-required; do
+  : >"$work/$mode.models"
+  rewrite_jobs "$mode"
+done
+# The list: per model, a failed rewrite as "exit CODE MODEL MODE", then each output's hash.
+declare -A code
+for mode in defaults required defaults-required; do
+  paste -d' ' "$work/$mode.codes" "$work/$mode.models" >"$work/$mode.exits"
+  while read -r c rel; do [ "$c" = 0 ] || code[$mode/$rel]=$c; done <"$work/$mode.exits"
+done
+hashes=$work/hashes
+(cd "$work/out" && find . -type f -name '*.onnx' -print0 | xargs -0 -r sha256sum) >"$hashes"
+declare -A hash
+while read -r h path; do hash[${path#./}]=$h; done <"$hashes"
+while IFS= read -r rel; do
+  for mode in defaults required defaults-required; do
+    [ -z "${code[$mode/$rel]:-}" ] || echo "exit ${code[$mode/$rel]} $rel $mode" >>"$actual"
   done
-done < <(find "$models" -name '*.onnx' | LC_ALL=C sort)
-
+  for mode in defaults required defaults-required; do
+    [ -z "${hash[$rel/$mode.onnx]:-}" ] || echo "${hash[$rel/$mode.onnx]} $rel $mode" >>"$actual"
+  done
+done <"$work/models"
 if [ "$update" = "--update" ]; then
   cp "$actual" "$golden"
   echo "updated $golden ($(wc -l <"$golden") lines)"

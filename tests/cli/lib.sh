@@ -26,3 +26,20 @@ finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }
+
+# run_jobs JOBS CODES: runs the command lines of the file JOBS in order, one a line, tab-separated: DIR,
+# STDOUT_FILE, STDERR_FILE, then the command (argv[0] first); appends each exit code to the file CODES.
+# Through $RNNSTATE_FORK_RUNNER when set (ctest sets it for the golden tests: tests/cli/fork_runner.cc
+# runs each in a forked child of one process that loaded onnx once — the executable's own code, the same
+# bytes — about a third of the CPU of a process each); else as processes of their own.
+run_jobs() {
+  if [ -n "${RNNSTATE_FORK_RUNNER:-}" ]; then
+    "$RNNSTATE_FORK_RUNNER" <"$1" >>"$2" || { echo "run_jobs: $RNNSTATE_FORK_RUNNER failed" >&2; exit 2; }
+  else
+    local argv
+    while IFS=$'\t' read -r -a argv; do
+      (cd "${argv[0]}" && "${argv[@]:3}" >"${argv[1]}" 2>"${argv[2]}")
+      echo $?
+    done <"$1" >>"$2"
+  fi
+}

@@ -13,7 +13,8 @@ const TYPES = {
 
 /**
  * Serves `mounts` ({'/url/prefix/': '/dir'}, longest prefix first) on 127.0.0.1; POST /report bodies (JSON)
- * go to `onReport`. Cross-origin isolated (COOP/COEP), so that onnxruntime-web may use threads.
+ * go to `onReport`, whose answer (a string: the next page's path after a page's end) is the response's
+ * body ("ok" when it has none). Cross-origin isolated (COOP/COEP), so that onnxruntime-web may use threads.
  * @returns {Promise<{url: string, close: () => Promise<void>}>}
  */
 export function startServer(mounts, onReport) {
@@ -23,8 +24,9 @@ export function startServer(mounts, onReport) {
       let body = '';
       req.on('data', (chunk) => { body += chunk; });
       req.on('end', () => {
-        res.end('ok');
-        try { onReport(JSON.parse(body)); } catch (err) { onReport({ page: '?', error: `bad report: ${err.message}` }); }
+        let answer;
+        try { answer = onReport(JSON.parse(body)); } catch (err) { onReport({ page: '?', error: `bad report: ${err.message}` }); }
+        res.end(typeof answer === 'string' ? answer : 'ok');
       });
       return;
     }

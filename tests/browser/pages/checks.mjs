@@ -21,8 +21,13 @@ export function reporter(page) {
     skip(name, detail) {
       return post({ result: { name, skip: true, detail } });
     },
-    done() {
-      return post({ done: true });
+    // The server answers a page's end with the path of the next page, in the same Chromium (or "ok" after
+    // the last): the page goes there itself; a worker asks its page to (postMessage).
+    async done() {
+      const next = await (await post({ done: true })).text();
+      if (!next.startsWith('/')) return;
+      if (typeof window === 'undefined') self.postMessage({ next });
+      else window.location.href = next;
     },
   };
 }
