@@ -4,12 +4,14 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"
 #include "graph/overloaded.h"
 #include "graph/proto_access.h"
 #include "rewrite/context_apply.h"
+#include "rewrite/prune_dropped.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -37,6 +39,9 @@ struct GraphEdits {
   std::map<const onnx::NodeProto*, std::vector<onnx::NodeProto>> before, after;
   std::set<std::string> dropped_originals;
 };
+
+/// Per broadcast of the plan, the list of nodes its shape computation goes into (null once added).
+using BroadcastPlaces = std::vector<std::vector<onnx::NodeProto>*>;
 
 void AddBroadcastNodes(const BroadcastShapeNames& b, std::vector<onnx::NodeProto>& out) {
   out.push_back(MakeNode("Shape", {b.x}, {b.shape_of_x}));
@@ -161,7 +166,7 @@ ResolvedEdit Resolve(onnx::ModelProto& model, int64_t onnx_opset, const StateEdi
 
 /// Adds the default of a new input: initializers go to the main graph, computations before the site.
 void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, onnx::ModelProto& model,
-                onnx::GraphProto& main, std::vector<onnx::NodeProto>& before_site, std::set<int>& broadcasts_done) {
+                onnx::GraphProto& main, std::vector<onnx::NodeProto>& before_site, BroadcastPlaces& broadcasts) {
   std::visit(
       Overloaded{
           [](const NoDefault&) {},
@@ -169,7 +174,10 @@ void AddDefault(const Plan& plan, const StateEdit& edit, const NewInput& input, 
           [&](const BroadcastZerosDefault& d) {
             *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.dims);
             const BroadcastShapeNames& b = plan.broadcasts.at(d.broadcast);
-            if (broadcasts_done.insert(d.broadcast).second) AddBroadcastNodes(b, before_site);
+            // Once, with the first state that reads them, before the first of their readers' places.
+            if (std::vector<onnx::NodeProto>* place = std::exchange(broadcasts.at(d.broadcast), nullptr)) {
+              AddBroadcastNodes(b, *place);
+            }
             before_site.push_back(MakeNode("Expand", {edit.input, b.state_shape}, {input.slot_value}));
           },
           [&](const InitializerDefault& d) {
@@ -233,7 +241,7 @@ void PutDefaultBehindSelect(const StateEdit& edit, const DefaultBehindSelect& d,
 }
 
 void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model, MainInterface& interface,
-               std::map<onnx::GraphProto*, GraphEdits>& per_graph, std::set<int>& broadcasts_done) {
+               std::map<onnx::GraphProto*, GraphEdits>& per_graph, BroadcastPlaces& broadcasts) {
   const StateEdit& edit = *r.edit;
   onnx::GraphProto& main = *model.mutable_graph();
   GraphEdits& site_edits = per_graph[r.site_graph];
@@ -252,7 +260,7 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
                  [&](const NewInput& input) {
                    interface.AddInput(TensorInfo(edit.input, edit.elem_type, edit.shape));
                    AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor],
-                              broadcasts_done);
+                              broadcasts);
                    SetSlot(r.site->mutable_input(), edit.site.input_slot, input.slot_value);
                    // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
                    if (!edit.original.empty() && !std::holds_alternative<SelectOriginalDefault>(input.default_value)) {
@@ -300,60 +308,6 @@ void InsertNodes(onnx::GraphProto& graph, GraphEdits& edits) {
   }
 }
 
-
-
-/// Names a node reads, including outer-scope references of its subgraphs.
-std::vector<std::string> NodeReads(const onnx::NodeProto& node) {
-  std::vector<std::string> reads(node.input().begin(), node.input().end());
-  std::set<std::string> references = SubgraphReferences(node);
-  reads.insert(reads.end(), references.begin(), references.end());
-  return reads;
-}
-
-/// Removes the nodes (and initializers) that computed a replaced initial state and are now unused.
-/// Starts only from the replaced values, so dead code the model already had is left alone.
-void PruneDropped(onnx::GraphProto& graph, const std::set<std::string>& dropped) {
-  if (dropped.empty()) return;
-  std::unordered_map<std::string, int> uses;
-  std::unordered_map<std::string, int> producer;
-  for (int n = 0; n < graph.node_size(); ++n) {
-    for (const auto& name : NodeReads(graph.node(n))) ++uses[name];
-    for (const auto& out : graph.node(n).output()) producer[out] = n;
-  }
-  for (const auto& v : graph.output()) ++uses[v.name()];
-  std::set<std::string> inputs;
-  for (const auto& v : graph.input()) inputs.insert(v.name());
-
-  std::vector<std::string> work(dropped.begin(), dropped.end());
-  std::set<int> removed;
-  std::set<std::string> unused_initializers;
-  while (!work.empty()) {
-    std::string name = work.back();
-    work.pop_back();
-    if (uses[name] > 0) continue;
-    auto it = producer.find(name);
-    if (it == producer.end()) {
-      if (!inputs.count(name)) unused_initializers.insert(name);
-      continue;
-    }
-    int n = it->second;
-    const onnx::NodeProto& node = graph.node(n);
-    bool all_unused = true;
-    for (const auto& out : node.output()) all_unused &= out.empty() || uses[out] == 0;
-    if (!all_unused || !removed.insert(n).second) continue;
-    for (const auto& read : NodeReads(node)) {
-      if (read.empty()) continue;
-      --uses[read];
-      work.push_back(read);
-    }
-  }
-  auto* nodes = graph.mutable_node();
-  for (auto it = removed.rbegin(); it != removed.rend(); ++it) nodes->DeleteSubrange(*it, 1);
-  for (const auto& name : unused_initializers) {
-    if (uses[name] == 0) RemoveInitializer(graph, name);
-  }
-}
-
 /// Names the unnamed batch dimensions of data inputs that state shapes refer to.
 void NameInputDims(const Plan& plan, onnx::GraphProto& main) {
   for (const auto& [name, axis, param] : plan.input_dim_names) {
@@ -374,15 +328,18 @@ void ApplyPlan(const Plan& plan, onnx::ModelProto& model) {
   const int64_t onnx_opset = OnnxOpset(model);
   std::vector<ResolvedEdit> edits;
   for (const auto& edit : plan.edits) edits.push_back(Resolve(model, onnx_opset, edit));
+  std::map<onnx::GraphProto*, GraphEdits> per_graph;
+  BroadcastPlaces broadcasts;
+  for (const auto& b : plan.broadcasts) {
+    broadcasts.push_back(&per_graph[ResolveGraph(model, b.graph)].before[NodeIn(model, b.graph, b.anchor)]);
+  }
 
   // Before any node moves: the readers of a context's value are planned by index.
   RedirectContextReaders(plan.contexts, model);
   for (size_t i = 0; i < renamed.size(); ++i) renamed[i]->set_name(plan.node_names[i].second);
   NameInputDims(plan, *model.mutable_graph());
-  std::map<onnx::GraphProto*, GraphEdits> per_graph;
-  std::set<int> broadcasts_done;
   MainInterface interface(*model.mutable_graph());
-  for (const auto& edit : edits) ApplyEdit(plan, edit, model, interface, per_graph, broadcasts_done);
+  for (const auto& edit : edits) ApplyEdit(plan, edit, model, interface, per_graph, broadcasts);
   for (auto& [graph, graph_edits] : per_graph) InsertNodes(*graph, graph_edits);
   // The contexts' nodes before the pruning: a window's reader reads its context's Concat already, and its
   // value may be read by nothing else but a dropped default's computation (pruned with it otherwise).

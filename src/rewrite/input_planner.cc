@@ -74,7 +74,8 @@ std::vector<Dim> DeclaredShape(const RecurrentState& state, const Dim& batch, co
 }
 
 InputPlanner::InputPlanner(const ModelIndex& index, const PlanOptions& options, NameAllocator& names, Plan& plan)
-    : index_(index), options_(options), names_(names), dim_names_(index.used_dim_params()), plan_(plan) {}
+    : index_(index), options_(options), names_(names), dim_names_(index.used_dim_params()), plan_(plan),
+      batch_roots_(index) {}
 
 std::string InputPlanner::PlanUnexposed(const StateAnalysis& analyzed, const Dim& batch, const std::string& stem,
                                         const std::string& new_input, StateEdit& edit) {
@@ -249,7 +250,7 @@ std::string InputPlanner::PlanZeroDefault(const StateAnalysis& analyzed, StateEd
     return FixedAxesText(state) + " makes even a " + ShapeText(dims) + " zero default over " +
            std::to_string(kMaxZeroDefaultBytes >> 20) + " MiB; use --state-inputs required";
   }
-  broadcast.broadcast = BroadcastFor(state, stem_);
+  broadcast.broadcast = BroadcastFor(state, edit.site, stem_);
   input.default_graph = plan_.broadcasts[broadcast.broadcast].graph;
   input.slot_value = names_.Allocate(edit.input + ".expanded");
   input.default_value = std::move(broadcast);
@@ -296,45 +297,66 @@ std::string InputPlanner::UnknownBatchName(const RecurrentState& state) {
   return name->second;
 }
 
-int InputPlanner::BroadcastFor(const RecurrentState& state, const std::string& stem) {
+AxisRoot InputPlanner::BatchRead(const RecurrentState& state) {
+  // Where X is defined (often the main graph even for a node deep in an If or Loop), or the value up
+  // X's chain of length-keeping operators there (the previous layers' input): states whose X differ
+  // share the shape computation when their chains meet.
+  AxisRoot read = batch_roots_.Find(state.owner.graph, state.batch_source.value, state.batch_source.axis);
+  // X computed inside If branches (PyTorch's rank-test Ifs around an RNN's input): its batch read from the
+  // data input it comes from, so that the default has its full shape wherever the state is threaded
+  // (a branch that does not run passes the default on as the state's final value).
+  const bool in_branches = std::all_of(read.graph.begin(), read.graph.end(),
+                                       [](const GraphStep& step) { return IsIfBranch(step.attribute); });
+  if (!read.graph.empty() && in_branches) {
+    if (auto traced =
+            TraceAxis(index_, state.owner.graph, state.batch_source.value, state.batch_source.axis, &Facts())) {
+      return AxisRoot{GraphPath{}, traced->input, traced->axis};
+    }
+  }
+  return read;
+}
+
+int InputPlanner::BroadcastFor(const RecurrentState& state, const StateSite& site, const std::string& stem) {
   std::vector<int64_t> other_dims;
   for (size_t i = 0; i < state.shape.size(); ++i) {
     if (static_cast<int>(i) != state.batch_axis) other_dims.push_back(state.shape[i].value);
   }
-  auto key = std::make_tuple(state.owner.graph, state.owner.node,
-                             state.batch_source.value + ":" + std::to_string(state.batch_source.axis), state.batch_axis,
-                             other_dims);
-  if (auto it = broadcasts_.find(key); it != broadcasts_.end()) return it->second;
-  BroadcastShapeNames b;
-  // Where X is defined: often the main graph even for a node deep in an If or Loop.
-  b.graph = index_.Resolve(state.owner.graph, state.batch_source.value).graph;
-  b.x = state.batch_source.value;
-  b.batch_axis = state.batch_source.axis;
-  // X computed inside If branches (PyTorch's rank-test Ifs around an RNN's input): its batch read from the
-  // data input it comes from, so that the default has its full shape wherever the state is threaded
-  // (a branch that does not run passes the default on as the state's final value).
-  const bool in_branches =
-      std::all_of(b.graph.begin(), b.graph.end(), [](const GraphStep& step) { return IsIfBranch(step.attribute); });
-  if (!b.graph.empty() && in_branches) {
-    if (auto traced = TraceAxis(index_, state.owner.graph, b.x, b.batch_axis, &Facts())) {
-      b.graph = GraphPath{};
-      b.x = traced->input;
-      b.batch_axis = traced->axis;
+  const AxisRoot root = BatchRead(state);  // the nodes go to its graph
+  auto key = std::make_tuple(root.graph, root.value, root.axis, state.batch_axis, other_dims);
+  auto [it, fresh] = broadcasts_.try_emplace(key, static_cast<int>(plan_.broadcasts.size()));
+  const std::pair<GraphPath, int> owner{state.owner.graph, state.owner.node};
+  if (fresh) {
+    // One owner's states read the batch of its own X; the root only once other owners share them.
+    AxisRoot own{index_.Resolve(state.owner.graph, state.batch_source.value).graph, state.batch_source.value,
+                 state.batch_source.axis};
+    if (own.graph != root.graph) own = root;  // X in If branches: the data input traced
+    BroadcastShapeNames b;
+    b.graph = root.graph;
+    b.x = own.value;
+    b.batch_axis = own.axis;
+    b.batch_position = state.batch_axis;
+    b.shape_of_x = names_.Allocate(stem + ".x_shape");
+    b.batch_index = names_.Allocate(stem + ".batch_axis");
+    b.batch = names_.Allocate(stem + ".batch");
+    for (size_t i = 0; i < state.shape.size(); ++i) {
+      if (static_cast<int>(i) == state.batch_axis) continue;
+      b.fixed_dims.emplace_back(state.shape[i].value, names_.Allocate(stem + "." + state.axis_names[i]));
     }
+    b.state_shape = names_.Allocate(stem + ".state_shape");
+    plan_.broadcasts.push_back(std::move(b));
+    broadcast_owners_.push_back(owner);
+  } else if (broadcast_owners_[it->second] != owner) {
+    plan_.broadcasts[it->second].x = root.value;
+    plan_.broadcasts[it->second].batch_axis = root.axis;
   }
-  b.batch_position = state.batch_axis;
-  b.shape_of_x = names_.Allocate(stem + ".x_shape");
-  b.batch_index = names_.Allocate(stem + ".batch_axis");
-  b.batch = names_.Allocate(stem + ".batch");
-  for (size_t i = 0; i < state.shape.size(); ++i) {
-    if (static_cast<int>(i) == state.batch_axis) continue;
-    b.fixed_dims.emplace_back(state.shape[i].value, names_.Allocate(stem + "." + state.axis_names[i]));
+  // The shared nodes go before the first of their readers' places in the graph: the site, or the
+  // container holding it there.
+  BroadcastShapeNames& b = plan_.broadcasts[it->second];
+  if (Encloses(b.graph, site.graph)) {
+    const int anchor = b.graph.size() == site.graph.size() ? site.node : site.graph[b.graph.size()].node;
+    if (b.anchor < 0 || anchor < b.anchor) b.anchor = anchor;
   }
-  b.state_shape = names_.Allocate(stem + ".state_shape");
-  plan_.broadcasts.push_back(std::move(b));
-  int id = static_cast<int>(plan_.broadcasts.size()) - 1;
-  broadcasts_[key] = id;
-  return id;
+  return it->second;
 }
 
 const BranchFacts& InputPlanner::Facts() {

@@ -15,13 +15,15 @@
 
 #include "exposure/branch_facts.h"
 #include "find/analysis.h"
+#include "find/axis_chain.h"
 #include "graph/naming.h"
 #include "rewrite/plan.h"
 
 namespace rnnstate {
 
-/// Decides input sides, one state at a time; shares broadcast shape computations between the states of
-/// one owner.
+/// Decides input sides, one state at a time; shares broadcast shape computations between the states
+/// whose defaults have the same shape expression (the same batch, read from one value, and the same other
+/// dims): an owner's h and c, and every owner whose batch has the same AxisChainRoots root.
 class InputPlanner {
  public:
   InputPlanner(const ModelIndex& index, const PlanOptions& options, NameAllocator& names, Plan& plan);
@@ -51,7 +53,12 @@ class InputPlanner {
   /// zeros when that computation is provably zeros (`original_is_zeros`), else empty.
   std::string PlanSelectOriginal(const RecurrentState& state, StateEdit& edit, NewInput& input, bool original_is_zeros);
   SelectOriginalDefault SelectNames(const std::string& input, const std::vector<int64_t>& empty_dims);
-  int BroadcastFor(const RecurrentState& state, const std::string& stem);
+  /// The index in the plan's broadcasts of the shape computation for `state`'s default, made when no
+  /// earlier state's has its shape expression; its anchor moves before `site` when that comes first.
+  int BroadcastFor(const RecurrentState& state, const StateSite& site, const std::string& stem);
+  /// The value whose batch the defaults sharing `state`'s read: its X's AxisChainRoots root, or the
+  /// data input traced when X is computed in If branches.
+  AxisRoot BatchRead(const RecurrentState& state);
   std::string ScanStateProblem(const StateAnalysis& analyzed, const StateEdit& edit) const;
 
   const ModelIndex& index_;
@@ -60,10 +67,11 @@ class InputPlanner {
   NameAllocator dim_names_;  // dim_param names of symbolic batches this plan declares
   Plan& plan_;
   std::map<std::pair<GraphPath, int>, std::string> batch_params_;  // per owner: its states share one
-  /// One broadcast per owner and state shape (an operator's h and c share one; a loop's states may differ):
-  /// (owner graph, owner node, batch source "x:1", batch position, the other dims) -> index in the plan's
-  /// broadcasts.
-  std::map<std::tuple<GraphPath, int, std::string, int, std::vector<int64_t>>, int> broadcasts_;
+  /// One broadcast per shape expression: (the graph of the value its batch is read from, that value, its
+  /// axis, the batch's position in the state, the other dims) -> index in the plan's broadcasts.
+  std::map<std::tuple<GraphPath, std::string, int64_t, int, std::vector<int64_t>>, int> broadcasts_;
+  std::vector<std::pair<GraphPath, int>> broadcast_owners_;  // per broadcast: the owner that made it
+  AxisChainRoots batch_roots_;
   std::string stem_;  // the owner's stem, for the names of its broadcast nodes
   std::optional<BranchFacts> facts_;
 };

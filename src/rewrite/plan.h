@@ -152,10 +152,13 @@ using OutputEdit = std::variant<KeepOutput, ReuseOutput, NameSlot, IdentityOutpu
 
 // ---------------------------------------------------------------------------------------------------
 
-/// Names of the nodes that compute the runtime state shape from the batch of X (shared by an owner's
-/// states): Shape(X) ──Gather(batch axis)──> batch; Concat(fixed dims and batch) ──> state_shape.
+/// Names of the nodes that compute the runtime state shape from the batch of X, shared by the states
+/// whose defaults have one shape expression (an owner's h and c; owners whose X have the batch of one
+/// value, see AxisChainRoots): Shape(X) ──Gather(batch axis)──> batch; Concat(fixed dims and batch) ──>
+/// state_shape.
 struct BroadcastShapeNames {
   GraphPath graph;             ///< graph defining X, where the nodes go
+  int anchor = -1;             ///< the node of `graph` they go before: the first of their readers' places
   std::string x;               ///< the value the batch is read from
   int64_t batch_axis = 1;      ///< its axis holding the batch
   int64_t batch_position = 1;  ///< position of the batch in the state shape

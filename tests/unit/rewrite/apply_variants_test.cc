@@ -66,6 +66,7 @@ TEST(ApplyVariants, BroadcastZerosExpandedToTheBatchOfX) {
   b.batch = "x.batch";
   b.fixed_dims = {{1, "d0"}, {3, "d2"}};
   b.state_shape = "state.shape";
+  b.anchor = 0;  // before the GRU
   Plan plan;
   plan.broadcasts.push_back(b);
   plan.edits.push_back(HEdit(NewInput{BroadcastZerosDefault{{1, 1, 3}, 0}, "h_in.expanded", {}}, NameSlot{}, kDynamic));
@@ -87,6 +88,22 @@ TEST(ApplyVariants, BroadcastZerosExpandedToTheBatchOfX) {
   // The original zeros fed nothing else: pruned; the input's own [1,1,3] zeros are its default.
   EXPECT_THAT(InitializerNames(g), ElementsAre("h_in"));
   EXPECT_EQ(g.initializer(0).raw_data(), std::string(3 * 4, '\0'));
+}
+
+TEST(ApplyVariants, ABroadcastWithoutAPlaceIsAnInternalError) {
+  onnx::ModelProto model = GruReading("batch");
+  BroadcastShapeNames b;
+  b.x = "X";
+  b.state_shape = "state.shape";  // b.anchor stays -1: the plan names no node to put it before
+  Plan plan;
+  plan.broadcasts.push_back(b);
+  plan.edits.push_back(HEdit(NewInput{BroadcastZerosDefault{{1, 1, 3}, 0}, "h_in.expanded", {}}, NameSlot{}, kDynamic));
+  try {
+    ApplyPlan(plan, model);
+    FAIL() << "applied a broadcast without a place";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInternal);
+  }
 }
 
 TEST(ApplyVariants, AnInitializerServingOnlyThisStateIsRenamedToTheInput) {

@@ -262,5 +262,66 @@ TEST(Planner, ADataBatchNamedByTheInputKeepsItsName) {
   EXPECT_EQ(p.plan.pairs[0].shape, (std::vector<MetaDim>{{1, ""}, {-1, "N"}, {3, ""}}));
 }
 
+/// Two LSTMs of hidden size 4 on X [seq, batch, 2], the first one's Y squeezed and passed through
+/// `between` (text defining T1 from S1) into the second; `hidden2` is the second's hidden size.
+std::string TwoLayers(const std::string& between, int hidden2 = 4) {
+  const std::string h2 = std::to_string(hidden2), gates2 = std::to_string(4 * hidden2);
+  return R"(g (float[seq, batch, 2] X, float[1, 16, 2] W1, float[1, 16, 4] R1, float[1, )" + gates2 + R"(, 4] W2,
+   float[1, )" + gates2 + R"(, )" + h2 + R"(] R2) => (float[seq, 1, batch, )" + h2 + R"(] Y2) {
+  axes = Constant <value = int64[1] {1}> ()
+  Y1 = LSTM <hidden_size = 4> (X, W1, R1)
+  S1 = Squeeze (Y1, axes)
+  )" + between + R"(
+  Y2 = LSTM <hidden_size = )" + h2 + R"(> (T1, W2, R2)
+})";
+}
+
+/// The broadcast index of every edit's default, in edit order.
+std::vector<int> BroadcastsOf(const Plan& plan) {
+  std::vector<int> ids;
+  for (const auto& edit : plan.edits) {
+    ids.push_back(std::get<BroadcastZerosDefault>(std::get<NewInput>(edit.input_edit).default_value).broadcast);
+  }
+  return ids;
+}
+
+TEST(Planner, OwnersWhoseBatchIsOneValuesShareOneShapeComputation) {
+  // Layer 2's batch is X's, through the LSTM, the Squeeze and the Relu: one Shape of X serves all four
+  // states, placed before the first LSTM (node 1).
+  Planned p = PlanOf(TwoLayers("T1 = Relu (S1)"));
+  ASSERT_EQ(p.plan.edits.size(), 4u);
+  EXPECT_THAT(BroadcastsOf(p.plan), ElementsAre(0, 0, 0, 0));
+  ASSERT_EQ(p.plan.broadcasts.size(), 1u);
+  const BroadcastShapeNames& b = p.plan.broadcasts[0];
+  EXPECT_EQ(b.x, "X");
+  EXPECT_EQ(b.batch_axis, 1);
+  EXPECT_EQ(b.anchor, 1);
+  EXPECT_EQ(b.state_shape, "LSTM_1.state_shape");
+  // Each state keeps its own input and zeros.
+  EXPECT_EQ(p.plan.edits[2].input, "LSTM_4.h_in");
+  EXPECT_EQ(std::get<NewInput>(p.plan.edits[2].input_edit).slot_value, "LSTM_4.h_in.expanded");
+}
+
+TEST(Planner, OwnersShareNoShapeComputationWhereTheBatchMayDiffer) {
+  // Operators that may cut, join or broadcast the batch between the layers, and a second layer of another
+  // hidden size: the second LSTM reads its own X (or has its own dims).
+  const std::vector<std::pair<std::string, int>> cases{
+      {"first = Constant <value = int64[1] {1}> ()\n  end = Constant <value = int64[1] {9223372036854775807}> ()\n"
+       "  T1 = Slice (S1, first, end, axes)", 4},
+      {"b = Constant <value = float[1, 1, 4] {1, 2, 3, 4}> ()\n  T1 = Add (S1, b)", 4},
+      {"T1 = Concat <axis = 1> (S1, S1)", 4},
+      {"T1 = Relu (S1)", 5},
+  };
+  for (const auto& [between, hidden2] : cases) {
+    SCOPED_TRACE(between + " / hidden " + std::to_string(hidden2));
+    Planned p = PlanOf(TwoLayers(between, hidden2));
+    ASSERT_EQ(p.plan.edits.size(), 4u);
+    EXPECT_THAT(BroadcastsOf(p.plan), ElementsAre(0, 0, 1, 1));
+    ASSERT_EQ(p.plan.broadcasts.size(), 2u);
+    EXPECT_EQ(p.plan.broadcasts[0].x, "X");
+    EXPECT_EQ(p.plan.broadcasts[1].x, "T1");
+  }
+}
+
 }  // namespace
 }  // namespace rnnstate::planner_test
