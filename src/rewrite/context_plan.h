@@ -44,6 +44,10 @@ struct ContextZerosDefault {
   /// other sizes of a value computed inside the model).
   bool initializer = true;
   std::string shape_of_value, keep, kept, unit, target, expanded;  ///< names of the Expand's helper values
+  /// Below ai.onnx opset 8 (no Expand) the zeros are tiled instead, the target having the context's own
+  /// length on its axis: Shape(ctx_in) ──Mul(unit)──> own_length; Add(kept, own_length) ──> target;
+  /// Div(target, Shape(ctx_in)) ──> repeats; Tile(ctx_in, repeats) ──> expanded (names set only then).
+  std::string shape_of_context, own_length, repeats;
 };
 
 using ContextDefault = std::variant<ContextNoDefault, ContextZerosDefault>;
