@@ -1,0 +1,20 @@
+#pragma once
+/// \file
+/// How many state entries a metadata document can list for a model and be valid: a bound read off the
+/// graph's size, so that a document listing a million entries for a model of one LSTM is refused before
+/// its entries are converted and cross-checked (each would cost the pair, its problems and their messages).
+
+#include <cstddef>
+
+#include <onnx/onnx_pb.h>
+
+namespace rnnstate {
+
+/// The most state entries a valid document lists for `model`. Every valid entry pairs a state no other
+/// entry pairs: a recurrent state enters its owner (or the Loop carrying it) at an input slot of a node, a
+/// window's context is read at one, and a data input's context is a main-graph input. So: the input slots
+/// of every node of every graph, plus the main graph's inputs. More entries name a state twice or one the
+/// model does not have.
+size_t MostStateEntries(const onnx::ModelProto& model);
+
+}  // namespace rnnstate
