@@ -1,5 +1,9 @@
 #include "contract/metadata_bound.h"
 
+#include <exception>
+
+#include "rnnstate/metadata.h"
+
 namespace rnnstate {
 
 namespace {
@@ -21,6 +25,26 @@ size_t InputSlots(const onnx::GraphProto& graph) {
 
 size_t MostStateEntries(const onnx::ModelProto& model) {
   return InputSlots(model.graph()) + static_cast<size_t>(model.graph().input_size());
+}
+
+std::optional<Json> ReadDocumentBesideStates(const onnx::ModelProto& model) {
+  for (const auto& prop : model.metadata_props()) {
+    if (prop.key() != kMetadataKey) continue;
+    const size_t most = MostStateEntries(model);
+    size_t entries = 0;
+    struct TooManyEntries {};
+    const JsonElementSink skip = [&](Json&) {
+      if (++entries > most) throw TooManyEntries{};
+    };
+    try {
+      Json document = ParseJson(prop.value(), "states", skip);
+      if (document.is_object()) return document;
+    } catch (const TooManyEntries&) {
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rnnstate

@@ -5,8 +5,11 @@
 /// its entries are converted and cross-checked (each would cost the pair, its problems and their messages).
 
 #include <cstddef>
+#include <optional>
 
 #include <onnx/onnx_pb.h>
+
+#include "rnnstate/json.h"
 
 namespace rnnstate {
 
@@ -16,5 +19,10 @@ namespace rnnstate {
 /// of every node of every graph, plus the main graph's inputs. More entries name a state twice or one the
 /// model does not have.
 size_t MostStateEntries(const onnx::ModelProto& model);
+
+/// The model's metadata document with its "states" left out (their entries are skipped as they are read),
+/// or nullopt when there is none, it is no JSON object, or it lists more entries than MostStateEntries
+/// (refused at the first past the bound): what a writer of new pairs keeps of the old document.
+std::optional<Json> ReadDocumentBesideStates(const onnx::ModelProto& model);
 
 }  // namespace rnnstate
