@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 onnx::ModelProto WithMetadata(const std::string& value) {
   onnx::ModelProto model;
@@ -205,6 +206,14 @@ g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1,
   prop->set_value(document(6, "]}"));
   EXPECT_EQ(ReadStatePairs(model, &error, nullptr, /*bounded=*/true).size(), 6u);
   EXPECT_EQ(error, "");
+  // A writer of new pairs keeps the old document's other keys, its states unread; past the bound, none.
+  prop->set_value(document(6, R"(],"later":1})"));
+  WriteStatePairs(model, {FullPair()});
+  EXPECT_THAT(model.metadata_props(0).value(), HasSubstr(R"("later":1)"));
+  prop->set_value(document(7, R"(],"later":1})"));
+  WriteStatePairs(model, {FullPair()});
+  EXPECT_THAT(model.metadata_props(0).value(), Not(HasSubstr("later")));
+  EXPECT_EQ(ReadStatePairs(model, &error).size(), 1u);
 }
 
 }  // namespace
