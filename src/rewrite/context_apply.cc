@@ -42,12 +42,14 @@ void AddZerosDefault(const ContextEdit& edit, const ContextZerosDefault& zeros, 
     nodes.push_back(MakeNode("Expand", {edit.input, zeros.target}, {zeros.expanded}));
     return;
   }
-  // Tile where Expand does not exist yet: the repeats are the target over the context's own shape (a fed
-  // context of the whole shape tiles once), so the target keeps the context's own length on its axis.
+  // Tile where Expand does not exist yet. Each dimension of the context is 1 or the value's, so the
+  // repeats value - context + 1 are value / context (1 on the time axis, where keep is 0), without a
+  // division (ONNX Runtime refuses a constant divisor holding 0: an empty fed context folded).
   nodes.push_back(MakeNode("Shape", {edit.input}, {zeros.shape_of_context}));
-  nodes.push_back(MakeNode("Mul", {zeros.shape_of_context, zeros.unit}, {zeros.own_length}));
-  nodes.push_back(MakeNode("Add", {zeros.kept, zeros.own_length}, {zeros.target}));
-  nodes.push_back(MakeNode("Div", {zeros.target, zeros.shape_of_context}, {zeros.repeats}));
+  nodes.push_back(MakeNode("Mul", {zeros.shape_of_context, zeros.keep}, {zeros.context_kept}));
+  nodes.push_back(MakeNode("Sub", {zeros.kept, zeros.context_kept}, {zeros.target}));
+  nodes.push_back(Int64ConstantNode(zeros.ones, std::vector<int64_t>(edit.shape.size(), 1)));
+  nodes.push_back(MakeNode("Add", {zeros.target, zeros.ones}, {zeros.repeats}));
   nodes.push_back(MakeNode("Tile", {edit.input, zeros.repeats}, {zeros.expanded}));
 }
 

@@ -278,7 +278,8 @@ class ContextPlanner {
     zeros.expanded = names_.Allocate(stem + ".context_expanded");
     if (index_.onnx_opset() < kExpandOpset) {  // no Expand: the zeros are tiled (context_plan.h)
       zeros.shape_of_context = names_.Allocate(stem + ".context_shape");
-      zeros.own_length = names_.Allocate(stem + ".context_own_length");
+      zeros.context_kept = names_.Allocate(stem + ".context_shape_kept");
+      zeros.ones = names_.Allocate(stem + ".context_ones");
       zeros.repeats = names_.Allocate(stem + ".context_repeats");
     }
     return zeros;
