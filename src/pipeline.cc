@@ -72,10 +72,13 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   for (const TimeAxisOption& axis : options.time_axes) time_axes_given.push_back(InputAxis{axis.input, axis.axis});
   ContextFrames planned_contexts;  // the contexts a rewrite adds: judged as the rewritten model will be
   for (const InputContextOption& context : options.input_contexts) planned_contexts[context.input] = context.frames;
-  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts, options.conv_context);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
-  // model.
-  if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
+  // model; no window gets a context either (the rewrite refuses the opset: report and check judge the model
+  // as it is).
+  const std::string opset_problem = OpsetProblem(outcome.analysis);
+  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts,
+              options.conv_context && opset_problem.empty());
+  if (!opset_problem.empty()) outcome.analysis.MarkUnexposed(opset_problem);
   // A model packed or made batch-first is final for the state rewrite: its pairs are kept as they are.
   const bool transformed = TransformsOf(model).any();
   if (transformed) RequireRecordedContexts(outcome.analysis, options.input_contexts);

@@ -64,6 +64,22 @@ class ConvFront(nn.Module):
         return y, h
 
 
+class ConvFrontState(nn.Module):
+    """The causal convolution of conv_causal_front (F.pad 4 frames before, Conv1d kernel 3, dilation 2) before
+    an LSTM whose (h0, c0) are the caller's inputs: exported at ai.onnx opset 7, which has no Expand (and
+    where PyTorch writes an LSTM's zero default as the experimental ConstantFill, hence the given state)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(6, 6, 3, dilation=2)
+        self.lstm = nn.LSTM(6, 5, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        z = torch.tanh(self.conv(F.pad(x.transpose(1, 2), (4, 0))))
+        y, (h, c) = self.lstm(z.transpose(1, 2), (h0, c0))
+        return y, h, c
+
+
 class ConvAfter(nn.Module):
     """A GRU then a "same" convolution over time (padding 1 each side: one frame of lookahead)."""
 
@@ -154,7 +170,8 @@ class Case(torch_models.Case):
     """A case of this script, with what rnnstate must say of it."""
 
     def __init__(self, name, make, inputs, outputs, export_dims, dims, seq_axes, out_axes, chunks, exact, note,
-                 because=None, time_axis=None, zero_default=True, subdir="stream", extra_entries=None, **extra):
+                 because=None, time_axis=None, zero_default=True, subdir="stream", extra_entries=None, opset=None,
+                 **extra):
         rel = f"{subdir}/{name}.onnx"
         streaming = exact and time_axis is None
         if not exact:
@@ -163,7 +180,7 @@ class Case(torch_models.Case):
                                       zero_default, note, **extra)
         if not exact:
             entry["chunks"] = chunks
-        super().__init__(rel, make, inputs, outputs, export_dims, entry, extra_entries=extra_entries)
+        super().__init__(rel, make, inputs, outputs, export_dims, entry, extra_entries=extra_entries, opset=opset)
         self.expectation = {"chunk_exact": exact, "because": because, "time_axis": time_axis,
                             "seq_axes": seq_axes, "dims": dims}
 
@@ -195,6 +212,12 @@ def cases():
              "two Conv1d over time (kernel 5, stride 2, no padding) before an LSTM: chunks under 13 frames do "
              "not run, longer ones lack their first frames' context", "Conv"),
         causal,
+        Case("conv_causal_state_op7", ConvFrontState,
+             [("x", bs + [6]), ("h0", [1, "batch", 5]), ("c0", [1, "batch", 5])],
+             [("y", bs + [5]), ("h_n", [1, "batch", 5]), ("c_n", [1, "batch", 5])], tb, {"batch": 2, "seq": 16},
+             {"x": 1}, {"y": 1}, [7, 9], True,
+             "conv_causal_front's causal Conv1d before an LSTM fed (h0, c0), exported at ai.onnx opset 7: no Expand, "
+             "so the context's zero default is tiled to the batch", zero_default=False, opset=7),
         Case("conv_same_after", ConvAfter, [("x", bs + [4])], [("y", bs + [3]), ("h_n", [1, "batch", 6])], tb,
              {"batch": 2, "seq": 16}, {"x": 1}, {"y": 1}, [7, 9], False,
              "a GRU then a Conv1d kernel 3 padding 1 (one frame of lookahead)", "Conv"),

@@ -176,9 +176,12 @@ std::string ElementTypeName(int32_t elem_type);
 /// The pairs recorded in `model`, or an empty list when there is no `rnnstate` key.
 /// Sets `error` (and returns what could be read) when the value is not valid metadata. With `document`,
 /// also gives the parsed document (nullopt when there is none, or it is no JSON object), so that a
-/// reader of other keys ("packed") does not parse the value again.
+/// reader of other keys ("packed") does not parse the value again. `bounded`: a document listing more
+/// entries than `model` can have states (one per input slot of a node and per main-graph input) is refused
+/// at the first entry past that bound, before the rest is parsed: the time is the model's, not the
+/// document's (a hostile model lists a million); every command's reading is bounded.
 std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error,
-                                      std::optional<Json>* document = nullptr);
+                                      std::optional<Json>* document = nullptr, bool bounded = false);
 
 /// The JSON array of `pairs` (as in the metadata's "states").
 Json StatePairsJson(const std::vector<StatePair>& pairs);

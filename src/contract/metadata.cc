@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
+
+#include "contract/metadata_bound.h"
 
 namespace rnnstate {
 
@@ -400,7 +403,7 @@ bool RegionsOverlap(const std::vector<RegionAxis>& a, const std::vector<MetaDim>
 }
 
 std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error,
-                                      std::optional<Json>* document_out) {
+                                      std::optional<Json>* document_out, bool bounded) {
   std::vector<StatePair> pairs;
   if (document_out) document_out->reset();
   const std::string key = std::string("metadata '") + kMetadataKey + "'";
@@ -411,7 +414,16 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
     std::vector<StatePair> read;
     std::string pair_error;  // the first entry that is not a pair: "states[N]: ..."
     size_t at = 0;
+    const size_t most = bounded ? MostStateEntries(model) : std::numeric_limits<size_t>::max();
+    struct TooManyEntries {};
     const JsonElementSink to_pair = [&](Json& entry) {
+      // Refused at the first entry past the bound, before the rest is parsed: linear in the model, not
+      // in the document.
+      if (at == most) {
+        pair_error = "states: more than " + std::to_string(most) + " entries, more than the model has states " +
+                     "to pair (one per node input and graph input)";
+        throw TooManyEntries{};
+      }
       if (pair_error.empty()) {
         try {
           read.push_back(PairFromJson(entry));
@@ -424,6 +436,9 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
     Json document;
     try {
       document = ParseJson(prop.value(), "states", to_pair);
+    } catch (const TooManyEntries&) {
+      if (error) *error = key + " is invalid: " + pair_error;
+      continue;
     } catch (const std::exception& e) {
       if (error) *error = key + " is " + e.what();
       continue;
@@ -516,7 +531,8 @@ void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
 
 void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream) {
   Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
-  if (std::optional<Json> old = ReadStateDocument(model)) {
+  // Its other keys are kept; its states are not even read (a hostile document lists a million).
+  if (std::optional<Json> old = ReadDocumentBesideStates(model)) {
     for (const auto& [key, value] : old->items()) {
       if (key != "version" && key != "states") document[key] = value;
     }

@@ -9,7 +9,7 @@ namespace rnnstate {
 std::vector<StateTensor> StateTensorsOf(const onnx::ModelProto& model) {
   std::string error;
   std::optional<Json> document;  // parsed once: the pairs, then the packed description
-  const std::vector<StatePair> pairs = ReadStatePairs(model, &error, &document);
+  const std::vector<StatePair> pairs = ReadStatePairs(model, &error, &document, /*bounded=*/true);
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
   const std::optional<PackedStates> packed =
       document ? ReadPackedStates(*document, pairs.size(), &error) : std::nullopt;

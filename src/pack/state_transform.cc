@@ -15,7 +15,9 @@ namespace rnnstate {
 AppliedTransforms TransformsOf(const onnx::ModelProto& model) {
   AppliedTransforms applied;
   std::optional<Json> document;  // parsed once for both questions
-  for (const StatePair& pair : ReadStatePairs(model, nullptr, &document)) applied.batch_first |= !pair.layout.empty();
+  for (const StatePair& pair : ReadStatePairs(model, nullptr, &document, /*bounded=*/true)) {
+    applied.batch_first |= !pair.layout.empty();
+  }
   applied.packed = HasPackedStates(document);
   return applied;
 }
@@ -54,7 +56,7 @@ TransformOutcome TransformStates(onnx::ModelProto& model, const PlanOptions& opt
   TransformOutcome outcome;
   std::string error;
   std::optional<Json> recorded;  // the metadata as the model came
-  outcome.pairs = ReadStatePairs(model, &error, &recorded);
+  outcome.pairs = ReadStatePairs(model, &error, &recorded, /*bounded=*/true);
   if (!error.empty()) throw Error(ExitCode::kBadInput, error);
   if (HasPackedStates(recorded)) {
     if (options.pack != PackKind::kNone) {

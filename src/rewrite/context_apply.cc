@@ -25,7 +25,8 @@ onnx::GraphProto& GraphOf(onnx::ModelProto& model, const ContextEdit& edit) {
 }
 
 /// Shape(value) * keep + unit: the value's shape with 1 on the context's axis (keep: 1s with 0 there;
-/// unit: 0s with 1 there), what Expand broadcasts the [1, N] zeros (or a fed context) to.
+/// unit: 0s with 1 there), what Expand broadcasts the [1, N] zeros (or a fed context) to; below opset 8,
+/// Tile (ContextZerosDefault::repeats).
 void AddZerosDefault(const ContextEdit& edit, const ContextZerosDefault& zeros, onnx::GraphProto& graph,
                      std::vector<onnx::NodeProto>& nodes) {
   if (zeros.initializer) *graph.add_initializer() = ZeroTensor(edit.input, edit.elem_type, zeros.dims);
@@ -36,8 +37,20 @@ void AddZerosDefault(const ContextEdit& edit, const ContextZerosDefault& zeros, 
   nodes.push_back(Int64ConstantNode(zeros.keep, keep));
   nodes.push_back(MakeNode("Mul", {zeros.shape_of_value, zeros.keep}, {zeros.kept}));
   nodes.push_back(Int64ConstantNode(zeros.unit, unit));
-  nodes.push_back(MakeNode("Add", {zeros.kept, zeros.unit}, {zeros.target}));
-  nodes.push_back(MakeNode("Expand", {edit.input, zeros.target}, {zeros.expanded}));
+  if (zeros.repeats.empty()) {
+    nodes.push_back(MakeNode("Add", {zeros.kept, zeros.unit}, {zeros.target}));
+    nodes.push_back(MakeNode("Expand", {edit.input, zeros.target}, {zeros.expanded}));
+    return;
+  }
+  // Tile where Expand does not exist yet. Each dimension of the context is 1 or the value's, so the
+  // repeats value - context + 1 are value / context (1 on the time axis, where keep is 0), without a
+  // division (ONNX Runtime refuses a constant divisor holding 0: an empty fed context folded).
+  nodes.push_back(MakeNode("Shape", {edit.input}, {zeros.shape_of_context}));
+  nodes.push_back(MakeNode("Mul", {zeros.shape_of_context, zeros.keep}, {zeros.context_kept}));
+  nodes.push_back(MakeNode("Sub", {zeros.kept, zeros.context_kept}, {zeros.target}));
+  nodes.push_back(Int64ConstantNode(zeros.ones, std::vector<int64_t>(edit.shape.size(), 1)));
+  nodes.push_back(MakeNode("Add", {zeros.target, zeros.ones}, {zeros.repeats}));
+  nodes.push_back(MakeNode("Tile", {edit.input, zeros.repeats}, {zeros.expanded}));
 }
 
 /// Slice(with_context, starts [-N], ends [INT64_MAX], axes [axis]) ──> output: the last N frames.

@@ -44,6 +44,10 @@ struct ContextZerosDefault {
   /// other sizes of a value computed inside the model).
   bool initializer = true;
   std::string shape_of_value, keep, kept, unit, target, expanded;  ///< names of the Expand's helper values
+  /// Below ai.onnx opset 8 (no Expand) the zeros are tiled instead: Shape(ctx_in) ──Mul(keep)──>
+  /// context_kept; Sub(kept, context_kept) ──> target; Add(target, ones) ──> repeats (value / context: each
+  /// context dimension is 1 or the value's); Tile(ctx_in, repeats) ──> expanded (names set only then).
+  std::string shape_of_context, context_kept, ones, repeats;
 };
 
 using ContextDefault = std::variant<ContextNoDefault, ContextZerosDefault>;

@@ -263,10 +263,6 @@ class ContextPlanner {
 
   ContextZerosDefault ZerosDefault(const ContextEdit& edit, const std::string& stem,
                                    const std::function<void(ExitCode, const std::string&)>& refuse) {
-    if (index_.onnx_opset() < kExpandOpset) {
-      refuse(ExitCode::kUnsupported,
-             "the default (zeros broadcast by Expand) needs ai.onnx opset 8; rewrite with --state-inputs required");
-    }
     ContextZerosDefault zeros;
     for (const Dim& d : edit.shape) zeros.dims.push_back(d.fixed() ? d.value : 1);
     const std::optional<uint64_t> bytes = DenseTensorBytes(edit.elem_type, zeros.dims);
@@ -280,6 +276,12 @@ class ContextPlanner {
     zeros.unit = names_.Allocate(stem + ".context_unit");
     zeros.target = names_.Allocate(stem + ".context_target");
     zeros.expanded = names_.Allocate(stem + ".context_expanded");
+    if (index_.onnx_opset() < kExpandOpset) {  // no Expand: the zeros are tiled (context_plan.h)
+      zeros.shape_of_context = names_.Allocate(stem + ".context_shape");
+      zeros.context_kept = names_.Allocate(stem + ".context_shape_kept");
+      zeros.ones = names_.Allocate(stem + ".context_ones");
+      zeros.repeats = names_.Allocate(stem + ".context_repeats");
+    }
     return zeros;
   }
 

@@ -398,7 +398,9 @@ Plan MakePlan(const ModelIndex& index, const Analysis& analysis, const PlanOptio
       auto named = names_nodes ? node_names.find({b.graph, b.node}) : node_names.end();
       return named == node_names.end() ? b.what : b.op + " '" + named->second + "'";
     };
-    const StreamRecord record = RecordOf(*analysis.stream, state_outputs, describe);
+    std::map<StateKey, std::string> added_outputs;  // the verdict's added outputs, as this plan names them
+    for (const StateEdit& edit : plan.edits) added_outputs.emplace(edit.key, edit.output);
+    const StreamRecord record = RecordOf(*analysis.stream, state_outputs, describe, added_outputs);
     plan.stream = StreamRecordJson(record);
     plan.metadata_changes |= !analysis.recorded_stream || StreamRecordJson(*analysis.recorded_stream) != plan.stream;
     if (!analysis.stream->problem.empty()) {

@@ -340,7 +340,7 @@ MetadataReading ReadMetadata(const onnx::ModelProto& model) {
   MetadataReading reading;
   std::string error;
   std::optional<Json> document;  // parsed once: a model may carry a million pairs
-  reading.pairs = ReadStatePairs(model, &error, &document);
+  reading.pairs = ReadStatePairs(model, &error, &document, /*bounded=*/true);
   if (error.empty() && document) reading.packed = ReadPackedStates(*document, reading.pairs.size(), &error);
   if (error.empty() && document && document->contains(kStreamKey)) {
     try {

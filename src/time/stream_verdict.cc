@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "graph/control_flow.h"
+#include "time/time_rules.h"
 #include "time/time_flow.h"
 
 namespace rnnstate {
@@ -57,6 +59,51 @@ ContextFrames ContextsOf(const ModelIndex& index, const Analysis& analysis, cons
   }
   return contexts;
 }
+
+/// The fact the output a rewrite adds for `t`'s final value will have: the site's output slot, threaded
+/// out through each container (an If gives its branch's value; a Loop or Scan its last step's).
+TimeFact AddedOutputFact(const TimeFlow& flow, const StateAnalysis& t) {
+  TimeFact fact = flow.OutputOf(t.site.graph, t.site.node, t.site.output_slot);
+  for (const ThreadLevel& level : t.levels) {
+    if (level.kind != ContainerKind::kIf) fact = flow.ThreadedOutOf(level.graph, level.node);
+  }
+  return fact;
+}
+
+/// The states whose final values a rewrite adds as graph outputs, judged as those outputs: every state
+/// it can thread out to the main graph and that is not exposed already.
+std::vector<AddedStateOutput> JudgeAddedOutputs(const ModelIndex& index, const TimeFlow& flow,
+                                                const Analysis& analysis) {
+  std::vector<AddedStateOutput> added;
+  for (const StateAnalysis& t : analysis.states) {
+    if (t.exposed || t.final_state.graph_output || !t.within_call.empty() || !t.state.problem.empty() ||
+        !t.thread_problem.empty()) {
+      continue;
+    }
+    AddedStateOutput entry;
+    entry.state = t.state.key();
+    entry.which = t.state.variable.empty() ? std::string(t.state.kind_name()) + " state"
+                                           : "carried '" + t.state.variable + "'";
+    entry.owner.graph = t.state.owner.graph;
+    entry.owner.node = t.state.owner.node;
+    entry.owner.op = t.state.owner.op;
+    entry.owner.what = NodeLabel(index, t.state.owner.graph, t.state.owner.node);
+    entry.verdict = JudgeOutput("", AddedOutputFact(flow, t));
+    entry.verdict.state = true;
+    added.push_back(std::move(entry));
+  }
+  return added;
+}
+
+/// The verdict's problem when `added` is where chunked runs first differ, its operators named by `what`.
+std::string AddedProblem(const AddedStateOutput& added, const std::function<std::string(const TimeBreak&)>& what) {
+  const TimeBreak& broken = *added.verdict.broken;
+  const std::string node = what(broken);
+  return "the final " + added.which + " of " + what(added.owner) +
+         " (an output a rewrite adds): " + (node.empty() ? "" : node + " ") + broken.why;
+}
+
+std::string WhatOf(const TimeBreak& b) { return b.what; }
 
 }  // namespace
 
@@ -163,11 +210,19 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
       }
     }
   }
+  // The outputs a rewrite adds are judged too: a rewrite's verdict is then its output's.
+  verdict.added = JudgeAddedOutputs(index, flow, analysis);
+  for (const AddedStateOutput& added : verdict.added) {
+    if (verdict.problem.empty() && added.verdict.kind == OutputVerdict::Kind::kDiffers) {
+      verdict.problem = AddedProblem(added, WhatOf);
+    }
+  }
   for (StateAnalysis& t : analysis.states) t.stream_problem = verdict.problem;
 }
 
 StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs,
-                      const std::function<std::string(const TimeBreak&)>& describe) {
+                      const std::function<std::string(const TimeBreak&)>& describe,
+                      const std::map<StateKey, std::string>& added_outputs) {
   StreamRecord record;
   for (const InputAxis& axis : verdict.time.axes) record.time.push_back({axis.input, axis.axis});
   if (record.time.empty()) return record;
@@ -183,6 +238,16 @@ StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>&
       record.reason = "output '" + out.output + "': " + (name.empty() ? out.broken->why : name + " " + out.broken->why);
       break;
     }
+  }
+  // A reason found at an output this rewrite adds names that output, as a rewrite of the rewrite will.
+  for (const AddedStateOutput& added : verdict.added) {
+    if (!added.verdict.broken || record.reason != AddedProblem(added, WhatOf)) continue;
+    auto output = added_outputs.find(added.state);
+    const std::string name = what(*added.verdict.broken);
+    record.reason = output == added_outputs.end()
+                        ? AddedProblem(added, what)
+                        : "output '" + output->second + "': " + (name.empty() ? "" : name + " ") + added.verdict.broken->why;
+    break;
   }
   for (const OutputVerdict& out : verdict.outputs) {
     if (state_outputs.count(out.output)) continue;

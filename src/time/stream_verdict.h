@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,13 +44,27 @@ struct OutputVerdict {
 /// "same", "frames", "last", "differs": as metadata and JSON reports write them.
 const char* OutputVerdictName(OutputVerdict::Kind kind);
 
+/// The final value of a state that is no graph output yet, judged as the output a rewrite adds for it
+/// (its pair then speaks for it): a rewrite's verdict is the one its output will get.
+struct AddedStateOutput {
+  StateKey state;
+  /// "h state", "carried 'h_prev'": with `owner`, how the verdict's problem names it until a rewrite
+  /// names its output ("the final h state of LSTM 'l1'").
+  std::string which;
+  TimeBreak owner;        ///< the recurrent node or loop (no `why`)
+  OutputVerdict verdict;  ///< `output` empty, `state` true
+};
+
 /// The whole model's verdict.
 struct StreamVerdict {
   TimeAxes time;
   std::vector<OutputVerdict> outputs;  ///< every main-graph output, in order (empty without a time axis)
+  /// The states' final values a rewrite adds as outputs, in the order of the analysis' states.
+  std::vector<AddedStateOutput> added;
   /// "" when chunked runs equal one run (or there is no time axis to chunk); else the first reason,
-  /// naming the output (the model's data outputs before state outputs): "output 'y': Conv 'c' slides a
-  /// window of 5 frames over time (...)".
+  /// naming the output (the model's data outputs, then its state outputs, then the added ones): "output
+  /// 'y': Conv 'c' slides a window of 5 frames over time (...)", "the final h state of LSTM 'l' (an output
+  /// a rewrite adds): ...".
   std::string problem;
   /// The causal windows whose context a rewrite carries as a state (when asked to): the flow judged the
   /// model with their padding replaced, as the rewrite will make it.
@@ -77,8 +92,10 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
 /// (the state pairs' outputs, which their pairs speak for: so the record is the same before and after a
 /// rewrite adds them).
 /// `describe`, when given, names a break's operator (the rewrite names unnamed nodes it changes: the
-/// record then names them as a rewrite of the rewrite will find them).
+/// record then names them as a rewrite of the rewrite will find them). `added_outputs`: the outputs a
+/// rewrite adds for states (StreamVerdict::added), by state: a reason found at one names that output.
 StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>& state_outputs,
-                      const std::function<std::string(const TimeBreak&)>& describe = {});
+                      const std::function<std::string(const TimeBreak&)>& describe = {},
+                      const std::map<StateKey, std::string>& added_outputs = {});
 
 }  // namespace rnnstate

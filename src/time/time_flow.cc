@@ -84,6 +84,21 @@ const TimeFact& TimeFlow::Of(const GraphPath& path, const std::string& name) con
   return found == graph->second.end() ? kSteadyOfFlow : found->second;
 }
 
+const TimeFact& TimeFlow::OutputOf(const GraphPath& path, int n, int slot) const {
+  const onnx::GraphProto* graph = ResolveGraph(index_.model(), path);
+  if (graph != nullptr && n >= 0 && n < graph->node_size() && slot >= 0 && slot < graph->node(n).output_size() &&
+      !graph->node(n).output(slot).empty()) {
+    return Of(path, graph->node(n).output(slot));
+  }
+  auto found = unnamed_.find({path, n, slot});
+  return found == unnamed_.end() ? kSteadyOfFlow : found->second;
+}
+
+const TimeFact& TimeFlow::ThreadedOutOf(const GraphPath& path, int n) const {
+  auto found = threaded_.find({path, n});
+  return found == threaded_.end() ? kSteadyOfFlow : found->second;
+}
+
 void TimeFlow::Set(const GraphPath& path, const std::string& name, TimeFact fact) {
   if (path.empty() && fact.frames()) {
     if (auto context = contexts_.find(name); context != contexts_.end()) fact.context = context->second;
@@ -99,8 +114,13 @@ void TimeFlow::RunGraph(const GraphPath& path) {
   for (int n = 0; n < graph->node_size(); ++n) {
     const onnx::NodeProto& node = graph->node(n);
     std::vector<TimeFact> outs = NodeFacts(path, n, node);
-    for (int k = 0; k < node.output_size() && static_cast<size_t>(k) < outs.size(); ++k) {
-      Set(path, node.output(k), std::move(outs[k]));
+    for (int k = 0; static_cast<size_t>(k) < outs.size(); ++k) {
+      const bool named = k < node.output_size() && !node.output(k).empty();
+      if (named) {
+        Set(path, node.output(k), std::move(outs[k]));
+      } else if (!outs[k].steady()) {
+        unnamed_.insert_or_assign({path, n, k}, std::move(outs[k]));
+      }
     }
   }
 }
@@ -157,7 +177,8 @@ std::vector<TimeFact> TimeFlow::RecurrentFacts(const GraphPath& path, int n, con
                                                const std::vector<const TimeFact*>& in) {
   const RecurrentOp& op = *FindRecurrentOp(node);
   const NodeTime view{index_, path, n, node, in, length_};
-  const size_t outputs = static_cast<size_t>(std::max(1, node.output_size()));
+  // Y_h and Y_c too when the model leaves them out: a rewrite adds them as state outputs.
+  const size_t outputs = static_cast<size_t>(std::max({1, node.output_size(), op.y_h_slot + 1, op.y_c_slot + 1}));
   const std::optional<OwnerTime> owner = owners_ ? owners_(path, n) : std::nullopt;
   const bool carried = owner ? owner->carried : true;
   const bool fed_initial = owner && owner->fed_initial;
@@ -284,16 +305,19 @@ std::vector<TimeFact> TimeFlow::LoopFacts(const GraphPath& path, int n, const on
   const NodeTime view{index_, path, n, node, in, length_};
   const size_t outputs = static_cast<size_t>(std::max(1, node.output_size()));
   const std::optional<LoopAnatomy> loop = ReadLoop(index_, path, n, CarrierSlots{});
-  if (!loop) return std::vector<TimeFact>(outputs, view.Mixed("is a loop rnnstate cannot read"));
+  const auto every_output = [&](const TimeFact& fact) {
+    threaded_.insert_or_assign({path, n}, fact);
+    return std::vector<TimeFact>(outputs, fact);
+  };
+  if (!loop) return every_output(view.Mixed("is a loop rnnstate cannot read"));
   const LoopVerdict verdict = JudgeLoop(index_, *loop);
   const bool walks_time = std::any_of(verdict.times.begin(), verdict.times.end(), [&](const TimeRef& t) {
     return std::any_of(sources_.begin(), sources_.end(),
                        [&](const InputAxis& s) { return s.input == t.input && s.axis == t.axis; });
   });
   if (!walks_time || (!verdict.streamable && !verdict.fixed)) {
-    return std::vector<TimeFact>(outputs,
-                                 view.Mixed("reads values that change with time in a way rnnstate cannot follow" +
-                                            (verdict.reason.empty() ? std::string() : " (" + verdict.reason + ")")));
+    return every_output(view.Mixed("reads values that change with time in a way rnnstate cannot follow" +
+                                   (verdict.reason.empty() ? std::string() : " (" + verdict.reason + ")")));
   }
   recurrences_.push_back(RecurrenceTime{path, n, RecurrenceTime::Way::kOverTime});
   // A Loop's trip count and condition are the chunk's length and a test of it: the verdict proved them.
@@ -303,6 +327,7 @@ std::vector<TimeFact> TimeFlow::LoopFacts(const GraphPath& path, int n, const on
   std::optional<TimeBreak> broken = FirstBreak(inputs);
   if (!broken && !verdict.streamable) broken = view.Break(verdict.reason);
   std::vector<TimeFact> out(outputs, TimeFact::Final(broken));
+  threaded_.insert_or_assign({path, n}, out.front());  // a state carried out of the loop: its last step's
   const onnx::AttributeProto* scan_axes = FindAttribute(node, "scan_output_axes");
   const int states = loop->kind == ContainerKind::kLoop ? node.input_size() - 2 : ScanStateCount(node);
   for (size_t k = 0; k < outputs; ++k) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -69,6 +70,12 @@ class TimeFlow {
 
   /// The fact of `name` as seen from the graph at `path` (steady for a value time does not reach).
   const TimeFact& Of(const GraphPath& path, const std::string& name) const;
+  /// The fact of output `slot` of node `n` of the graph at `path`, named or not: a recurrent operator's
+  /// Y_h or Y_c the model leaves out is one a rewrite adds.
+  const TimeFact& OutputOf(const GraphPath& path, int n, int slot) const;
+  /// The fact a new carried variable of the Loop or Scan `n` would have at its output: what a rewrite
+  /// threading a state out through the container adds (steady for a container time does not reach).
+  const TimeFact& ThreadedOutOf(const GraphPath& path, int n) const;
   /// The recurrent operators time reaches, in the order the flow met them.
   const std::vector<RecurrenceTime>& recurrences() const { return recurrences_; }
   const std::vector<InputAxis>& sources() const { return sources_; }
@@ -96,6 +103,10 @@ class TimeFlow {
   int64_t chunk_multiple_ = 1;
   /// The facts of values that are not steady, by graph and name (names are views into the model).
   std::map<GraphPath, std::unordered_map<std::string_view, TimeFact>> facts_;
+  /// The facts of node outputs without a name, by graph, node and slot (not steady ones).
+  std::map<std::tuple<GraphPath, int, int>, TimeFact> unnamed_;
+  /// ThreadedOutOf's facts, by graph and container node (not steady ones).
+  std::map<std::pair<GraphPath, int>, TimeFact> threaded_;
   std::vector<RecurrenceTime> recurrences_;
   /// The If branches that cannot run (PyTorch's rank tests), found on the first If met.
   std::optional<BranchFacts> branch_facts_;

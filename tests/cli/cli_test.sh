@@ -81,6 +81,26 @@ check "--time-axis: malformed value named" err_has "expected INPUT:AXIS"
 # the stream verdict (exit 139); the axis is now left alone with a warning.
 check "--time-axis on a scalar input: exit 0" run 0 rewrite "$models/loops/ar_gru_cell.onnx" --time-axis steps:0 -o "$work/ta0.onnx"
 check "--time-axis on a scalar input: the axis named" err_has "'steps' has no declared axis 0; nothing changed for it"
+# Found by the structure-aware fuzzer: an LSTM whose outputs reach no graph output, its initial state read
+# from the input given as time. The first rewrite recorded it streamable, a rewrite of that output (where its
+# final state is an output) not: the first verdict now judges the state outputs it adds.
+dead=$(dirname "$0")/../data/fuzz/time_axis_dead_lstm_not_idempotent.onnx
+check "--time-axis, a dead LSTM: exit 0" run 0 rewrite "$dead" --time-axis state:1 -o "$work/dead1.onnx"
+check "--time-axis, a dead LSTM: the added output named why it does not stream" \
+  err_has "the final h state of LSTM '/lstm/LSTM' (an output a rewrite adds): LSTM '/lstm/LSTM' runs over the chunk's length"
+check "--time-axis, a dead LSTM: a second rewrite changes no byte" bash -c \
+  "'$bin' -q rewrite '$work/dead1.onnx' -o '$work/dead2.onnx' && cmp -s '$work/dead1.onnx' '$work/dead2.onnx'"
+check "--time-axis, a dead LSTM: check passes on the rewrite" run 0 check "$work/dead1.onnx"
+# Found by the fuzzers: a causal Conv before a GRU at ai.onnx opset 1. report exited 4 (the default of the
+# window's context needed Expand) where check listed problems: report and check now judge the model as it is
+# (no window's context is planned for an opset rnnstate cannot rewrite), and rewrite says why it cannot.
+old_opset=$(dirname "$0")/../data/fuzz/report_refuses_window_context_opset7.onnx
+check "opset 1 with a causal Conv: report exits 0" run 0 report "$old_opset"
+check "opset 1 with a causal Conv: report says why it cannot be rewritten" \
+  bash -c "grep -q 'cannot rewrite: ai.onnx opset 1 is not supported (rnnstate needs opset 7 or newer)' '$work/out'"
+check "opset 1 with a causal Conv: check exits 1" run 1 check "$old_opset"
+check "opset 1 with a causal Conv: rewrite exits 4" run 4 rewrite "$old_opset" -o "$work/old_opset.onnx"
+check "opset 1 with a causal Conv: rewrite names the opset" err_has "ai.onnx opset 1 is not supported"
 check "--time-axis x:1: exit 0" run 0 rewrite "$models/loops/tf_lstm_loop_fixed.onnx" --time-axis x:1 -o "$work/ta.onnx"
 check "--time-axis x:1: the Loop streams" bash -c "'$bin' report '$work/ta.onnx' | grep -q 'streamable: yes'"
 check "--time-axis on an axis no recurrence runs along: warned" run 0 rewrite "$models/loops/tf_lstm_loop_fixed.onnx" --time-axis x:2 -o "$work/ta2.onnx"

@@ -44,5 +44,39 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
   }
 }
 
+/// A causal convolution (2 frames of zeros in front of a kernel of 3) before a GRU, at ai.onnx opset OPSET.
+std::string CausalConvGruAt(int opset) {
+  return "<ir_version: 7, opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+g (float[batch, 2, seq] x, float[2, 2, 3] k, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  c = Conv <pads = [2, 0]> (x, k)
+  t = Transpose <perm = [2, 0, 1]> (c)
+  Y = GRU <hidden_size = 3> (t, W, R)
+})";
+}
+
+TEST(Pipeline, ReportAndCheckShowAModelOfAnOpsetOnlyRewriteRefuses) {
+  // Opset 6: the rewrite refuses it (exit 4); report and check judge it as it is, planning no window's
+  // context (whose default once refused the report too).
+  const onnx::ModelProto old = testing::ParseModel(CausalConvGruAt(6));
+  const Json report = ReportOf(old, "old.onnx");
+  ASSERT_EQ(report.at("nodes").size(), 1u);
+  EXPECT_THAT(report.dump(), ::testing::HasSubstr("ai.onnx opset 6 is not supported"));
+  EXPECT_FALSE(CheckForStreaming(old).problems.empty());
+  onnx::ModelProto copy = old;
+  try {
+    RewriteForStreaming(copy);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUnsupported);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("ai.onnx opset 6 is not supported"));
+  }
+  // Opset 7 (no Expand): the window's context is carried, its zeros tiled (the GRU's own zero default still
+  // needs Expand: skipped with a warning).
+  onnx::ModelProto at7 = testing::ParseModel(CausalConvGruAt(7));
+  const RewriteResult result = RewriteForStreaming(at7);
+  ASSERT_EQ(result.pairs.size(), 1u);
+  EXPECT_EQ(result.pairs[0].kind, "context");
+}
+
 }  // namespace
 }  // namespace rnnstate::pipeline_test

@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 onnx::ModelProto WithMetadata(const std::string& value) {
   onnx::ModelProto model;
@@ -175,6 +176,44 @@ g (float[seq, batch, 2] X, bool cond, float[1, 9, 2] W, float[1, 9, 3] R, float[
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0].graph, "main//model/decoder/If:1:then_branch");  // display text: ambiguous
   EXPECT_THAT(pairs[0].path, ElementsAre(PathStep{"/model/decoder/If:1", "then_branch", -1}));
+}
+
+TEST(Metadata, MoreEntriesThanTheModelCanHaveStatesAreRefusedBeforeTheRestIsRead) {
+  // A GRU: 3 node inputs and 3 graph inputs, so at most 6 states.
+  onnx::ModelProto model = testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1, batch, 3] y) {
+  y = GRU <hidden_size = 3> (x, w, r)
+})");
+  const std::string entry = R"({"input":"i","output":"o","node":"n","graph":"main","kind":"h"})";
+  const auto document = [&](int entries, const std::string& tail) {
+    std::string text = R"({"version":1,"states":[)";
+    for (int i = 0; i < entries; ++i) text += (i ? "," : "") + entry;
+    return text + tail;
+  };
+  auto* prop = model.add_metadata_props();
+  prop->set_key(kMetadataKey);
+  std::string error;
+  // Seven entries, then text that is no JSON: the bound refuses at the seventh, the rest unread.
+  prop->set_value(document(7, ", not JSON"));
+  EXPECT_TRUE(ReadStatePairs(model, &error, nullptr, /*bounded=*/true).empty());
+  EXPECT_EQ(error, "metadata 'rnnstate' is invalid: states: more than 6 entries, more than the model has states to "
+                   "pair (one per node input and graph input)");
+  error.clear();
+  ReadStatePairs(model, &error);  // unbounded (a document without its model): the whole text is read
+  EXPECT_THAT(error, HasSubstr("not valid JSON"));
+  // Six entries are within the bound (their names are the rules' concern, not the reader's).
+  error.clear();
+  prop->set_value(document(6, "]}"));
+  EXPECT_EQ(ReadStatePairs(model, &error, nullptr, /*bounded=*/true).size(), 6u);
+  EXPECT_EQ(error, "");
+  // A writer of new pairs keeps the old document's other keys, its states unread; past the bound, none.
+  prop->set_value(document(6, R"(],"later":1})"));
+  WriteStatePairs(model, {FullPair()});
+  EXPECT_THAT(model.metadata_props(0).value(), HasSubstr(R"("later":1)"));
+  prop->set_value(document(7, R"(],"later":1})"));
+  WriteStatePairs(model, {FullPair()});
+  EXPECT_THAT(model.metadata_props(0).value(), Not(HasSubstr("later")));
+  EXPECT_EQ(ReadStatePairs(model, &error).size(), 1u);
 }
 
 }  // namespace

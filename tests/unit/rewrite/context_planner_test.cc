@@ -263,11 +263,36 @@ TEST(InputContext, StateInputsAndOtherContextsOfARewriteAreRefused) {
   }
 }
 
-TEST(InputContext, ADefaultNeedsExpandAndAPackedModelItsOwnContext) {
-  std::string what;
-  EXPECT_EQ(Refusal(FramedAudioAt(7), WithContext("audio:1:2", StateInputMode::kDefaults), &what), 4);
-  EXPECT_THAT(what, HasSubstr("needs ai.onnx opset 8"));
+TEST(InputContext, BelowOpset8TheDefaultIsTiledWhereExpandIsMissing) {
+  // Opset 7 has no Expand: the zeros are tiled by the value's shape over the context's own (1 on the time
+  // axis), with the operators opset 7 has.
+  onnx::ModelProto model = Rewritten(FramedAudioAt(7), WithContext("audio:1:2", StateInputMode::kDefaults));
+  const onnx::GraphProto& g = model.graph();
+  const onnx::NodeProto* tile = Producer(g, Producer(g, "audio.with_context")->input(0));
+  ASSERT_NE(tile, nullptr);
+  EXPECT_EQ(tile->op_type(), "Tile");
+  EXPECT_EQ(tile->input(0), "audio.context_in");
+  const onnx::NodeProto* repeats = Producer(g, tile->input(1));
+  ASSERT_NE(repeats, nullptr);
+  EXPECT_EQ(repeats->op_type(), "Add");  // the value's shape - the context's + 1: no division
+  const onnx::NodeProto* gap = Producer(g, repeats->input(0));
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->op_type(), "Sub");
+  EXPECT_EQ(Producer(g, Producer(g, gap->input(1))->input(0))->input(0), "audio.context_in");
+  for (const onnx::NodeProto& node : g.node()) EXPECT_NE(node.op_type(), "Expand");
+  // The context holds; the one problem is the GRU's state, whose own zero default still needs Expand.
+  const std::vector<CheckProblem> problems = CheckForStreaming(model).problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0].message, HasSubstr("GRU"));
+  const std::string first = testing::Bytes(model);
+  RewriteModel(model, WithContext("audio:1:2", StateInputMode::kDefaults), /*strict=*/false);
+  EXPECT_EQ(testing::Bytes(model), first);
+  // From opset 8 on, Expand as before (the negative control).
+  const onnx::ModelProto at8 = Rewritten(FramedAudioAt(8), WithContext("audio:1:2", StateInputMode::kDefaults));
+  EXPECT_EQ(Producer(at8.graph(), Producer(at8.graph(), "audio.with_context")->input(0))->op_type(), "Expand");
+}
 
+TEST(InputContext, APackedModelNeedsItsOwnContext) {
   PlanOptions packed = InMode(StateInputMode::kRequired);
   packed.pack = PackKind::kTensor;
   onnx::ModelProto model = Rewritten(kFramedAudio, packed);

@@ -182,6 +182,10 @@ onnx::ModelProto WithCopiedPairs(const onnx::ModelProto& rewritten, int count) {
     pair["input"] = "in_" + std::to_string(i);
     pair["output"] = "out_" + std::to_string(i);
     states.push_back(std::move(pair));
+    // An input per pair, as a model of that many states has: a reader refuses more pairs than inputs.
+    onnx::ValueInfoProto* input = model.mutable_graph()->add_input();
+    *input = model.graph().input(0);
+    input->set_name("in_" + std::to_string(i));
   }
   document["states"] = std::move(states);
   MetadataText(model) = DumpJson(document);

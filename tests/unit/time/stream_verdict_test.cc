@@ -185,5 +185,51 @@ g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r, float[1, 9, 3] w2
   EXPECT_FALSE(j.analysis.states[0].Streams());
 }
 
+// A GRU whose outputs reach no graph output, its initial state a graph input that is also passed through.
+const std::string kDeadGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, batch, 3] s, float[1, 9, 2] w, float[1, 9, 3] r) => (float[1, batch, 3] o) {
+  y, h = GRU <hidden_size = 3> (x, w, r, , , s)
+  o = Identity (s)
+})";
+
+TEST(StreamVerdict, TheFinalStateARewriteAddsIsJudgedAsItsOutputWillBe) {
+  // Time along s's axis 1: the GRU runs over x, which has none. Its final state is no output yet; the
+  // rewrite adds it, and a rewrite of that rewrite judges it: so does the first.
+  const Judged j(kDeadGru, {InputAxis{"s", 1}});
+  ASSERT_EQ(j.verdict().added.size(), 1u);
+  EXPECT_EQ(j.verdict().added[0].verdict.kind, OutputVerdict::Kind::kDiffers);
+  EXPECT_FALSE(j.verdict().ChunkExact());
+  EXPECT_EQ(j.verdict().problem,
+            "the final h state of GRU (output 'y') (an output a rewrite adds): GRU (output 'y') runs over the "
+            "chunk's length");
+  EXPECT_FALSE(j.analysis.states[0].Streams());
+  // The record names the output as the rewrite names it, as a rewrite of the rewrite will.
+  const StreamRecord record = RecordOf(j.verdict(), {}, {}, {{j.analysis.states[0].state.key(), "h_out"}});
+  EXPECT_EQ(record.reason, "output 'h_out': GRU (output 'y') runs over the chunk's length");
+  // A rewrite that leaves the state (--nodes) keeps the verdict's words.
+  EXPECT_EQ(RecordOf(j.verdict(), {}).reason, j.verdict().problem);
+}
+
+TEST(StreamVerdict, AFinalStateARewriteAddsThatStreamsLeavesTheVerdictAlone) {
+  // Negative control: time along x's axis 0, the GRU's sequence: its final state is the last call's.
+  const Judged j(kDeadGru, {InputAxis{"x", 0}});
+  ASSERT_EQ(j.verdict().added.size(), 1u);
+  EXPECT_EQ(j.verdict().added[0].verdict.kind, OutputVerdict::Kind::kLast);
+  EXPECT_TRUE(j.verdict().ChunkExact());
+  EXPECT_TRUE(j.analysis.states[0].Streams());
+}
+
+TEST(StreamVerdict, AFinalStateTheModelLeavesOutIsJudgedFromItsSlot) {
+  // Y_h is left out (the GRU has one output): the rewrite adds it; its fact is the slot's.
+  const Judged j(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] x, float[1, 9, 2] w, float[1, 9, 3] r) => (float[seq, 1, batch, 3] y) {
+  y = GRU <hidden_size = 3> (x, w, r)
+})");
+  ASSERT_EQ(j.verdict().added.size(), 1u);
+  EXPECT_EQ(j.verdict().added[0].verdict.kind, OutputVerdict::Kind::kLast);
+  // A state already a graph output is judged as one, not as added.
+  EXPECT_TRUE(Judged(WithExtra("")).verdict().added.empty());
+}
+
 }  // namespace
 }  // namespace rnnstate::stream_verdict_test
