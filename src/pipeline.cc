@@ -72,7 +72,8 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   for (const TimeAxisOption& axis : options.time_axes) time_axes_given.push_back(InputAxis{axis.input, axis.axis});
   ContextFrames planned_contexts;  // the contexts a rewrite adds: judged as the rewritten model will be
   for (const InputContextOption& context : options.input_contexts) planned_contexts[context.input] = context.frames;
-  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts, options.conv_context);
+  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts, options.conv_context,
+              options.conv_context && options.lookahead);
   // Marked on every state that would need operators rather than thrown, so that `report` still shows the
   // model.
   if (std::string problem = OpsetProblem(outcome.analysis); !problem.empty()) outcome.analysis.MarkUnexposed(problem);
