@@ -40,8 +40,7 @@ class LookaheadWalk {
         // (A context's Concat joins the previous call's frames in front of its value: no path of its own.)
         if (!first.empty() && late != in && result.problem.empty() && own == 0) {
           result.problem = DescribeNode(index_.model(), GraphPath{}, n) + " joins " + FramesLate(std::max(late, in)) +
-                           " with " + FramesLate(std::min(late, in)) +
-                           ": a path without the same lookahead";
+                           " with " + FramesLate(std::min(late, in)) + ": a path without the same lookahead";
         }
         if (first.empty()) first = name;
         in = std::max(in, late);

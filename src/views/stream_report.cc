@@ -101,7 +101,8 @@ std::string StreamText(const Analysis& analysis) {
   if (verdict.ChunkExact() && verdict.delay > 0) {
     out << "  yes, " << verdict.delay << (verdict.delay == 1 ? " frame" : " frames")
         << " late: chunked runs with the states fed back equal one run but its last " << verdict.delay
-        << (verdict.delay == 1 ? " frame" : " frames") << ", which a flush of zeros brings (the first call needs more)\n";
+        << (verdict.delay == 1 ? " frame" : " frames")
+        << ", which a flush of zeros brings (the first call needs more)\n";
   } else if (verdict.ChunkExact()) {
     out << "  yes: chunked runs with the states fed back equal one run\n";
   } else {

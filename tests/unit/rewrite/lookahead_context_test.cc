@@ -17,11 +17,11 @@
 namespace rnnstate::lookahead_context_test {
 namespace {
 
+using testing::ContextPair;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::ContextPair;
 using testing::InMode;
+using ::testing::IsEmpty;
 using testing::ParseModel;
 using testing::Producer;
 
@@ -50,7 +50,9 @@ Json StreamObject(const onnx::ModelProto& model) {
 
 TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePaddingBefore) {
   onnx::ModelProto model = ParseModel(kSameConvGru);
-  RewriteModel(model, Lookahead(StateInputMode::kDefaults), /*strict=*/false);
+  const RewriteOutcome outcome = RewriteModel(model, Lookahead(StateInputMode::kDefaults), /*strict=*/false);
+  EXPECT_THAT(outcome.PlanLines(),
+              ::testing::Contains(HasSubstr("3 frames of zeros; its window looked 5 frames ahead")));
   const onnx::GraphProto& g = model.graph();
   const onnx::NodeProto& conv = testing::NodeOfType(g, "Conv");
   EXPECT_THAT(FindAttribute(conv, "pads")->ints(), ElementsAre(0, 0));

@@ -40,7 +40,8 @@ struct Judged {
 std::string ConvGru(const std::string& conv, const std::string& op = "Conv") {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 2, seq] x, float[2, 2, 5] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
-  c = )" + op + " <" + conv + R"(> (x)" + (op == "Conv" ? ", w" : "") + R"()
+  c = )" +
+         op + " <" + conv + R"(> (x)" + (op == "Conv" ? ", w" : "") + R"()
   s = Transpose <perm = [2, 0, 1]> (c)
   Y = GRU <hidden_size = 3> (s, W, R)
 })";
@@ -114,11 +115,11 @@ TEST(TimeLookahead, CausalWindowsLookNothingAhead) {
 
 TEST(TimeLookahead, WindowsThatAreNotSameAtStrideOneWithTheirOwnZerosAreNotCarried) {
   for (const auto& [attributes, op] : std::vector<std::pair<std::string, std::string>>{
-           {"pads = [2, 2], strides = [2]", "Conv"},               // a stride over time
-           {"auto_pad = \"SAME_UPPER\"", "Conv"},                  // auto_pad: not read as own pads here
-           {"kernel_shape = [3], pads = [1, 1]", "MaxPool"},       // pads with minus infinity
-           {"kernel_shape = [3], pads = [1, 1]", "AveragePool"},   // does not count its padding
-           {"pads = [3, 3]", "Conv"},                              // pads more than the span: longer output
+           {"pads = [2, 2], strides = [2]", "Conv"},              // a stride over time
+           {"auto_pad = \"SAME_UPPER\"", "Conv"},                 // auto_pad: not read as own pads here
+           {"kernel_shape = [3], pads = [1, 1]", "MaxPool"},      // pads with minus infinity
+           {"kernel_shape = [3], pads = [1, 1]", "AveragePool"},  // does not count its padding
+           {"pads = [3, 3]", "Conv"},                             // pads more than the span: longer output
        }) {
     const Judged judged(ConvGru(attributes, op), /*lookahead=*/true);
     EXPECT_EQ(judged.verdict().delay, 0) << op << " " << attributes;
