@@ -76,8 +76,8 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   // model; no window gets a context either (the rewrite refuses the opset: report and check judge the model
   // as it is).
   const std::string opset_problem = OpsetProblem(outcome.analysis);
-  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts,
-              options.conv_context && opset_problem.empty());
+  const bool contexts = options.conv_context && opset_problem.empty();
+  JudgeStream(index, outcome.analysis, time_axes_given, planned_contexts, contexts, contexts && options.lookahead);
   if (!opset_problem.empty()) outcome.analysis.MarkUnexposed(opset_problem);
   // A model packed or made batch-first is final for the state rewrite: its pairs are kept as they are.
   const bool transformed = TransformsOf(model).any();

@@ -32,6 +32,11 @@ Chunk-exact after the default rewrite:
                           the time axis is found from the windows (the named dimension they slide along)
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
+  same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
+  same_conv_chain         "same" Conv1d kernel 3, a GRU, "same" Conv1d kernel 5: 3 frames of lookahead
+  same_conv_residual      x + tanh("same" Conv1d kernel 3 of x), then a GRU
+  (the first three stream with `rewrite --lookahead`, late by their lookahead: tests/e2e/lookahead_test.mjs;
+  the residual one not even then: its skip path has no lookahead)
   convtranspose_time      a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: each input frame
                           overlaps its neighbours' output frames, one frame of context and one of lookahead),
                           a second GRU at the doubled frame rate
@@ -215,6 +220,33 @@ class Tcn(nn.Module):
         return y.mean(-1) if self.pool else y.transpose(1, 2)
 
 
+class SameChain(nn.Module):
+    """x [batch, seq, 4]: a "same" Conv1d kernel 3 (padding 1), tanh, a GRU, a "same" Conv1d kernel 5
+    (padding 2) on its output: y [batch, seq, 3] looks 1 + 2 = 3 frames ahead."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv1d(4, 6, 3, padding=1), nn.Conv1d(5, 3, 5, padding=2)
+        self.gru = nn.GRU(6, 5, batch_first=True)
+
+    def forward(self, x):
+        z, h = self.gru(torch.tanh(self.c1(x.transpose(1, 2))).transpose(1, 2))
+        return self.c2(z.transpose(1, 2)).transpose(1, 2), h
+
+
+class SameResidual(nn.Module):
+    """x [batch, seq, 4]: x + tanh("same" Conv1d kernel 3 of x), then a GRU: the skip path has no lookahead."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 4, 3, padding=1)
+        self.gru = nn.GRU(4, 5, batch_first=True)
+
+    def forward(self, x):
+        z = x + torch.tanh(self.conv(x.transpose(1, 2))).transpose(1, 2)
+        return self.gru(z)
+
+
 def cases():
     bs = ["batch", "seq"]
     spec = ["batch", 1, "seq", 8]
@@ -269,6 +301,17 @@ def cases():
              "paddings and keeps every frame of the Slice"),
         case("same_conv1d", lambda: ConvThenGru(nn.Conv1d(4, 6, 3, padding=1), 6), 4, 5, 10, [5, 7, 6], False,
              "Conv1d kernel 3, padding 1 (\"same\": one frame of lookahead), then a GRU", "Conv"),
+        case("same_conv1d_dil", lambda: ConvThenGru(nn.Conv1d(4, 6, 5, dilation=2, padding=4), 6), 4, 5, 14,
+             [9, 7, 8], False,
+             "Conv1d kernel 5, dilation 2, padding 4 (\"same\": 4 frames of lookahead), then a GRU; streams with "
+             "rewrite --lookahead, 4 frames late", "Conv"),
+        case("same_conv_chain", SameChain, 4, 3, 12, [6, 9, 7], False,
+             "\"same\" Conv1d kernel 3 (padding 1), tanh, a GRU, \"same\" Conv1d kernel 5 (padding 2) on its "
+             "output: 3 frames of lookahead along the path; streams with rewrite --lookahead, 3 frames late",
+             "Conv", outputs=[("y", bs + [3]), ("h_n", [1, "batch", 5])]),
+        case("same_conv_residual", SameResidual, 4, 5, 10, [5, 7, 6], False,
+             "x + tanh(\"same\" Conv1d kernel 3 of x), then a GRU: the skip path is on time, the convolution's "
+             "1 frame late, so rewrite --lookahead refuses it (the Add named)", "Conv"),
         case("strided_causal_conv1d", lambda: ConvThenGru(LeftPad(3, nn.Conv1d(4, 6, 4, stride=2)), 6), 4, 5, 12,
              [8, 10, 6], True,
              "F.pad 3 + Conv1d kernel 4, stride 2 over time, then a GRU at half the frame rate: the rewrite "

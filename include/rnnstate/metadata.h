@@ -114,8 +114,12 @@ struct ContextSpec {
   /// The causal window over time whose padding the context replaced (`rewrite` made it; "window" in the
   /// document): the Conv or pooling node's name. "" for a context of a data input (`--input-context`).
   std::string window;
+  /// `rewrite --lookahead`: the window looked this many frames ahead (its padding after time, dropped);
+  /// its output lags the original's by as many frames, and the first call's context holds `frames -
+  /// lookahead` frames (the padding before time) instead of `frames` ("lookahead" in the document).
+  int64_t lookahead = 0;
   bool operator==(const ContextSpec& o) const {
-    return value == o.value && axis == o.axis && frames == o.frames && window == o.window;
+    return value == o.value && axis == o.axis && frames == o.frames && window == o.window && lookahead == o.lookahead;
   }
 };
 

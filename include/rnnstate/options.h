@@ -99,6 +99,10 @@ struct PlanOptions {
   /// Causal windows over time (Conv and pooling whose only time padding is their span of zeros in front)
   /// get their context as a state, so that they stream; `--no-conv-context` leaves them as they are.
   bool conv_context = true;
+  /// `--lookahead`: carry the windows over time that look ahead too (a "same" convolution) with their
+  /// context; the outputs then lag the original's by the model's lookahead (recorded as the stream's
+  /// "delay"). Opt in: it changes what one call returns.
+  bool lookahead = false;
 };
 
 /// Parses "INPUT:AXIS" (the input name may itself contain ':'; AXIS is a non-negative integer). Throws

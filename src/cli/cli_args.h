@@ -41,6 +41,7 @@ struct RewriteArgs {
   std::vector<std::string> time_axes;
   std::vector<std::string> input_contexts;
   bool no_conv_context = false;
+  bool lookahead = false;
 };
 
 struct CheckArgs {

@@ -58,6 +58,7 @@ rnnstate::PlanOptions MakePlanOptions(const RewriteArgs& args) {
     options.input_contexts.push_back(rnnstate::ParseInputContext(context));
   }
   options.conv_context = !args.no_conv_context;
+  options.lookahead = args.lookahead;
   if (!args.nodes.empty()) options.node_filter = rnnstate::NodePattern(args.nodes);
   return options;
 }

@@ -114,6 +114,12 @@ void DeclareRewrite(CLI::App& command, RewriteArgs& rewrite) {
   command.add_flag("--no-conv-context", rewrite.no_conv_context,
                    "Leave causal convolutions and pooling over time as they are (by default each carries its "
                    "context to the next call as a state pair, so that the model streams)");
+  command
+      .add_flag("--lookahead", rewrite.lookahead,
+                "Also carry convolutions and pooling over time that look ahead (\"same\" padding): each call "
+                "returns the frames that are final, the outputs lag by the model's lookahead (recorded as "
+                "the stream's delay)")
+      ->excludes("--no-conv-context");
   command.add_flag("--strict", rewrite.strict, "Fail (exit 4) when any state cannot be rewritten");
   command.add_flag("--streamable-only", rewrite.streamable_only,
                    "Leave states that cannot stream (reverse, bidirectional, sequence_lens) as they are");

@@ -96,7 +96,7 @@ void ReadView(const Json& entry, StatePair& pair) {
 }
 
 /// The "context" object of a context state (optional): {"value": name, "axis": k >= 0, "frames": n > 0,
-/// "window": node name (optional)}.
+/// "window": node name (optional), "lookahead": 1 <= n <= frames (optional, with a window)}.
 void ReadContext(const Json& entry, StatePair& pair) {
   auto context = entry.find("context");
   if (context == entry.end() || context->is_null()) return;
@@ -118,6 +118,12 @@ void ReadContext(const Json& entry, StatePair& pair) {
       throw std::runtime_error("'context' has a 'window' that is not a node name");
     }
     pair.context->window = window->get<std::string>();
+  }
+  if (context->contains("lookahead")) {
+    pair.context->lookahead = integer("lookahead", 1);
+    if (pair.context->lookahead > pair.context->frames || pair.context->window.empty()) {
+      throw std::runtime_error("'context' has a 'lookahead' beyond its 'frames' or without its 'window'");
+    }
   }
 }
 
@@ -484,6 +490,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
     if (pair.context) {
       entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
       if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
+      if (pair.context->lookahead > 0) entry["context"]["lookahead"] = pair.context->lookahead;
     }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));

@@ -44,6 +44,7 @@ Json StreamRecordJson(const StreamRecord& record) {
   if (record.fixed_length > 0) json["fixed_length"] = record.fixed_length;
   if (record.chunk_multiple > 1) json["chunk_multiple"] = record.chunk_multiple;
   json["chunk_exact"] = record.chunk_exact;
+  if (record.delay > 0) json["delay"] = record.delay;
   if (!record.reason.empty()) json["reason"] = record.reason;
   Json outputs = Json::array();
   for (const StreamOutputRecord& out : record.outputs) {
@@ -80,6 +81,8 @@ StreamRecord StreamRecordFromJson(const Json& json) {
   record.chunk_multiple = RecordInteger(json, "chunk_multiple", 1);
   if (record.chunk_multiple < 1) throw std::runtime_error("'stream.chunk_multiple' is not a positive integer");
   record.chunk_exact = RecordFlag(json, "chunk_exact");
+  record.delay = RecordInteger(json, "delay", 0);
+  if (record.delay < 0) throw std::runtime_error("'stream.delay' is negative");
   record.reason = RecordText(json, "reason", false);
   if (auto outputs = json.find("outputs"); outputs != json.end()) {
     if (!outputs->is_array()) throw std::runtime_error("'stream.outputs' is not an array");

@@ -5,6 +5,7 @@
 /// docs/metadata.md):
 ///
 ///   "stream": {"version": 1, "time": [{"input": "x", "axis": 1}], "chunk_exact": false, ["chunk_multiple": 4,]
+///              ["delay": 3,]
 ///              "reason": "output 'y': Conv 'c' slides a window of 5 frames over time (...)",
 ///              "outputs": [{"output": "y", "chunked": "differs", "node": "Conv 'c'", "why": "...",
 ///                           "past": 4, "future": 0},
@@ -46,6 +47,10 @@ struct StreamRecord {
   /// windows on the way: a model that downsamples time by 4 streams in chunks of 4, 8, ... frames).
   int64_t chunk_multiple = 1;
   bool chunk_exact = false;
+  /// `rewrite --lookahead`: the outputs lag the original's by this many frames (at the outputs' rate);
+  /// chunked runs give the whole run's frames but the last `delay` ones, which a flush of as many frames of
+  /// zeros brings. 0: no lag.
+  int64_t delay = 0;
   std::string reason;  ///< why not chunk-exact ("" when it is, or without a time axis)
   std::vector<StreamOutputRecord> outputs;
 };

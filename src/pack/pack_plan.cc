@@ -155,12 +155,29 @@ class Planner {
     plan_.packed.kind = options.pack == PackKind::kTensor ? kPackedTensor : kPackedSequence;
   }
 
+  /// Below opset 8 a context's zero default is tiled to the data's batch (no Expand): packed, that
+  /// default's rows do not match the batch the other states' defaults take (ONNX Runtime refused the first
+  /// unfed call of such a packed model, in Concat), so such a model is not packed.
+  void RefuseTiledContexts(const std::vector<StatePair>& pairs) const {
+    if (plan_.opset >= kExpandOpset) return;
+    for (const StatePair& pair : pairs) {
+      if (pair.kind != kKindContext) continue;
+      throw Error(
+          ExitCode::kUnsupported,
+          "cannot pack context state '" + pair.input + "' below ai.onnx opset " + std::to_string(kExpandOpset) +
+              " (the model imports opset " + std::to_string(plan_.opset) +
+              "; its zero default is tiled to the batch): rewrite without --pack, or export the model at opset " +
+              std::to_string(kExpandOpset) + " or newer");
+    }
+  }
+
   PackPlan Plan(const std::vector<StatePair>& pairs) {
     if (plan_.kind == PackKind::kSequence && plan_.opset < 11) {
       throw Error(ExitCode::kUnsupported, "--pack sequence needs ai.onnx opset 11 or newer (sequence operators); " +
                                               std::string("the model imports opset ") + std::to_string(plan_.opset) +
                                               " (use --pack tensor)");
     }
+    RefuseTiledContexts(pairs);
     plan_.pairs = pairs;
     std::vector<PackMemberPlan> members = Members(main_, pairs);
     // One value per element type, in the order the types first appear.

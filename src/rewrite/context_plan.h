@@ -94,6 +94,10 @@ struct ContextEdit {
   /// A causal window's context: the window's name (for messages and the metadata), and the operands that
   /// lose the padding the context replaces (a new context only).
   std::string window;
+  /// A window that looked ahead (rewrite --lookahead): the frames it looked ahead. Its context's time
+  /// axis is then named rather than fixed: the default holds `frames - lookahead` frames (the padding
+  /// before time), every later call `frames`.
+  int64_t lookahead = 0;
   std::vector<OperandEdit> operands;
   ContextChange change;
 

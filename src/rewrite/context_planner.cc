@@ -107,8 +107,9 @@ class ContextPlanner {
     const std::optional<SymShape> shape = CompletedShape(index_, window.value);
     const int32_t elem_type = type != nullptr && type->has_tensor_type() ? type->tensor_type().elem_type() : 0;
     const int rank = shape ? static_cast<int>(shape->size()) : -1;
+    // A cut or a lookahead: the padding after time goes too.
     std::optional<std::vector<int64_t>> pads =
-        PadsWithoutTimeBefore(index_, reader, window.axis, rank, /*and_after=*/window.cut >= 0);
+        PadsWithoutTimeBefore(index_, reader, window.axis, rank, /*and_after=*/window.cut >= 0 || window.lookahead > 0);
     std::optional<std::vector<int64_t>> ends;
     if (window.cut >= 0) ends = SliceEndsToTheEnd(index_, index_.model().graph().node(window.cut), window.axis, rank);
     if (rank <= window.axis || !pads || (window.cut >= 0 && !ends) || ElementTypeName(elem_type).empty()) {
@@ -121,6 +122,7 @@ class ContextPlanner {
     edit.axis = window.axis;
     edit.frames = window.frames;
     edit.window = name;
+    edit.lookahead = window.lookahead;
     const std::string stem = NodeStem(name.empty() ? window.value : name);
     const bool pads_input = IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset;
     edit.operands.push_back(OperandEdit{window.Reader(), "pads", 1, std::move(*pads),
@@ -138,6 +140,7 @@ class ContextPlanner {
       if (!d.fixed() && !d.name.empty()) dim->set_dim_param(d.name);
     }
     edit.shape = ContextShape(window.value, window.axis, window.frames, declared, batch_axis, false);
+    if (edit.lookahead > 0) edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
     AddNew(
         std::move(edit), elem_type, stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}}, batch_axis,
         [&](ExitCode, const std::string& why) {
@@ -166,6 +169,8 @@ class ContextPlanner {
     if (!required_ || broadcast_required) {
       ContextZerosDefault zeros = ZerosDefault(edit, stem, refuse);
       zeros.initializer = !required_;
+      // The padding before time alone: the window's first outputs are those the original's start with.
+      if (edit.lookahead > 0) zeros.dims[edit.axis] = edit.frames - edit.lookahead;
       added.default_value = std::move(zeros);
     }
     edit.change = std::move(added);
@@ -298,7 +303,7 @@ class ContextPlanner {
     for (const Dim& d : edit.shape) pair.shape.push_back(MetaDim{d.value, d.fixed() ? "" : d.param});
     pair.batch_axis = batch_axis;
     pair.init = kInitZeros;
-    pair.context = ContextSpec{edit.value, edit.axis, edit.frames, edit.window};
+    pair.context = ContextSpec{edit.value, edit.axis, edit.frames, edit.window, edit.lookahead};
     return pair;
   }
 
@@ -356,6 +361,10 @@ void PlanContexts(const ModelIndex& index, const Analysis& analysis, const PlanO
   for (const InputContextOption& option : options.input_contexts) {
     if (!given.insert(option.input).second) Refuse(option, "'" + option.input + "' is given twice");
     planner.PlanOption(option);
+  }
+  if (options.conv_context && options.lookahead && analysis.stream && !analysis.stream->lookahead.problem.empty()) {
+    plan.notes.push_back("--lookahead: the windows that look ahead stay as they are: " +
+                         analysis.stream->lookahead.problem);
   }
   if (options.conv_context && analysis.stream) {
     for (const CausalWindow& window : analysis.stream->windows) {

@@ -74,8 +74,14 @@ std::string ContextEdit::Describe() const {
   if (std::holds_alternative<DropContextDefault>(change)) return what + ": '" + input + "' default removed (required)";
   const auto& added = std::get<NewContext>(change);
   const bool zeros = std::holds_alternative<ContextZerosDefault>(added.default_value);
+  std::string first = zeros ? " (default: zeros)" : " (required)";
+  if (lookahead > 0) {
+    // Carried with its lookahead (--lookahead): the first context is the padding before time alone.
+    first = " (first: " + std::to_string(frames - lookahead) + " frames of zeros; its window looked " +
+            std::to_string(lookahead) + " frames ahead: its output comes as late)";
+  }
   return what + ": '" + input + "' -> '" + output + "', concatenated in front of it for " +
-         std::to_string(added.readers.size()) + " reader(s)" + (zeros ? " (default: zeros)" : " (required)");
+         std::to_string(added.readers.size()) + " reader(s)" + first;
 }
 
 bool Plan::ChangesModel() const {

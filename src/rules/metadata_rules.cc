@@ -177,10 +177,15 @@ void CheckFields(const StatePair& pair, std::vector<CheckProblem>& problems) {
                                                                   : std::string("kind \"context\" without its \"context\" object"))});
   }
   const auto rank = static_cast<int64_t>(pair.shape.size());
-  if (pair.context && rank > 0 && (pair.context->axis >= rank || pair.shape[pair.context->axis].value != pair.context->frames)) {
-    problems.push_back({Kind::kBadMetadata, label + "shape " + MetaText(pair.shape) + " does not hold " +
-                                                std::to_string(pair.context->frames) + " frames on axis " +
-                                                std::to_string(pair.context->axis)});
+  // A lookahead's context names its time axis: the first call holds fewer frames than the later ones.
+  const auto holds = [&](const MetaDim& dim) {
+    return pair.context->lookahead > 0 ? dim.value < 0 && !dim.symbol.empty() : dim.value == pair.context->frames;
+  };
+  if (pair.context && rank > 0 && (pair.context->axis >= rank || !holds(pair.shape[pair.context->axis]))) {
+    problems.push_back({Kind::kBadMetadata,
+                        label + "shape " + MetaText(pair.shape) + " does not hold " +
+                            (pair.context->lookahead > 0 ? "a named number of" : std::to_string(pair.context->frames)) +
+                            " frames on axis " + std::to_string(pair.context->axis)});
   }
   if (pair.batch_axis < -1 || (pair.batch_axis >= rank && !(rank == 0 && pair.batch_axis == -1))) {
     problems.push_back({Kind::kBadMetadata, label + "batch_axis " + std::to_string(pair.batch_axis) +

@@ -172,12 +172,16 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   found.shape = *window;
   found.what = NodeLabel(index, GraphPath{}, n);
   found.value = node.input(0);
+  const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
+  const bool own_zeros = (auto_pad == "NOTSET" || auto_pad.empty()) && PadsWithCountedZeros(node);
+  if (window->pad_after > 0 && window->pad_before + window->pad_after == window->Span()) {
+    // Looks ahead ("same" padding): carried with the delay it brings, at stride 1 (time_lookahead.h).
+    if (window->stride != 1 || !own_zeros) return std::nullopt;
+    found.lookahead = window->pad_after;
+    return found;
+  }
   if (window->pad_before != 0) {
-    const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
-    if (window->pad_before != window->Span() || (auto_pad != "NOTSET" && !auto_pad.empty()) ||
-        !PadsWithCountedZeros(node)) {
-      return std::nullopt;
-    }
+    if (window->pad_before != window->Span() || !own_zeros) return std::nullopt;
     if (window->pad_after == 0) return found;
     // Padded after too, at stride 1: causal when a Slice cuts exactly those last frames again.
     if (window->stride != 1) return std::nullopt;
@@ -239,11 +243,12 @@ std::optional<SymShape> CompletedShape(const ModelIndex& index, const std::strin
   return Completed(index, name, 0);
 }
 
-std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeFlow& flow) {
+std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeFlow& flow, bool lookahead) {
   std::vector<CausalWindow> windows;
   const onnx::GraphProto& main = index.model().graph();
   for (int n = 0; n < main.node_size(); ++n) {
-    if (std::optional<CausalWindow> window = WindowAt(index, flow, n)) windows.push_back(std::move(*window));
+    std::optional<CausalWindow> window = WindowAt(index, flow, n);
+    if (window && (lookahead || window->lookahead == 0)) windows.push_back(std::move(*window));
   }
   return windows;
 }

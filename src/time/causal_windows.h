@@ -47,14 +47,20 @@ struct CausalWindow {
   int64_t frames = 0;  ///< the window's span: the frames of the previous call it needs
   TimeWindow shape;    ///< the window as written (its padding before the rewrite)
   std::string what;    ///< "Conv 'enc.0'": the window, for messages
+  /// A window that looks ahead (its own `pads`: l >= 0 before time and r > 0 after, l + r = its span, at
+  /// stride 1: a "same" convolution): r. Carried only with `rewrite --lookahead`: the context replaces
+  /// both paddings, its first call's default holds the l frames of padding before, and the window's output
+  /// comes r frames late (each call emits the frames its input completes).
+  int64_t lookahead = 0;
 
   /// The node the context's Concat feeds: the Pad when there is one, else the window.
   int Reader() const { return pad >= 0 ? pad : window; }
 };
 
 /// The causal windows over time of the main graph, as the time flow `flow` (run without any window
-/// carried) finds their inputs; in node order.
-std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeFlow& flow);
+/// carried) finds their inputs; in node order. With `lookahead`, the windows that look ahead too
+/// (CausalWindow::lookahead > 0).
+std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeFlow& flow, bool lookahead = false);
 
 /// The nodes the windows' contexts make stream: each window, and its Pad.
 StreamedNodes StreamedNodesOf(const std::vector<CausalWindow>& windows);

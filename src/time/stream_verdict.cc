@@ -105,6 +105,48 @@ std::string AddedProblem(const AddedStateOutput& added, const std::function<std:
 
 std::string WhatOf(const TimeBreak& b) { return b.what; }
 
+/// The outputs of state pairs (the authors', recorded, or a rewrite's): their pairs speak for them.
+std::set<std::string> StateOutputsOf(const Analysis& analysis) {
+  std::set<std::string> state_outputs;
+  // Metadata that breaks a rule is written anew by a rewrite: its pairs say nothing of what is a state.
+  if (analysis.metadata_error.empty()) {
+    for (const StatePair& pair : analysis.recorded_pairs) state_outputs.insert(pair.output);
+    if (analysis.packed) {
+      for (const PackedValue& value : analysis.packed->values) state_outputs.insert(value.output);
+    }
+  }
+  for (const StateAnalysis& t : analysis.states) {
+    if (t.exposure) state_outputs.insert(t.exposure->output);
+    if (t.final_state.graph_output) state_outputs.insert(t.final_state.value);
+  }
+  return state_outputs;
+}
+
+/// The Concats of the recorded contexts that hold and replaced a window's lookahead: the frames they lag.
+std::map<std::string, int64_t> RecordedDelays(const ModelIndex& index, const Analysis& analysis) {
+  std::map<std::string, int64_t> delayed;
+  const onnx::GraphProto& main = index.model().graph();
+  for (const ContextFinding& finding : analysis.contexts) {
+    if (!finding.holds() || finding.concat < 0 || finding.concat >= main.node_size()) continue;
+    const StatePair& pair = analysis.recorded_pairs[finding.pair];
+    if (pair.context && pair.context->lookahead > 0 && main.node(finding.concat).output_size() == 1) {
+      delayed[main.node(finding.concat).output(0)] = pair.context->lookahead;
+    }
+  }
+  return delayed;
+}
+
+/// The windows a rewrite carries among those `found`: the causal ones, and those that look ahead when
+/// `lookahead` asks for them and their delays line up.
+std::vector<CausalWindow> CarriedWindows(const std::vector<CausalWindow>& found, bool lookahead,
+                                         const Lookahead& measured) {
+  std::vector<CausalWindow> carried;
+  for (const CausalWindow& window : found) {
+    if (window.lookahead == 0 || (lookahead && measured.problem.empty())) carried.push_back(window);
+  }
+  return carried;
+}
+
 }  // namespace
 
 const char* OutputVerdictName(OutputVerdict::Kind kind) {
@@ -128,7 +170,7 @@ std::string StreamVerdict::TimeText() const {
 }
 
 void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given,
-                 const ContextFrames& planned_contexts, bool carry_windows) {
+                 const ContextFrames& planned_contexts, bool carry_windows, bool lookahead) {
   auto shared = std::make_shared<StreamVerdict>();
   StreamVerdict& verdict = *shared;
   analysis.stream = shared;
@@ -160,11 +202,19 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
     return found->second;
   };
   const ContextFrames contexts = ContextsOf(index, analysis, planned_contexts);
+  const std::set<std::string> state_outputs = StateOutputsOf(analysis);
   std::optional<TimeFlow> judged;
   judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts);
+  // The windows are found on the model as it is; the verdict is the model's with their contexts.
+  const std::vector<CausalWindow> found = FindCausalWindows(index, *judged, /*lookahead=*/true);
+  std::map<int, int64_t> delays;
+  for (const CausalWindow& window : found) {
+    if (window.lookahead > 0) delays[window.window] = window.lookahead;
+  }
+  const std::map<std::string, int64_t> recorded_delays = RecordedDelays(index, analysis);
+  verdict.lookahead = MeasureLookahead(index, *judged, delays, recorded_delays, state_outputs);
   if (carry_windows) {
-    // The windows are found on the model as it is; the verdict is the model's with their contexts.
-    verdict.windows = FindCausalWindows(index, *judged);
+    verdict.windows = CarriedWindows(found, lookahead, verdict.lookahead);
     if (!verdict.windows.empty()) {
       judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts,
                      StreamedNodesOf(verdict.windows));
@@ -180,18 +230,6 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
     if (t.exposed || !per_frame.count({t.state.owner.graph, t.state.owner.node})) continue;
     t.within_call = "it runs within each frame: its batch holds the time axis (" + verdict.TimeText() +
                     "), so it starts again in every frame and carries nothing from call to call";
-  }
-  std::set<std::string> state_outputs;
-  // Metadata that breaks a rule is written anew by a rewrite: its pairs say nothing of what is a state.
-  if (analysis.metadata_error.empty()) {
-    for (const StatePair& pair : analysis.recorded_pairs) state_outputs.insert(pair.output);
-    if (analysis.packed) {
-      for (const PackedValue& value : analysis.packed->values) state_outputs.insert(value.output);
-    }
-  }
-  for (const StateAnalysis& t : analysis.states) {
-    if (t.exposure) state_outputs.insert(t.exposure->output);
-    if (t.final_state.graph_output) state_outputs.insert(t.final_state.value);
   }
   for (const auto& output : index.model().graph().output()) {
     verdict.outputs.push_back(JudgeOutput(output.name(), flow.Of(GraphPath{}, output.name())));
@@ -217,6 +255,14 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
       verdict.problem = AddedProblem(added, WhatOf);
     }
   }
+  // Windows that look ahead, carried (now or by the rewrite that made the model): the outputs lag alike,
+  // or chunked runs do not line up with one run at all.
+  const bool carried = !recorded_delays.empty() || (lookahead && !delays.empty());
+  if (carried && verdict.problem.empty() && !verdict.lookahead.problem.empty()) {
+    verdict.problem = verdict.lookahead.problem;
+  } else if (carried && verdict.lookahead.problem.empty() && verdict.problem.empty()) {
+    verdict.delay = verdict.lookahead.frames;
+  }
   for (StateAnalysis& t : analysis.states) t.stream_problem = verdict.problem;
 }
 
@@ -229,6 +275,7 @@ StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>&
   record.fixed_length = verdict.time.fixed_length;
   record.chunk_multiple = verdict.chunk_multiple;
   record.chunk_exact = verdict.ChunkExact();
+  record.delay = verdict.delay;
   const auto what = [&](const TimeBreak& b) { return describe ? describe(b) : b.what; };
   // The reason as the verdict words it, its operator named as `describe` names it.
   record.reason = verdict.problem;

@@ -20,6 +20,7 @@
 #include "time/causal_windows.h"
 #include "time/time_fact.h"
 #include "time/time_flow.h"
+#include "time/time_lookahead.h"
 #include "time/time_sources.h"
 
 namespace rnnstate {
@@ -71,6 +72,12 @@ struct StreamVerdict {
   std::vector<CausalWindow> windows;
   /// Chunks reproduce one run only when their length is a multiple of this (the strides over time).
   int64_t chunk_multiple = 1;
+  /// The model's lookahead (time/time_lookahead.h): the frames after each output frame it needs.
+  Lookahead lookahead;
+  /// The frames the outputs lag the original's by: the lookahead, where windows that look ahead are
+  /// carried (`rewrite --lookahead`, or a model it made); 0 otherwise. Chunked runs then concatenate to
+  /// the whole run's frames but the last `delay`, which a flush of as many frames of zeros brings.
+  int64_t delay = 0;
 
   /// True when there is a time axis and chunked runs with the states fed back equal one run.
   bool ChunkExact() const { return !time.axes.empty() && problem.empty(); }
@@ -84,9 +91,10 @@ struct StreamVerdict {
 /// axes the metadata records are taken, or found. `planned_contexts`: the data inputs a planned
 /// `--input-context` prepends frames of the previous call to (the recorded context pairs are the analysis's).
 /// `carry_windows`: the causal windows over time get context states (time/causal_windows.h), and the
-/// model is judged with them.
+/// model is judged with them; with `lookahead`, the windows that look ahead too, unless the delays they
+/// bring do not line up (then none of them: the verdict says why).
 void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given = {},
-                 const ContextFrames& planned_contexts = {}, bool carry_windows = false);
+                 const ContextFrames& planned_contexts = {}, bool carry_windows = false, bool lookahead = false);
 
 /// The verdict as the metadata records it (contract/stream_record.h), without the outputs `state_outputs`
 /// (the state pairs' outputs, which their pairs speak for: so the record is the same before and after a

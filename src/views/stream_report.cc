@@ -54,6 +54,24 @@ std::string WindowText(const CausalWindow& w) {
          (w.pad >= 0 ? "Pad's " : "") + "zeros (a context state)";
 }
 
+/// The model's lookahead, and the delay a rewrite with --lookahead brings: "" when it looks at no frame ahead.
+std::string LookaheadText(const StreamVerdict& verdict) {
+  const Lookahead& ahead = verdict.lookahead;
+  if (ahead.windows.empty()) return "";
+  std::string text = "  lookahead: " + std::to_string(ahead.frames) + (ahead.frames == 1 ? " frame" : " frames") +
+                     " (summed along the path; the windows that look ahead, with their frames:";
+  for (size_t i = 0; i < ahead.windows.size(); ++i) text += (i ? ", " : " ") + ahead.windows[i];
+  text += ")";
+  if (verdict.delay > 0) {
+    text += "; carried: each call returns the frames that are final, the outputs lag by as many";
+  } else if (!ahead.problem.empty()) {
+    text += "; --lookahead cannot carry it: " + ahead.problem;
+  } else {
+    text += "; rewrite --lookahead carries it, the outputs then lagging by as many frames";
+  }
+  return text + "\n";
+}
+
 }  // namespace
 
 std::string StreamText(const Analysis& analysis) {
@@ -76,10 +94,16 @@ std::string StreamText(const Analysis& analysis) {
         << " frames each (the strides over time: a chunk of another length would end in mid-stride)\n";
   }
   for (const CausalWindow& w : verdict.windows) out << "  context: " << WindowText(w) << "\n";
+  out << LookaheadText(verdict);
   for (const OutputVerdict& o : verdict.outputs) {
     out << "  " << (o.state ? "state output '" : "output '") << o.output << "': " << OutputText(o) << "\n";
   }
-  if (verdict.ChunkExact()) {
+  if (verdict.ChunkExact() && verdict.delay > 0) {
+    out << "  yes, " << verdict.delay << (verdict.delay == 1 ? " frame" : " frames")
+        << " late: chunked runs with the states fed back equal one run but its last " << verdict.delay
+        << (verdict.delay == 1 ? " frame" : " frames")
+        << ", which a flush of zeros brings (the first call needs more)\n";
+  } else if (verdict.ChunkExact()) {
     out << "  yes: chunked runs with the states fed back equal one run\n";
   } else {
     out << "  no: " << verdict.problem << "\n";
@@ -95,6 +119,10 @@ Json StreamJson(const Analysis& analysis) {
   }
   Json json = StreamRecordJson(RecordOf(*analysis.stream, state_outputs));
   if (!analysis.stream->time.note.empty()) json["note"] = analysis.stream->time.note;
+  if (const Lookahead& ahead = analysis.stream->lookahead; !ahead.windows.empty()) {
+    json["lookahead"] = {{"frames", ahead.frames}, {"windows", ahead.windows}};
+    if (!ahead.problem.empty()) json["lookahead"]["problem"] = ahead.problem;
+  }
   if (!analysis.stream->windows.empty()) {
     Json windows = Json::array();
     for (const CausalWindow& w : analysis.stream->windows) {

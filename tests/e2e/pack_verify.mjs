@@ -98,6 +98,11 @@ function rewriteAll(m, cli) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }
+    // A context state below opset 8 (its zero default tiled to the batch) is not packed (documented).
+    if (name.startsWith('tensor') && r.status === 4 && /cannot pack context state .* below ai\.onnx opset 8/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
     // A packed tensor is [batch, N]: a loop's state without a batch axis has no row in it (documented).
     if (name.startsWith('tensor') && r.status === 4 && /it has no batch axis \(use --pack sequence\)/.test(r.stderr)) {
       m.refused[name] = lastLines(r.stderr, 1);
@@ -131,7 +136,11 @@ function rewriteAll(m, cli) {
   // packing where tensor packing is refused (a state without a batch axis).
   m.base = m.meta.tensor ?? m.meta.sequence;
   m.nodeBatchAxis = Object.fromEntries((m.base?.states ?? []).map((p) => [p.output, p.batch_axis]));
-  if (!problems.length && !m.base?.states?.length) return { ok: true, diff: NaN, detail: 'no state pairs: nothing packed', stop: true };
+  if (!problems.length && !m.base?.states?.length) {
+    const refused = Object.values(m.refused);
+    const detail = refused.length ? `every packing refused (${refused[0]})` : 'no state pairs: nothing packed';
+    return { ok: true, diff: NaN, detail, stop: true };
+  }
   if (m.meta.tensor && !m.meta.tensor.packed) problems.push('the tensor-packed model has no "packed" metadata');
   // The fed path of the defaults-mode packed models, on copies without the packed input's default.
   for (const name of ['tensor', 'tensor+bf']) {

@@ -88,7 +88,9 @@ export async function verifyStreaming(options) {
         rewrittenAsWritten: typeof options.rewritten === 'string' ? options.rewritten : rewrittenBytes });
     }
     checkTimeAxes(timeAxes, dataInputs, declared);
-    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1);
+    // rewrite --lookahead: the outputs lag by `delay` frames; the first call must hold more than that.
+    const delay = metadata.stream?.delay ?? 0;
+    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1, delay);
     const dims = { ...(options.dims ?? {}) };
     for (const [name, axis] of Object.entries(timeAxes)) {
       const d = declared.get(name)?.shape?.[axis];
@@ -125,6 +127,9 @@ export async function verifyStreaming(options) {
       pieces.push(await runOrThrow(() => stream.run(chunkFeeds(offset, size)), `the rewritten model, chunk at ${offset}`));
       offset += size;
     }
+    // The last `delay` frames come with a flush: as many frames of zeros (the padding the windows dropped).
+    const flush = delay > 0 ? await runOrThrow(() => stream.run(zeroFeeds(chunkFeeds(0, delay), timeAxes)),
+      'the rewritten model, the flush') : null;
 
     const compared = [];
     const check = (name, role, got, want) => {
@@ -133,9 +138,18 @@ export async function verifyStreaming(options) {
       compared.push({ name, role, max_abs: cmp.diff, max_rel: cmp.rel, ok, ...(cmp.why ? { why: cmp.why } : {}) });
     };
     for (const name of original.outputNames) {
-      const assembled = assemble(name, pieces.map((p) => p[name]), reference[name]);
+      const assembled = assemble(name, pieces.map((p) => p[name]), reference[name], delay);
       if (assembled.why) compared.push({ name, role: 'output', max_abs: Infinity, max_rel: Infinity, ok: false, why: assembled.why });
-      else check(name, 'output', assembled.tensor, reference[name]);
+      // A last value (a final state) with a delay: the whole run's comes with the flush (below).
+      else if (!flush || assembled.axis !== undefined) check(name, 'output', assembled.tensor, assembled.want);
+      if (flush && !assembled.why) {
+        // Exact where one window looks ahead; after several, the last frames differ (each later window
+        // would pad the end with zeros of its own), and so does a final state between them: shown, not judged.
+        const judged = lookaheadWindows(metadata) === 1;
+        const want = assembled.axis === undefined ? reference[name] : sliceAxis(reference[name], assembled.axis, length - delay, delay);
+        check(name, judged ? 'flush' : 'flush?', flush[name], want);
+        if (!judged) compared[compared.length - 1].ok = true;
+      }
     }
     for (const v of values) {
       if (original.outputNames.includes(v.output)) continue;  // the model's own output: compared above
@@ -270,9 +284,24 @@ function checkTimeAxes(timeAxes, dataInputs, declared) {
   }
 }
 
+/** The state pairs of windows carried with their lookahead (rewrite --lookahead). */
+function lookaheadWindows(metadata) {
+  return metadata.states.filter((st) => st.kind === 'context' && st.context?.lookahead > 0).length;
+}
+
+/** The feeds `feeds` with the chunked inputs' values made zeros. */
+function zeroFeeds(feeds, timeAxes) {
+  for (const name of Object.keys(timeAxes)) {
+    const data = feeds[name].data;
+    data.fill(typeof data[0] === 'bigint' ? 0n : 0);
+  }
+  return feeds;
+}
+
 /** The chunk lengths: given, or random from the seed; their sum is the sequence length. Each a multiple of
- * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`). */
-function chunkPlan(options, timeAxes, given, multiple = 1) {
+ * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`); the first longer than `delay`
+ * (the outputs' lag: the first call emits its frames but that many), random or default ones merged to be. */
+function chunkPlan(options, timeAxes, given, multiple = 1, delay = 0) {
   const fromInputs = Object.entries(timeAxes).filter(([n]) => given[n]).map(([n, a]) => given[n].dims[a]);
   if (new Set(fromInputs).size > 1) throw new VerifyError(2, `the given inputs disagree on the sequence length (${fromInputs.join(', ')})`);
   let chunks = options.chunks;
@@ -295,6 +324,11 @@ function chunkPlan(options, timeAxes, given, multiple = 1) {
     throw new VerifyError(2, `chunk lengths must be multiples of ${multiple} (the model's strides over time: ` +
       `metadata stream.chunk_multiple), not ${chunks.join(',')}`);
   }
+  if (chunks[0] <= delay && options.chunks) {
+    throw new VerifyError(2, `the first chunk must be longer than ${delay} frames (the model's outputs lag by that ` +
+      `many: metadata stream.delay), not ${chunks[0]}`);
+  }
+  while (chunks.length > 1 && chunks[0] <= delay) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
   const length = chunks.reduce((a, b) => a + b, 0);
   if (fromInputs.length && fromInputs[0] !== length) {
     throw new VerifyError(2, `the chunks add up to ${length}, but the given inputs are ${fromInputs[0]} long`);
@@ -318,15 +352,19 @@ function splitLike(pattern, length) {
  * along the axis whose length follows the chunks, or the last chunk's value when no axis does (a final
  * value such as h_n).
  */
-function assemble(name, parts, want) {
+function assemble(name, parts, want, delay = 0) {
   if (!want) return { why: `the original run returned no '${name}'` };
   if (parts.some((p) => !p)) return { why: `a chunked run returned no '${name}'` };
   const same = (a, b) => a.join(',') === b.join(',');
-  if (parts.every((p) => same(p.dims, want.dims))) return { tensor: parts[parts.length - 1] };
+  if (parts.every((p) => same(p.dims, want.dims))) return { tensor: parts[parts.length - 1], want };
   for (let axis = 0; axis < want.dims.length; axis++) {
     const rest = (d) => d.filter((_, i) => i !== axis);
     const lines = parts.every((p) => p.dims.length === want.dims.length && same(rest(p.dims), rest(want.dims)));
-    if (lines && parts.reduce((n, p) => n + p.dims[axis], 0) === want.dims[axis]) return { tensor: concatAxis(parts, axis) };
+    const total = parts.reduce((n, p) => n + p.dims[axis], 0);
+    // With a delay, the chunks hold the whole run's frames but the last `delay`.
+    if (lines && total + delay === want.dims[axis]) {
+      return { tensor: concatAxis(parts, axis), want: delay ? sliceAxis(want, axis, 0, total) : want, axis };
+    }
   }
   return { why: `the chunks' '${name}' [${parts.map((p) => p.dims).join('] [')}] do not line up with the whole run's [${want.dims}]` };
 }

@@ -1,0 +1,103 @@
+#include "time/time_lookahead.h"
+
+#include <algorithm>
+
+#include "graph/graph_path.h"
+
+namespace rnnstate {
+
+namespace {
+
+std::string FramesLate(int64_t frames) {
+  if (frames == 0) return "frames on time";
+  return "frames " + std::to_string(frames) + " late";
+}
+
+/// Follows the delays through the main graph, node by node (in the graph's topological order).
+class LookaheadWalk {
+ public:
+  LookaheadWalk(const ModelIndex& index, const TimeFlow& flow, const std::map<int, int64_t>& delays,
+                const std::map<std::string, int64_t>& delayed)
+      : index_(index), flow_(flow), delays_(delays), delayed_(delayed) {}
+
+  /// Walks every node; the first place where frames of different delays meet goes to `problem`.
+  void Walk(Lookahead& result) {
+    const onnx::GraphProto& main = index_.model().graph();
+    for (int n = 0; n < main.node_size(); ++n) {
+      const onnx::NodeProto& node = main.node(n);
+      // A window carried with its lookahead (now, or by the rewrite that made its context's Concat).
+      int64_t own = 0;
+      if (const auto window = delays_.find(n); window != delays_.end()) own = window->second;
+      if (const auto concat = node.output_size() == 1 ? delayed_.find(node.output(0)) : delayed_.end();
+          concat != delayed_.end()) {
+        own = concat->second;
+      }
+      int64_t in = 0;
+      std::string first;  // the first input carrying frames, for the message
+      for (const std::string& name : node.input()) {
+        if (name.empty() || !flow_.Of(GraphPath{}, name).frames()) continue;
+        const int64_t late = LateOf(name);
+        // (A context's Concat joins the previous call's frames in front of its value: no path of its own.)
+        if (!first.empty() && late != in && result.problem.empty() && own == 0) {
+          result.problem = DescribeNode(index_.model(), GraphPath{}, n) + " joins " + FramesLate(std::max(late, in)) +
+                           " with " + FramesLate(std::min(late, in)) + ": a path without the same lookahead";
+        }
+        if (first.empty()) first = name;
+        in = std::max(in, late);
+      }
+      if (own > 0) {
+        result.windows.push_back(DescribeNode(index_.model(), GraphPath{}, n) + " " + std::to_string(own));
+        in += own;
+      }
+      for (const std::string& name : node.output()) {
+        if (!name.empty()) late_[name] = in;
+      }
+    }
+  }
+
+  int64_t LateOf(const std::string& name) const {
+    const auto found = late_.find(name);
+    return found == late_.end() ? 0 : found->second;
+  }
+
+ private:
+  const ModelIndex& index_;
+  const TimeFlow& flow_;
+  const std::map<int, int64_t>& delays_;
+  const std::map<std::string, int64_t>& delayed_;
+  std::map<std::string, int64_t> late_;  ///< the frames each value lags by
+};
+
+}  // namespace
+
+Lookahead MeasureLookahead(const ModelIndex& index, const TimeFlow& flow, const std::map<int, int64_t>& delays,
+                           const std::map<std::string, int64_t>& delayed, const std::set<std::string>& state_outputs) {
+  Lookahead result;
+  LookaheadWalk walk(index, flow, delays, delayed);
+  walk.Walk(result);
+  // The data outputs that change with time must lag alike: a caller aligns them all by one delay.
+  std::string first;
+  for (const auto& output : index.model().graph().output()) {
+    const std::string& name = output.name();
+    if (state_outputs.count(name) || flow.Of(GraphPath{}, name).steady()) continue;
+    const int64_t late = walk.LateOf(name);
+    if (!first.empty() && late != result.frames && result.problem.empty()) {
+      result.problem = "output '" + name + "' comes " + std::to_string(late) + " frames late and output '" + first +
+                       "' " + std::to_string(result.frames) + ": the outputs do not lag alike";
+    }
+    if (first.empty()) first = name;
+    result.frames = std::max(result.frames, late);
+  }
+  // A value computed from the last frame (not frames) would be the last call's minus the lookahead.
+  for (const auto& output : index.model().graph().output()) {
+    const std::string& name = output.name();
+    if (state_outputs.count(name) || !flow.Of(GraphPath{}, name).exact() || walk.LateOf(name) == 0) continue;
+    if (flow.Of(GraphPath{}, name).kind == TimeFact::Kind::kFinal && result.problem.empty()) {
+      result.problem = "output '" + name + "' is computed from the last frame, which comes " +
+                       std::to_string(walk.LateOf(name)) + " frames late: the last call's value is not the whole run's";
+    }
+  }
+  return result;
+}
+
+}  // namespace rnnstate

@@ -1,0 +1,137 @@
+// `rewrite --lookahead` (issue 39): a "same" window over time loses both its paddings on time to a context
+// state whose first call's default holds the padding before (so the first call emits the frames its input
+// completes), whose time axis is named (the first call holds fewer frames than the later ones), and whose
+// pair records the lookahead; the stream record states the delay; a rewrite of the rewrite changes no byte
+// and check passes; without --lookahead, and where a skip path lags unalike, the window stays as it is.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "contract/first_feeds.h"
+#include "graph/proto_access.h"
+#include "pipeline_stages.h"
+#include "rnnstate/json.h"
+#include "rnnstate/pipeline.h"
+#include "test_models.h"
+
+namespace rnnstate::lookahead_context_test {
+namespace {
+
+using testing::ContextPair;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::InMode;
+using ::testing::IsEmpty;
+using testing::ParseModel;
+using testing::Producer;
+
+/// A "same" Conv (kernel 5, dilation 2: 3 frames of padding before, 5 after) after a Relu, then a GRU.
+const char* kSameConvGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 5] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  r = Relu (x)
+  c = Conv <dilations = [2], pads = [3, 5]> (r, w)
+  s = Transpose <perm = [2, 0, 1]> (c)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+
+PlanOptions Lookahead(StateInputMode mode) {
+  PlanOptions options = InMode(mode);
+  options.lookahead = true;
+  return options;
+}
+
+/// The metadata's "stream" object of `model`.
+Json StreamObject(const onnx::ModelProto& model) {
+  for (const auto& prop : model.metadata_props()) {
+    if (prop.key() == "rnnstate") return Json::parse(prop.value()).at("stream");
+  }
+  return Json();
+}
+
+TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePaddingBefore) {
+  onnx::ModelProto model = ParseModel(kSameConvGru);
+  const RewriteOutcome outcome = RewriteModel(model, Lookahead(StateInputMode::kDefaults), /*strict=*/false);
+  EXPECT_THAT(outcome.PlanLines(),
+              ::testing::Contains(HasSubstr("3 frames of zeros; its window looked 5 frames ahead")));
+  const onnx::GraphProto& g = model.graph();
+  const onnx::NodeProto& conv = testing::NodeOfType(g, "Conv");
+  EXPECT_THAT(FindAttribute(conv, "pads")->ints(), ElementsAre(0, 0));
+  const onnx::NodeProto* concat = Producer(g, conv.input(0));
+  ASSERT_NE(concat, nullptr);
+  EXPECT_EQ(concat->op_type(), "Concat");
+  EXPECT_EQ(concat->input(1), "r");
+  const StatePair pair = ContextPair(model);
+  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 8, conv.name(), 5}));
+  // The time axis is named: 3 frames on the first call, 8 on every later one.
+  ASSERT_EQ(pair.shape.size(), 3u);
+  EXPECT_LT(pair.shape[2].value, 0);
+  EXPECT_FALSE(pair.shape[2].symbol.empty());
+  bool found = false;
+  for (const auto& tensor : g.initializer()) {
+    if (tensor.name() != pair.input) continue;
+    found = true;
+    EXPECT_THAT(tensor.dims(), ElementsAre(1, 2, 3));
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(pair.streamable);
+  const Json stream = StreamObject(model);
+  EXPECT_EQ(stream.value("delay", 0), 5);
+  EXPECT_TRUE(stream.value("chunk_exact", false));
+  EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
+  EXPECT_THAT(ReportModel(model, "m.onnx", ReportFormat::kText).text, HasSubstr("yes, 5 frames late"));
+}
+
+TEST(LookaheadContext, ARewriteOfTheRewriteChangesNoByte) {
+  for (StateInputMode mode : {StateInputMode::kRequired, StateInputMode::kDefaults}) {
+    onnx::ModelProto model = ParseModel(kSameConvGru);
+    RewriteModel(model, Lookahead(mode), false);
+    const std::string first = testing::Bytes(model);
+    for (const PlanOptions& again : {Lookahead(mode), InMode(mode)}) {
+      EXPECT_FALSE(RewriteModel(model, again, false).changed);
+      EXPECT_EQ(testing::Bytes(model), first);
+    }
+  }
+}
+
+TEST(LookaheadContext, InRequiredModeTheFirstFeedHoldsThePaddingBefore) {
+  onnx::ModelProto model = ParseModel(kSameConvGru);
+  RewriteModel(model, Lookahead(StateInputMode::kRequired), false);
+  const StatePair pair = ContextPair(model);
+  EXPECT_FALSE(pair.optional);
+  const std::vector<FirstFeed> feeds = FirstFeeds({pair}, 2, {});
+  ASSERT_EQ(feeds.size(), 1u);
+  EXPECT_THAT(feeds[0].shape, ElementsAre(2, 2, 3));
+}
+
+TEST(LookaheadContext, WithoutLookaheadTheSameConvStaysAsItIs) {
+  onnx::ModelProto model = ParseModel(kSameConvGru);
+  RewriteModel(model, InMode(StateInputMode::kDefaults), false);
+  for (const StatePair& pair : testing::RecordedPairs(model)) {
+    EXPECT_NE(pair.kind, kKindContext);
+    EXPECT_FALSE(pair.streamable);
+  }
+  EXPECT_THAT(FindAttribute(testing::NodeOfType(model.graph(), "Conv"), "pads")->ints(), ElementsAre(3, 5));
+  EXPECT_FALSE(StreamObject(model).contains("delay"));
+  EXPECT_THAT(ReportModel(ParseModel(kSameConvGru), "m.onnx", ReportFormat::kText).text,
+              HasSubstr("lookahead: 5 frames"));
+}
+
+TEST(LookaheadContext, ASkipPathWithoutTheLookaheadLeavesTheModelAsTheDefaultRewriteDoes) {
+  const char* residual = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  c = Conv <pads = [1, 1]> (x, w)
+  a = Add (x, c)
+  s = Transpose <perm = [2, 0, 1]> (a)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+  onnx::ModelProto asked = ParseModel(residual), plain = ParseModel(residual);
+  const RewriteOutcome outcome = RewriteModel(asked, Lookahead(StateInputMode::kDefaults), false);
+  RewriteModel(plain, InMode(StateInputMode::kDefaults), false);
+  EXPECT_EQ(testing::Bytes(asked), testing::Bytes(plain));
+  bool named = false;
+  for (const Warning& warning : outcome.warnings) named = named || warning.text.find("Add") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+}  // namespace
+}  // namespace rnnstate::lookahead_context_test

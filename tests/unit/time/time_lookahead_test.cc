@@ -1,0 +1,138 @@
+// The model's lookahead (time/time_lookahead.h) as the verdict measures it (time/stream_verdict.h): a
+// "same" window over time looks its padding after time ahead; windows in a row add up, through a GRU
+// between them; a residual Add joins frames of different lags (named); causal windows and a causal
+// convolution cut by a Slice look nothing ahead; windows that are not "same" at stride 1 with zeros of their
+// own are not carried with a lookahead (negative controls). Models as ONNX text.
+
+#include "time/time_lookahead.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "find/analysis.h"
+#include "graph/model_index.h"
+#include "test_models.h"
+#include "time/stream_verdict.h"
+
+namespace rnnstate::time_lookahead_test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::ParseModel;
+
+/// The verdict on `text`, judged as `rewrite` judges it (windows carried; with `lookahead`, those too).
+struct Judged {
+  explicit Judged(const std::string& text, bool lookahead = false)
+      : model(ParseModel(text)), index(model), analysis(Analyze(index)) {
+    JudgeStream(index, analysis, {}, {}, /*carry_windows=*/true, lookahead);
+  }
+  const StreamVerdict& verdict() const { return *analysis.stream; }
+  onnx::ModelProto model;
+  ModelIndex index;
+  Analysis analysis;
+};
+
+/// x [batch, 2, seq] through a Conv with `conv` as its attributes, then a GRU over time.
+std::string ConvGru(const std::string& conv, const std::string& op = "Conv") {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 5] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  c = )" +
+         op + " <" + conv + R"(> (x)" + (op == "Conv" ? ", w" : "") + R"()
+  s = Transpose <perm = [2, 0, 1]> (c)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+}
+
+/// Two "same" windows (1 and 2 frames ahead) with a GRU between them.
+const char* kChain = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[3, 2, 3] w1, float[2, 3, 5] w2, float[1, 9, 3] W, float[1, 9, 3] R)
+    => (float[batch, 2, seq] y) {
+  c1 = Conv <pads = [1, 1]> (x, w1)
+  s = Transpose <perm = [2, 0, 1]> (c1)
+  Y = GRU <hidden_size = 3> (s, W, R)
+  q = Squeeze <axes = [1]> (Y)
+  z = Transpose <perm = [1, 2, 0]> (q)
+  y = Conv <pads = [2, 2]> (z, w2)
+})";
+
+/// x + a "same" window of x, then a GRU: the skip path has no lookahead.
+const char* kResidual = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  c = Conv <pads = [1, 1]> (x, w)
+  a = Add (x, c)
+  s = Transpose <perm = [2, 0, 1]> (a)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+
+TEST(TimeLookahead, ASameConvLooksItsPaddingAfterTimeAhead) {
+  const Judged judged(ConvGru("pads = [2, 2]"));
+  EXPECT_EQ(judged.verdict().lookahead.frames, 2);
+  EXPECT_THAT(judged.verdict().lookahead.windows, ElementsAre(HasSubstr("Conv")));
+  EXPECT_EQ(judged.verdict().delay, 0);  // not carried without --lookahead
+  EXPECT_FALSE(judged.verdict().ChunkExact());
+  EXPECT_THAT(judged.verdict().windows, IsEmpty());
+}
+
+TEST(TimeLookahead, WithLookaheadTheSameConvIsCarriedAndTheModelStreamsLate) {
+  const Judged judged(ConvGru("dilations = [2], pads = [3, 5]"), /*lookahead=*/true);
+  ASSERT_EQ(judged.verdict().windows.size(), 1u);
+  EXPECT_EQ(judged.verdict().windows[0].lookahead, 5);
+  EXPECT_EQ(judged.verdict().windows[0].frames, 8);
+  EXPECT_EQ(judged.verdict().delay, 5);
+  EXPECT_TRUE(judged.verdict().ChunkExact()) << judged.verdict().problem;
+}
+
+TEST(TimeLookahead, WindowsInARowAddTheirLookaheads) {
+  const Judged measured(kChain);
+  EXPECT_EQ(measured.verdict().lookahead.frames, 3);
+  EXPECT_THAT(measured.verdict().lookahead.problem, IsEmpty());
+  const Judged carried(kChain, /*lookahead=*/true);
+  EXPECT_EQ(carried.verdict().windows.size(), 2u);
+  EXPECT_EQ(carried.verdict().delay, 3);
+  EXPECT_TRUE(carried.verdict().ChunkExact()) << carried.verdict().problem;
+}
+
+TEST(TimeLookahead, AResidualPathWithoutTheLookaheadIsRefusedAndNamed) {
+  const Judged judged(kResidual, /*lookahead=*/true);
+  EXPECT_EQ(judged.verdict().lookahead.frames, 1);
+  EXPECT_THAT(judged.verdict().lookahead.problem, HasSubstr("Add"));
+  EXPECT_THAT(judged.verdict().windows, IsEmpty());  // nothing carried
+  EXPECT_EQ(judged.verdict().delay, 0);
+  EXPECT_FALSE(judged.verdict().ChunkExact());
+}
+
+TEST(TimeLookahead, CausalWindowsLookNothingAhead) {
+  const Judged causal(ConvGru("pads = [4, 0]"), /*lookahead=*/true);
+  EXPECT_EQ(causal.verdict().lookahead.frames, 0);
+  EXPECT_THAT(causal.verdict().lookahead.windows, IsEmpty());
+  EXPECT_EQ(causal.verdict().delay, 0);
+  EXPECT_TRUE(causal.verdict().ChunkExact());
+}
+
+TEST(TimeLookahead, WindowsThatAreNotSameAtStrideOneWithTheirOwnZerosAreNotCarried) {
+  for (const auto& [attributes, op] : std::vector<std::pair<std::string, std::string>>{
+           {"pads = [2, 2], strides = [2]", "Conv"},              // a stride over time
+           {"auto_pad = \"SAME_UPPER\"", "Conv"},                 // auto_pad: not read as own pads here
+           {"kernel_shape = [3], pads = [1, 1]", "MaxPool"},      // pads with minus infinity
+           {"kernel_shape = [3], pads = [1, 1]", "AveragePool"},  // does not count its padding
+           {"pads = [3, 3]", "Conv"},                             // pads more than the span: longer output
+       }) {
+    const Judged judged(ConvGru(attributes, op), /*lookahead=*/true);
+    EXPECT_EQ(judged.verdict().delay, 0) << op << " " << attributes;
+    EXPECT_THAT(judged.verdict().windows, IsEmpty()) << op << " " << attributes;
+    EXPECT_FALSE(judged.verdict().ChunkExact()) << op << " " << attributes;
+  }
+}
+
+TEST(TimeLookahead, AnAveragePoolThatCountsItsZerosIsCarried) {
+  const Judged judged(ConvGru("count_include_pad = 1, kernel_shape = [3], pads = [1, 1]", "AveragePool"), true);
+  EXPECT_EQ(judged.verdict().delay, 1);
+  EXPECT_TRUE(judged.verdict().ChunkExact()) << judged.verdict().problem;
+}
+
+}  // namespace
+}  // namespace rnnstate::time_lookahead_test
