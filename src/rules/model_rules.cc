@@ -18,7 +18,7 @@
 #include "rnnstate/error.h"
 #include "rules/op_rules.h"
 #include "rules/schema_rules.h"
-#include "rules/validate.h"
+#include "rules/structure_rules.h"
 #include "rules/view_rules.h"
 
 namespace rnnstate {

@@ -53,10 +53,4 @@ void ValidateRewritten(const onnx::ModelProto& model, ValidationBaseline baselin
 /// the whole, or one that fails). What ValidateRewritten tries first.
 bool ChangesPassOnTheirOwn(const onnx::ModelProto& model, const ValidationBaseline& baseline);
 
-/// Only the structural part of ValidateRewritten, returning the first problem as "GRAPH: PROBLEM" or "":
-/// a name read before anything defines it (undefined, or nodes out of order / in a cycle), a name defined
-/// twice in one graph, a duplicate graph input or output, a graph output nothing defines. Also run on
-/// every input model (model_rules.h).
-std::string StructuralProblem(const onnx::ModelProto& model);
-
 }  // namespace rnnstate

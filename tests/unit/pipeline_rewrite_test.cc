@@ -9,6 +9,7 @@
 #include "rewrite/plan.h"
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
+#include "rules/structure_rules.h"
 #include "rules/validate.h"
 #include "test_models.h"
 
