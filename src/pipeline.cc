@@ -19,7 +19,7 @@
 #include "rnnstate/error.h"
 #include "rules/metadata_rules.h"
 #include "rules/model_rules.h"
-#include "rules/validate.h"
+#include "validate/validate.h"
 #include "time/stream_verdict.h"
 #include "views/check.h"
 #include "views/dot.h"

@@ -10,7 +10,7 @@
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
 #include "rules/structure_rules.h"
-#include "rules/validate.h"
+#include "validate/validate.h"
 #include "test_models.h"
 
 namespace rnnstate::pipeline_rewrite_test {

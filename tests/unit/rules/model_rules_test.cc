@@ -12,7 +12,7 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
-#include "rules/validate.h"
+#include "validate/validate.h"
 #include "test_models.h"
 
 namespace rnnstate::model_rules_test {

@@ -1,4 +1,4 @@
-#include "rules/changed_region.h"
+#include "validate/changed_region.h"
 
 #include <set>
 #include <string_view>

@@ -2,7 +2,7 @@
 // where it declines, and that it never passes a model the whole-model check refuses — on hand-made
 // changes and on the rewrites of every bundled model, with faults injected into them.
 
-#include "rules/changed_region.h"
+#include "validate/changed_region.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
-#include "rules/validate.h"
+#include "validate/validate.h"
 #include "test_models.h"
 
 namespace rnnstate::changed_region_test {

@@ -1,4 +1,4 @@
-#include "rules/validate.h"
+#include "validate/validate.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -18,7 +18,7 @@
 #include "graph/model_index.h"
 #include "graph/shape_inference.h"
 #include "rnnstate/error.h"
-#include "rules/changed_region.h"
+#include "validate/changed_region.h"
 #include "rules/structure_rules.h"
 
 // Defined and exported by libonnx 1.12 but not declared in its header: the overload that takes a
