@@ -4,9 +4,9 @@
 #include <set>
 
 #include "exposure/exposure.h"
-#include "find/axis_trace.h"
-#include "find/carried_variables.h"
-#include "find/loop_streaming.h"
+#include "loops/axis_trace.h"
+#include "loops/carried_variables.h"
+#include "loops/loop_streaming.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"

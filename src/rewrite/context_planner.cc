@@ -4,7 +4,7 @@
 #include <functional>
 #include <set>
 
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"
 #include "rnnstate/error.h"

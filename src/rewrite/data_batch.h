@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "exposure/branch_facts.h"
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/model_index.h"
 #include "states/recurrent_state.h"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "find/loop_streaming.h"
-#include "find/time_source.h"
+#include "loops/loop_streaming.h"
+#include "loops/time_source.h"
 #include "graph/model_index.h"
 
 namespace rnnstate {

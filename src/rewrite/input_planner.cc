@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/node_builder.h"

@@ -4,8 +4,8 @@
 #include <map>
 #include <optional>
 
-#include "find/carried_variables.h"
-#include "find/loop_streaming.h"
+#include "loops/carried_variables.h"
+#include "loops/loop_streaming.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/constant_value.h"
 #include "graph/int_fold.h"
 #include "graph/op_semantics.h"

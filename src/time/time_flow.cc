@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "find/carried_variables.h"
-#include "find/loop_streaming.h"
+#include "loops/carried_variables.h"
+#include "loops/loop_streaming.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"
 #include "graph/proto_access.h"

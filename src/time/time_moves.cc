@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/axis_map.h"
 #include "graph/constant_value.h"
 #include "graph/int_fold.h"

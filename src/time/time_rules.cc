@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/constant_value.h"
 #include "graph/op_semantics.h"
 #include "graph/proto_access.h"

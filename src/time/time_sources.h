@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "find/analysis.h"
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 #include "graph/model_index.h"
 
 namespace rnnstate {

@@ -1,11 +1,11 @@
-#include "find/loop_streaming.h"
+#include "loops/loop_streaming.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <set>
 
-#include "find/loop_chunks.h"
+#include "loops/loop_chunks.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "find/carried_variables.h"
+#include "loops/carried_variables.h"
 #include "graph/model_index.h"
 #include "states/wiring.h"
 

@@ -4,7 +4,7 @@
 // first call only; an autoregressive loop's trip count and the loop's own outputs differ; an If depends on
 // its condition and on what its branches compute. Models as ONNX text.
 
-#include "find/chunk_dependence.h"
+#include "loops/chunk_dependence.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 
 #include <algorithm>
 #include <set>

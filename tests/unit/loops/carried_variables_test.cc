@@ -3,7 +3,7 @@
 // every iteration, a recurrent operator's state, or unclassified; and where the body uses the iteration
 // number. Each role has a model that must get it and a near miss that must not. Models as ONNX text.
 
-#include "find/carried_variables.h"
+#include "loops/carried_variables.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

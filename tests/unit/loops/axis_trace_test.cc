@@ -3,7 +3,7 @@
 // write for a loop's initial state (ConstantOfShape / Expand of Concat, Gather, Slice of Shape(x)); and
 // not through an axis an operator cuts, joins or contracts, nor to a constant. Models as ONNX text.
 
-#include "find/axis_trace.h"
+#include "loops/axis_trace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "find/carried_variables.h"
+#include "loops/carried_variables.h"
 
 #include <initializer_list>
 

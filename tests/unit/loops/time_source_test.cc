@@ -3,12 +3,12 @@
 // constant, a graph input, something else; a condition that ends the loop with its trip count or earlier;
 // an axis followed back through step-keeping operators and not through the others. Models as ONNX text.
 
-#include "find/time_source.h"
+#include "loops/time_source.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "find/carried_variables.h"
+#include "loops/carried_variables.h"
 #include "graph/model_index.h"
 #include "test_models.h"
 

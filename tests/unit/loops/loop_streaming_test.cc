@@ -6,7 +6,7 @@
 // reverse scans, inputs that are not graph inputs, a collector that starts with items, a loop nested in
 // another loop's body, and what loop_chunks finds around it. Models as ONNX text.
 
-#include "find/loop_streaming.h"
+#include "loops/loop_streaming.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <functional>
 #include <limits>
 
-#include "find/carried_variables.h"
+#include "loops/carried_variables.h"
 #include "graph/control_flow.h"
 #include "graph/model_index.h"
 #include "test_models.h"

@@ -1,11 +1,11 @@
-#include "find/chunk_dependence.h"
+#include "loops/chunk_dependence.h"
 
 #include <algorithm>
 #include <optional>
 #include <vector>
 
-#include "find/axis_trace.h"
-#include "find/time_source.h"
+#include "loops/axis_trace.h"
+#include "loops/time_source.h"
 #include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/op_semantics.h"

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "find/carried_variables.h"
-#include "find/time_source.h"
+#include "loops/carried_variables.h"
+#include "loops/time_source.h"
 #include "graph/model_index.h"
 #include "states/wiring.h"
 

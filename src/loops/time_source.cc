@@ -1,4 +1,4 @@
-#include "find/time_source.h"
+#include "loops/time_source.h"
 
 #include <algorithm>
 #include <initializer_list>

@@ -18,8 +18,8 @@
 #include <set>
 #include <string>
 
-#include "find/carried_variables.h"
-#include "find/chunk_dependence.h"
+#include "loops/carried_variables.h"
+#include "loops/chunk_dependence.h"
 #include "graph/model_index.h"
 
 namespace rnnstate {

@@ -1,4 +1,4 @@
-#include "find/loop_chunks.h"
+#include "loops/loop_chunks.h"
 
 #include <algorithm>
 #include <functional>
