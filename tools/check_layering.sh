@@ -9,7 +9,7 @@
 set -euo pipefail
 
 src=${1:-"$(cd "$(dirname "$0")/.." && pwd)/src"}
-layers=(contract graph io states rules exposure loops find time rewrite pack validate views TOP cli)
+layers=(contract graph values ops io states rules exposure loops find time rewrite pack validate views TOP cli)
 # Files the top of src/ may hold: the one joiner of the stages.
 top_files=(pipeline.cc pipeline_stages.h)
 # What cli/ may include besides cli/ and the public headers (rnnstate/...): file access, the metadata contract

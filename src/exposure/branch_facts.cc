@@ -3,7 +3,7 @@
 #include <set>
 
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/recurrent_ops.h"
 

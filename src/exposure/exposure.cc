@@ -7,9 +7,9 @@
 #include "exposure/default_path.h"
 #include "exposure/view_ops.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "states/recurrent_ops.h"
 #include "states/state_origin.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "exposure/branch_facts.h"
-#include "graph/element_map.h"
+#include "values/element_map.h"
 #include "graph/model_index.h"
 #include "states/recurrent_state.h"
 

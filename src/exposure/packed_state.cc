@@ -5,7 +5,7 @@
 
 #include "exposure/exposure.h"
 #include "exposure/view_ops.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "states/wiring.h"
 
 namespace rnnstate {

@@ -10,7 +10,7 @@
 
 #include <optional>
 
-#include "graph/element_map.h"
+#include "values/element_map.h"
 
 namespace rnnstate {
 

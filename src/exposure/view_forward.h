@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/element_map.h"
+#include "values/element_map.h"
 #include "graph/model_index.h"
 
 namespace rnnstate {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "states/state_origin.h"
 
 namespace rnnstate {

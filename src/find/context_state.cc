@@ -3,8 +3,8 @@
 #include <limits>
 #include <optional>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/wiring.h"
 

@@ -7,11 +7,11 @@
 #include "loops/axis_trace.h"
 #include "loops/carried_variables.h"
 #include "loops/loop_streaming.h"
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "rnnstate/metadata.h"
 #include "states/state_origin.h"
 

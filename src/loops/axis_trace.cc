@@ -4,10 +4,10 @@
 #include <set>
 #include <vector>
 
-#include "graph/axis_map.h"
-#include "graph/constant_value.h"
+#include "ops/axis_map.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/recurrent_ops.h"
 

@@ -2,8 +2,8 @@
 
 #include <initializer_list>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 #include "states/wiring.h"
 

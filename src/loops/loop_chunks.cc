@@ -6,10 +6,10 @@
 #include <optional>
 #include <vector>
 
-#include "graph/axis_map.h"
-#include "graph/constant_value.h"
+#include "ops/axis_map.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "loops/loop_chunks.h"
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {

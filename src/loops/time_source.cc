@@ -4,12 +4,12 @@
 #include <initializer_list>
 #include <set>
 
-#include "graph/axis_map.h"
-#include "graph/constant_value.h"
+#include "ops/axis_map.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

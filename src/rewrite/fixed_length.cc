@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 #include "time/time_flow.h"
 

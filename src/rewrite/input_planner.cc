@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "loops/axis_trace.h"
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 #include "graph/contrib_schemas.h"
 #include "graph/control_flow.h"
 #include "graph/graph_path.h"

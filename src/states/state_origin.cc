@@ -6,8 +6,8 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
 
 namespace rnnstate {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/element_map.h"
+#include "values/element_map.h"
 #include "graph/graph_path.h"
 #include "graph/model_index.h"
 #include "time/time_flow.h"

@@ -4,11 +4,11 @@
 #include <algorithm>
 
 #include "loops/axis_trace.h"
-#include "graph/constant_value.h"
-#include "graph/int_fold.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/int_fold.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "time/time_rules.h"
 
 namespace rnnstate {

@@ -6,9 +6,9 @@
 #include "loops/carried_variables.h"
 #include "loops/loop_streaming.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "states/recurrent_ops.h"
 #include "time/time_rules.h"
 

@@ -6,12 +6,12 @@
 #include <limits>
 
 #include "loops/axis_trace.h"
-#include "graph/axis_map.h"
-#include "graph/constant_value.h"
-#include "graph/int_fold.h"
-#include "graph/op_semantics.h"
+#include "ops/axis_map.h"
+#include "values/constant_value.h"
+#include "ops/int_fold.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "time/time_rules.h"
 
 namespace rnnstate {

@@ -6,10 +6,10 @@
 #include <algorithm>
 
 #include "loops/axis_trace.h"
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

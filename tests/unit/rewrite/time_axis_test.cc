@@ -8,7 +8,7 @@
 
 #include "find/analysis.h"
 #include "graph/graph_edit.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"

@@ -13,7 +13,7 @@
 #include <limits>
 
 #include "graph/model_index.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "test_models.h"
 #include "time/time_flow.h"
 

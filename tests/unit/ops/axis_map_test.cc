@@ -1,7 +1,7 @@
 // MapAxis (axis_map.h) and the table's axis readers (AxisAttribute, NamedAxes): each axis effect in both
 // directions, the defaults of the model's opset, negative axes, and operators without an axis map.
 
-#include "graph/axis_map.h"
+#include "ops/axis_map.h"
 
 #include <gtest/gtest.h>
 

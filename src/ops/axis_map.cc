@@ -1,13 +1,13 @@
 // MapAxis: one function per axis effect, each with both directions side by side, so that forward and
 // backward are read from the same description (the row's effect, its named axis, its operands).
 
-#include "graph/axis_map.h"
+#include "ops/axis_map.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

@@ -1,7 +1,7 @@
 // The one reader of constants (constant_value.h): every form a Constant node or an initializer writes a
 // value in, seen across scopes, and what it refuses to know.
 
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 
 #include <gtest/gtest.h>
 

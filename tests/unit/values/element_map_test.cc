@@ -1,7 +1,7 @@
 // ElementMap (the affine map from a state's indices to a tensor's that proves an exposure) and the
 // Reshape groups it is split and merged by (shape_eval's ReshapeGroups), on small hand-made shapes.
 
-#include "graph/element_map.h"
+#include "values/element_map.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate::element_map_test {
 namespace {

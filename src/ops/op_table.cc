@@ -1,8 +1,8 @@
 // The rows of the operator table (op_semantics.h): one per operator and opset range. Adding an operator the
-// analyses should follow is one row here plus its test in tests/unit/graph/op_semantics_test.cc, which pins
+// analyses should follow is one row here plus its test in tests/unit/ops/op_semantics_test.cc, which pins
 // every row against onnx's schemas.
 
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 
 namespace rnnstate {
 

@@ -1,9 +1,9 @@
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 #include <algorithm>
 #include <climits>
 
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/dim.h"
 #include "graph/proto_access.h"

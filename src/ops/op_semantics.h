@@ -47,7 +47,7 @@ enum class AxisMixing {
   kWindow,           ///< a window along each of axes 2.. (the kWindow class)
 };
 
-/// What an operator does to the axes of its input 0: the one description MapAxis (graph/axis_map.h) reads
+/// What an operator does to the axes of its input 0: the one description MapAxis (ops/axis_map.h) reads
 /// for both directions, and the analyses and rules dispatch on instead of operator names.
 enum class AxisEffect {
   kNone,       ///< no axis map (shape computations, operators no analysis follows yet)

@@ -18,7 +18,7 @@
 #include <optional>
 
 #include "graph/model_index.h"
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 
 namespace rnnstate {
 

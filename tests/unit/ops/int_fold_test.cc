@@ -1,12 +1,12 @@
-// Integer constants folded from chains of nodes (graph/int_fold.h), as PyTorch 1.13 writes F.pad's amounts,
-// and conditions decided by shapes (graph/shape_eval.h, KnownCondition). Models as ONNX text.
+// Integer constants folded from chains of nodes (ops/int_fold.h), as PyTorch 1.13 writes F.pad's amounts,
+// and conditions decided by shapes (values/shape_eval.h, KnownCondition). Models as ONNX text.
 
-#include "graph/int_fold.h"
+#include "ops/int_fold.h"
 
 #include <gtest/gtest.h>
 
 #include "graph/model_index.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 #include "test_models.h"
 
 namespace rnnstate::int_fold_test {

@@ -1,11 +1,11 @@
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

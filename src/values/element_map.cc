@@ -1,4 +1,4 @@
-#include "graph/element_map.h"
+#include "values/element_map.h"
 
 #include <algorithm>
 #include <cstdint>

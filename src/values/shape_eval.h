@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/element_map.h"
+#include "values/element_map.h"
 #include "graph/model_index.h"
 
 namespace rnnstate {

@@ -1,14 +1,14 @@
 // The operator table (op_semantics.h): every row pinned against onnx's operator schemas, the classes the
 // analyses ask for, the operand readers and the axis maps through view operators, both ways.
 
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 
 #include <gtest/gtest.h>
 #include <onnx/defs/schema.h>
 
 #include <set>
 
-#include "graph/axis_map.h"
+#include "ops/axis_map.h"
 #include "graph/model_index.h"
 #include "test_models.h"
 

@@ -1,13 +1,13 @@
-#include "graph/int_fold.h"
+#include "ops/int_fold.h"
 
 #include <algorithm>
 #include <functional>
 #include <numeric>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
+#include "values/constant_value.h"
+#include "ops/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

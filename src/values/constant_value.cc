@@ -1,4 +1,4 @@
-#include "graph/constant_value.h"
+#include "values/constant_value.h"
 
 #include <algorithm>
 #include <cstring>
