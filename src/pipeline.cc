@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "contract/applied_transforms.h"
 #include "graph/contrib_schemas.h"
 #include "graph/model_index.h"
 #include "pack/state_transform.h"
