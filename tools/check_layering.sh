@@ -37,13 +37,24 @@ done
 
 # 2. Each file includes only its own folder and lower ones (quoted includes; <...> are libraries).
 declare -A unit_edges=()  # "a b": unit a (path without extension) includes unit b's header
+# The unit behind each public header (include/rnnstate/NAME.h is implemented by src/FOLDER/NAME.cc), so that
+# two units including each other through a public header are found too.
+declare -A public_units=()
+while IFS= read -r file; do
+  public_units[$(basename "$file" .cc)]=${file%.cc}
+done < <(find . -name '*.cc' | sed 's|^\./||')
 while IFS= read -r file; do
   folder=$(dirname "$file")
   [[ $folder == . ]] && folder=TOP
   own=$(rank "$folder")
   unit=${file%.*}
   while IFS= read -r included; do
-    [[ $included == rnnstate/* ]] && continue  # the public headers (include/rnnstate/) are below everything
+    if [[ $included == rnnstate/* ]]; then  # the public headers (include/rnnstate/) are below everything
+      public=${included#rnnstate/}
+      behind=${public_units[${public%.h}]:-}
+      [[ -n $behind && $behind != "$unit" ]] && unit_edges["$unit $behind"]=1
+      continue
+    fi
     if [[ $included == */* ]]; then target=${included%%/*}; else target=TOP; fi
     theirs=$(rank "$target")
     if [[ $theirs -lt 0 ]]; then
