@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: where a state's initial value is read from and where its final value lands, element
+/// Where a state's initial value is read from and where its final value lands, element
 /// by element, through view-like operators (Identity, lossless Cast, Slice, Gather with constant indices,
 /// Squeeze, Unsqueeze, Transpose, Reshape and Expand where the mapping is provable, Concat, Split,
 /// ScatterND with constant indices) and through If branches and outer-scope references. A model whose

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 3: what each carried variable of a `Loop` or `Scan` (opset 9+) is, read from the body —
+/// What each carried variable of a `Loop` or `Scan` (opset 9+) is, read from the body —
 /// a recurrent state (its next value is computed from its previous one), or something a loop carries that
 /// is no state: a pass-through (weights TF's while_v2 carries along), an iteration counter (v + 1, used
 /// only to index the time input and to end the loop), a sequence collecting per-step outputs

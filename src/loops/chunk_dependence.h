@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 3 (loop_chunks.h): whether a value is the same in every chunk of a streamed run. Chunked
+/// For loop_chunks.h: whether a value is the same in every chunk of a streamed run. Chunked
 /// runs cut some main-graph inputs along their time axis and give an autoregressive loop its own trip
 /// count per call; a value computed from those differs from chunk to chunk, except where it reads only
 /// the lengths of other axes (`Gather(Shape(x), 1)`, the batch) — and, for a value read on the first call

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 3 (loop_streaming.h's last test): whether everything around a Loop or Scan is the same
+/// The last test of loop_streaming.h: whether everything around a Loop or Scan is the same
 /// when the model runs chunk by chunk as in one run. Chunked runs cut some main-graph inputs along time
 /// (and give an autoregressive loop its own trip count per call); the loop's states are fed back. That
 /// reproduces one run only when

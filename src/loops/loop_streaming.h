@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 3: whether chunked runs of a Loop or Scan over a hand-written cell, its states fed back,
+/// Whether chunked runs of a Loop or Scan over a hand-written cell, its states fed back,
 /// equal one run — streamable only where it is provable from the graph:
 ///   - a Scan whose scan inputs are graph inputs (or computed from one step by step), scanned forward;
 ///   - a Loop that walks the time axis of a graph input: trip count that input's length (Shape -> Gather,

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 3: what decides how many steps a Loop runs and which input axis it walks — the trip
+/// What decides how many steps a Loop runs and which input axis it walks — the trip
 /// count (an input's length `Gather(Shape(x), axis)` with casts and through Transposes, a constant, a
 /// graph input, or something else), whether the loop's condition can end it earlier, and how a value
 /// seen inside a body traces back to an axis of a main-graph input. Read by loop_streaming (the verdict)

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 5: the batch dimension a caller can know. A state's batch is the batch of its owner's X,
+/// The batch dimension a caller can know. A state's batch is the batch of its owner's X,
 /// but X is often computed (a Transpose, the previous layer's output), and onnx's inference then names
 /// its dimensions itself ("unk__82"), names no caller ever sees. This unit follows the batch back to the
 /// main-graph input it comes from, so that state shapes in metadata and declarations use that input's

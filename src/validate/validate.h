@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 7: check a rewritten model before it is written — our own structural checks always, onnx's
+/// Checks a rewritten model before it is written — our own structural checks always, onnx's
 /// checker and shape inference where onnx 1.12 understands the model.
 
 #include <onnx/onnx_pb.h>

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: where the elements of a state lie in another tensor. A state of shape [D, B, H] read
+/// Where the elements of a state lie in another tensor. A state of shape [D, B, H] read
 /// from (or written into) a tensor T through view-like operators — Slice, Gather with constant indices,
 /// Squeeze, Unsqueeze, Transpose, Reshape, Concat, Split — sits at an affine map: the element at state
 /// index s is T's element at t, with t_j = offset_j + sum_a coef_j,a * s_a. Two maps that are equal put

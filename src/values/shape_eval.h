@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: the shapes the view operators work with. Exporters compute Reshape and Expand
+/// The shapes the view operators work with. Exporters compute Reshape and Expand
 /// targets and ScatterND indices from Shape (PyTorch: `Concat([1], Slice(Shape(cache), 1))`); this
 /// evaluates such small integer vectors symbolically — sizes and dim_param names — so that a mapping
 /// through them can be proven.
