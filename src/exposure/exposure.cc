@@ -9,6 +9,7 @@
 #include "graph/control_flow.h"
 #include "ops/op_semantics.h"
 #include "graph/proto_access.h"
+#include "values/reshape_groups.h"
 #include "values/shape_eval.h"
 #include "states/recurrent_ops.h"
 #include "states/state_origin.h"

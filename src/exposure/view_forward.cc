@@ -7,6 +7,7 @@
 #include "exposure/view_ops.h"
 #include "ops/op_semantics.h"
 #include "graph/proto_access.h"
+#include "values/reshape_groups.h"
 #include "values/shape_eval.h"
 
 namespace rnnstate {

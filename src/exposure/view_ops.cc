@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/proto_access.h"
+#include "values/reshape_groups.h"
 #include "values/shape_eval.h"
 #include "states/state_origin.h"
 

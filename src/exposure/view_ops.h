@@ -13,6 +13,7 @@
 #include "values/element_map.h"
 #include "graph/model_index.h"
 #include "ops/op_semantics.h"
+#include "values/reshape_groups.h"
 #include "values/shape_eval.h"
 
 namespace rnnstate {

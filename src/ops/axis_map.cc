@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/proto_access.h"
+#include "values/reshape_groups.h"
 #include "values/shape_eval.h"
 
 namespace rnnstate {

@@ -11,6 +11,7 @@
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
 #include "graph/proto_access.h"
+#include "values/reshape_groups.h"
 #include "values/shape_eval.h"
 #include "time/time_rules.h"
 
