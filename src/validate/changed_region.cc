@@ -56,6 +56,121 @@ void DefinedInSubgraphs(const onnx::NodeProto& node, std::unordered_set<std::str
   }
 }
 
+/// What the region's nodes define, and what they read from the rest of the graph (in order of first use).
+struct RegionValues {
+  NameSet defined;
+  NameSet constant_outputs;  ///< of the region's Constant nodes
+  NameSet read_set;
+  std::vector<std::string_view> reads;
+  /// The outer names the region's subgraphs read (`reads` views them), and every name they define: onnx's
+  /// checker refuses a subgraph name the main graph defines too, and the region holds only part of it.
+  std::set<std::string> outer_reads;
+  std::unordered_set<std::string> inner_names;
+  int64_t inner_nodes = 0;
+};
+
+RegionValues ValuesOf(const onnx::GraphProto& now, const std::vector<int>& nodes, const InterfaceChanges& changes) {
+  RegionValues values;
+  for (int n : nodes) {
+    const onnx::NodeProto& node = now.node(n);
+    std::set<std::string> subgraph_reads;
+    if (HasSubgraph(node)) {
+      DefinedInSubgraphs(node, values.inner_names, values.inner_nodes);
+      subgraph_reads = SubgraphReferences(node);
+    }
+    auto read = [&](const std::string& input) {
+      if (input.empty() || values.defined.count(input) || changes.changed.count(input)) return;
+      if (values.read_set.insert(input).second) values.reads.push_back(input);
+    };
+    for (const auto& input : node.input()) read(input);
+    for (const auto& name : subgraph_reads) read(*values.outer_reads.insert(name).first);
+    for (const auto& output : node.output()) {
+      if (!output.empty()) values.defined.insert(output);
+    }
+    if (IsOnnxOp(node, {"Constant"})) {
+      for (const auto& output : node.output()) values.constant_outputs.insert(output);
+    }
+  }
+  return values;
+}
+
+/// True when a name the region's subgraphs define is one the main graph defines too.
+bool InnerNamesClash(const onnx::GraphProto& now, const std::unordered_set<std::string>& inner_names) {
+  if (inner_names.empty()) return false;
+  auto clashes = [&](const std::string& name) { return inner_names.count(name) > 0; };
+  for (const auto& input : now.input()) {
+    if (clashes(input.name())) return true;
+  }
+  for (const auto& tensor : now.initializer()) {
+    if (clashes(tensor.name())) return true;
+  }
+  for (const auto& node : now.node()) {
+    for (const auto& output : node.output()) {
+      if (clashes(output)) return true;
+    }
+  }
+  return false;
+}
+
+/// The input's types of what the region reads and defines (declared, else inferred, else an
+/// initializer's), and which of the region's values the input defined.
+struct InputTypes {
+  std::unordered_map<std::string_view, const onnx::TypeProto*> types;
+  NameSet existed;
+};
+
+InputTypes TypesInInput(const onnx::GraphProto& was, const RegionValues& values, google::protobuf::Arena& arena) {
+  InputTypes in;
+  auto take = [&](const onnx::ValueInfoProto& info) {
+    if (info.has_type() && (values.read_set.count(info.name()) || values.defined.count(info.name()))) {
+      in.types.emplace(info.name(), &info.type());
+    }
+  };
+  for (const auto& info : was.input()) take(info);
+  for (const auto& info : was.output()) take(info);
+  for (const auto& info : was.value_info()) take(info);
+  for (const auto& tensor : was.initializer()) {
+    if (values.defined.count(tensor.name())) in.existed.insert(tensor.name());
+    if (values.read_set.count(tensor.name()) && !in.types.count(tensor.name())) {
+      in.types.emplace(tensor.name(), InitializerType(tensor, arena));
+    }
+  }
+  for (const auto& input : was.input()) {
+    if (values.defined.count(input.name())) in.existed.insert(input.name());
+  }
+  for (const auto& node : was.node()) {
+    for (const auto& output : node.output()) {
+      if (values.defined.count(output)) in.existed.insert(output);
+    }
+  }
+  return in;
+}
+
+/// The rest of the graph as the region reads it, added to `graph`: an unchanged graph input as declared, a
+/// small initializer whole (inference may read its values), anything else as an input of the inferred
+/// type. False when such a type is unknown or incomplete.
+bool AddBoundary(const onnx::GraphProto& now, const std::vector<std::string_view>& boundary, const InputTypes& in,
+                 onnx::GraphProto& graph) {
+  const auto now_inputs = ByName(now.input());
+  const auto now_initializers = ByName(now.initializer());
+  for (std::string_view name : boundary) {
+    auto initializer = now_initializers.find(name);
+    const bool whole = initializer != now_initializers.end() && CopiedWhole(*initializer->second);
+    if (whole) *graph.add_initializer() = *initializer->second;
+    if (auto input = now_inputs.find(name); input != now_inputs.end()) {
+      *graph.add_input() = *input->second;
+      continue;
+    }
+    if (whole) continue;
+    auto type = in.types.find(name);
+    if (type == in.types.end() || !CompleteForChecker(*type->second)) return false;
+    onnx::ValueInfoProto* input = graph.add_input();
+    input->set_name(std::string(name));
+    *input->mutable_type() = *type->second;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool SameTypeUpToSymbols(const onnx::TypeProto& a, const onnx::TypeProto& b) {
@@ -105,59 +220,16 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   // When most of the graph changed, the whole is checked: it costs no more.
   if (!nodes || nodes->size() > static_cast<size_t>(now.node_size()) / 2 + 16) return std::nullopt;
 
-  // What the region defines, and what it reads from the rest of the graph (in order of first use).
-  NameSet defined;
-  NameSet constant_outputs;  // of the region's Constant nodes
-  NameSet read_set;
-  std::vector<std::string_view> reads;
-  // The outer names the region's subgraphs read, and every name they define: onnx's checker refuses a
-  // subgraph name the main graph defines too, and the region holds only part of the main graph.
-  std::set<std::string> outer_reads;
-  std::unordered_set<std::string> inner_names;
-  int64_t inner_nodes = 0;
-  for (int n : *nodes) {
-    const onnx::NodeProto& node = now.node(n);
-    std::set<std::string> subgraph_reads;
-    if (HasSubgraph(node)) {
-      DefinedInSubgraphs(node, inner_names, inner_nodes);
-      subgraph_reads = SubgraphReferences(node);
-    }
-    auto read = [&](const std::string& input) {
-      if (input.empty() || defined.count(input) || changes.changed.count(input)) return;
-      if (read_set.insert(input).second) reads.push_back(input);
-    };
-    for (const auto& input : node.input()) read(input);
-    for (const auto& name : subgraph_reads) read(*outer_reads.insert(name).first);
-    for (const auto& output : node.output()) {
-      if (!output.empty()) defined.insert(output);
-    }
-    if (IsOnnxOp(node, {"Constant"})) {
-      for (const auto& output : node.output()) constant_outputs.insert(output);
-    }
-  }
+  const RegionValues values = ValuesOf(now, *nodes, changes);
   // Subgraphs that hold more than the main graph (a model inside a Loop) are as cheap to check whole.
-  if (inner_nodes > now.node_size()) return std::nullopt;
-  if (!inner_names.empty()) {
-    auto clashes = [&](const std::string& name) { return inner_names.count(name) > 0; };
-    for (const auto& input : now.input()) {
-      if (clashes(input.name())) return std::nullopt;
-    }
-    for (const auto& tensor : now.initializer()) {
-      if (clashes(tensor.name())) return std::nullopt;
-    }
-    for (const auto& node : now.node()) {
-      for (const auto& output : node.output()) {
-        if (clashes(output)) return std::nullopt;
-      }
-    }
-  }
+  if (values.inner_nodes > now.node_size() || InnerNamesClash(now, values.inner_names)) return std::nullopt;
   for (const auto* output : changes.outputs) {
-    if (!defined.count(output->name()) && !changes.changed.count(output->name())) return std::nullopt;
+    if (!values.defined.count(output->name()) && !changes.changed.count(output->name())) return std::nullopt;
   }
   // Constant nodes the region reads come along (their values are data that inference reads).
   std::vector<int> constant_nodes;
   std::vector<std::string_view> boundary;
-  for (std::string_view name : reads) {
+  for (std::string_view name : values.reads) {
     auto constant = constants.find(name);
     if (constant != constants.end()) {
       constant_nodes.push_back(constant->second);
@@ -165,33 +237,7 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
       boundary.push_back(name);
     }
   }
-
-  // The input's types of what the region reads and defines (declared, else inferred, else an
-  // initializer's), and which of the region's values the input defined.
-  std::unordered_map<std::string_view, const onnx::TypeProto*> types;
-  auto take = [&](const onnx::ValueInfoProto& info) {
-    if (info.has_type() && (read_set.count(info.name()) || defined.count(info.name()))) {
-      types.emplace(info.name(), &info.type());
-    }
-  };
-  for (const auto& info : was.input()) take(info);
-  for (const auto& info : was.output()) take(info);
-  for (const auto& info : was.value_info()) take(info);
-  NameSet existed;
-  for (const auto& tensor : was.initializer()) {
-    if (defined.count(tensor.name())) existed.insert(tensor.name());
-    if (read_set.count(tensor.name()) && !types.count(tensor.name())) {
-      types.emplace(tensor.name(), InitializerType(tensor, arena));
-    }
-  }
-  for (const auto& input : was.input()) {
-    if (defined.count(input.name())) existed.insert(input.name());
-  }
-  for (const auto& node : was.node()) {
-    for (const auto& output : node.output()) {
-      if (defined.count(output)) existed.insert(output);
-    }
-  }
+  const InputTypes in = TypesInInput(was, values, arena);
 
   ChangedRegion region;
   region.changed_nodes = static_cast<int>(nodes->size());
@@ -204,37 +250,19 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   graph.set_name(now.name());
   for (const auto* input : changes.inputs) *graph.add_input() = *input;
   for (const auto* tensor : changes.initializers) *graph.add_initializer() = *tensor;
-  // The rest of the graph as the region reads it: an unchanged graph input as declared, a small
-  // initializer whole (inference may read its values), anything else as an input of the inferred type.
-  const auto now_inputs = ByName(now.input());
-  const auto now_initializers = ByName(now.initializer());
-  for (std::string_view name : boundary) {
-    auto initializer = now_initializers.find(name);
-    const bool whole = initializer != now_initializers.end() && CopiedWhole(*initializer->second);
-    if (whole) *graph.add_initializer() = *initializer->second;
-    if (auto input = now_inputs.find(name); input != now_inputs.end()) {
-      *graph.add_input() = *input->second;
-      continue;
-    }
-    if (whole) continue;
-    auto type = types.find(name);
-    if (type == types.end() || !CompleteForChecker(*type->second)) return std::nullopt;
-    onnx::ValueInfoProto* input = graph.add_input();
-    input->set_name(std::string(name));
-    *input->mutable_type() = *type->second;
-  }
+  if (!AddBoundary(now, boundary, in, graph)) return std::nullopt;
   for (int n : constant_nodes) *graph.add_node() = now.node(n);
   for (int n : *nodes) *graph.add_node() = now.node(n);
   for (const auto* output : changes.outputs) *graph.add_output() = *output;
   for (const auto& info : now.value_info()) {
-    if (defined.count(info.name())) *graph.add_value_info() = info;
+    if (values.defined.count(info.name())) *graph.add_value_info() = info;
   }
-  for (std::string_view name : existed) {
+  for (std::string_view name : in.existed) {
     // Inference reads a Constant node's value (the shape a Reshape after it takes, say): one the input
     // had, now given by a changed node, could change what nodes outside the region infer.
-    if (constant_outputs.count(name)) return std::nullopt;
-    auto type = types.find(name);
-    region.kept.emplace_back(std::string(name), type == types.end() ? nullptr : type->second);
+    if (values.constant_outputs.count(name)) return std::nullopt;
+    auto type = in.types.find(name);
+    region.kept.emplace_back(std::string(name), type == in.types.end() ? nullptr : type->second);
   }
   return region;
 }
