@@ -37,31 +37,36 @@ SymShape SizedByTarget(SymShape in, const SymShape& target) {
   return in;
 }
 
-}  // namespace
+/// A Reshape's target with 0 (copy) and -1 (the rest) resolved against the input's shape `in`.
+struct ResolvedTarget {
+  SymShape target;
+  std::vector<bool> copied;  ///< per target axis: a copy (0) is that very input axis, even of an unknown size
+  int inferred = -1;         ///< the target axis that was -1 (or of a size unknown to us)
+  int inferred_from = -1;    ///< the input axis a -1 takes its size from, even an unknown size
+};
 
-std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape target, bool allow_zero,
-                                                       SymShape* resolved) {
-  // Resolve 0 (copy) and -1 (the rest) in the target.
-  int inferred = -1;
-  int inferred_from = -1;  // the input axis a -1 takes its size from, even an unknown size
-  std::vector<bool> copied(target.size(), false);  // a copy is that very axis, even of an unknown size
+std::optional<ResolvedTarget> ResolveTarget(const SymShape& in, SymShape given, bool allow_zero) {
+  ResolvedTarget r;
+  SymShape& target = r.target;
+  target = std::move(given);
+  r.copied.assign(target.size(), false);
   for (size_t j = 0; j < target.size(); ++j) {
     if (target[j].fixed() && target[j].value == 0 && !allow_zero) {
       if (j >= in.size()) return std::nullopt;
       target[j] = in[j];
-      copied[j] = true;
+      r.copied[j] = true;
     } else if (!target[j].known()) {
       // -1 in the target (or a size unknown to us, which the input's size then decides the same way).
-      if (inferred >= 0) return std::nullopt;
-      inferred = static_cast<int>(j);
+      if (r.inferred >= 0) return std::nullopt;
+      r.inferred = static_cast<int>(j);
     }
   }
-  if (inferred >= 0) {
+  if (r.inferred >= 0) {
     SymShape symbolic_in, symbolic_out;
     int64_t in_product = 1, out_product = 1;
     for (const SymDim& d : in) (d.fixed() ? in_product *= d.value, void() : symbolic_in.push_back(d));
     for (size_t j = 0; j < target.size(); ++j) {
-      if (static_cast<int>(j) == inferred) continue;
+      if (static_cast<int>(j) == r.inferred) continue;
       if (target[j].fixed())
         out_product *= target[j].value;
       else
@@ -84,14 +89,27 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape tar
         if (!in[i].fixed() && !named[i]) left.push_back(i);
       }
       if (left.size() != 1) return std::nullopt;
-      inferred_from = static_cast<int>(left[0]);
-      target[inferred] = in[left[0]];
+      r.inferred_from = static_cast<int>(left[0]);
+      target[r.inferred] = in[left[0]];
     } else if (symbolic_in.size() == symbolic_out.size()) {
-      target[inferred] = SymDim{in_product / out_product, ""};
+      target[r.inferred] = SymDim{in_product / out_product, ""};
     } else {
       return std::nullopt;
     }
   }
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape target, bool allow_zero,
+                                                       SymShape* resolved) {
+  std::optional<ResolvedTarget> r = ResolveTarget(in, std::move(target), allow_zero);
+  if (!r) return std::nullopt;
+  target = std::move(r->target);
+  const std::vector<bool>& copied = r->copied;
+  const int inferred = r->inferred;
+  const int inferred_from = r->inferred_from;
   if (resolved != nullptr) *resolved = target;
   in = SizedByTarget(std::move(in), target);
   std::vector<ReshapeGroup> groups;
