@@ -159,20 +159,27 @@ std::vector<LengthInShape> LengthsInShapes(const ModelIndex& index, const std::v
   return shapes;
 }
 
-LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, const std::set<std::string>& refused) {
-  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+/// Why the loop's counters stop it streaming ("" when they do not): every call restarts them at 0, so the
+/// body may use the iteration number only to index the time input, and no counter's final value may be read.
+std::string CounterProblem(const ModelIndex& index, const LoopAnatomy& loop, const onnx::NodeProto& node) {
   if (!loop.iteration.other_uses.empty()) {
-    return NotStreamable("the body uses the iteration number for more than indexing the time input (" +
-                         loop.iteration.other_uses.front() + "): every call restarts it at 0");
+    return "the body uses the iteration number for more than indexing the time input (" +
+           loop.iteration.other_uses.front() + "): every call restarts it at 0";
   }
   for (const auto& c : loop.carried) {
     const std::string final_value = c.slots.node_output < node.output_size() ? node.output(c.slots.node_output) : "";
     const GraphIndex& graph = index.graph(loop.graph);
     if (c.role == CarriedRole::kCounter && !final_value.empty() &&
         (!graph.ConsumersOf(final_value).empty() || graph.outputs.count(final_value))) {
-      return NotStreamable("the final value of counter '" + c.body_input + "' is used after the loop");
+      return "the final value of counter '" + c.body_input + "' is used after the loop";
     }
   }
+  return "";
+}
+
+LoopVerdict JudgeLoopNode(const ModelIndex& index, const LoopAnatomy& loop, const std::set<std::string>& refused) {
+  const onnx::NodeProto& node = ResolveGraph(index.model(), loop.graph)->node(loop.node);
+  if (std::string why = CounterProblem(index, loop, node); !why.empty()) return NotStreamable(why);
   std::vector<TimeRef> refs;
   std::set<int> read_nodes;
   std::vector<ViewOnTime> views;
