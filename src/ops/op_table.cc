@@ -61,12 +61,14 @@ OpSemantics Mixing(OpSemantics row, M mixing, int64_t default_axis = 0) {
 /// `row` whose named axis is `default_axis` when its attribute is absent.
 OpSemantics DefaultAxis(OpSemantics row, int64_t default_axis) { return Mixing(row, row.mixing, default_axis); }
 
-std::vector<OpSemantics> MakeTable() {
-  constexpr bool kZero = true;
-  const OperandSource axes_attribute{"axes", -1};
-  const OperandSource axes_input{"", 1};
-  const OperandSource axis{"axis", -1};
-  std::vector<OpSemantics> table = {
+constexpr bool kZero = true;  // keeps_zero
+const OperandSource kAxesAttribute{"axes", -1};
+const OperandSource kAxesInput{"", 1};
+const OperandSource kAxisAttribute{"axis", -1};
+
+/// The elementwise operators: one tensor operand, or several broadcast together.
+std::vector<OpSemantics> ElementwiseRows() {
+  return {
       // Elementwise, one tensor operand. keeps_zero only where every exporter pattern met needs it.
       Row("Identity", C::kElementwiseUnary, kZero),
       Row("Cast", C::kElementwiseUnary, kZero),
@@ -127,60 +129,71 @@ std::vector<OpSemantics> MakeTable() {
       Row("PRelu", C::kElementwiseMany),
       Row("Where", C::kElementwiseMany, false, {}, 9),
       Row("BitShift", C::kElementwiseMany, false, {}, 11),
+  };
+}
+
+/// The operators that mix elements along named axes: normalizations, running sums, reductions.
+std::vector<OpSemantics> MixingRows() {
+  std::vector<OpSemantics> table = {
       // The shape of input 0; elements mixed along the named axis (and, where the row says so, after it).
       // Softmax and its kin flattened the input at `axis` (default 1) before opset 13.
-      Mixing(Row("Softmax", C::kNormalization, false, axis, 1, 12), M::kNamedAxisOnward, 1),
-      Mixing(Row("Softmax", C::kNormalization, false, axis, 13), M::kNamedAxes, -1),
-      Mixing(Row("LogSoftmax", C::kNormalization, false, axis, 1, 12), M::kNamedAxisOnward, 1),
-      Mixing(Row("LogSoftmax", C::kNormalization, false, axis, 13), M::kNamedAxes, -1),
-      Mixing(Row("Hardmax", C::kNormalization, false, axis, 1, 12), M::kNamedAxisOnward, 1),
-      Mixing(Row("Hardmax", C::kNormalization, false, axis, 13), M::kNamedAxes, -1),
-      Mixing(Row("LayerNormalization", C::kNormalization, false, axis, 17), M::kNamedAxisOnward, -1),
+      Mixing(Row("Softmax", C::kNormalization, false, kAxisAttribute, 1, 12), M::kNamedAxisOnward, 1),
+      Mixing(Row("Softmax", C::kNormalization, false, kAxisAttribute, 13), M::kNamedAxes, -1),
+      Mixing(Row("LogSoftmax", C::kNormalization, false, kAxisAttribute, 1, 12), M::kNamedAxisOnward, 1),
+      Mixing(Row("LogSoftmax", C::kNormalization, false, kAxisAttribute, 13), M::kNamedAxes, -1),
+      Mixing(Row("Hardmax", C::kNormalization, false, kAxisAttribute, 1, 12), M::kNamedAxisOnward, 1),
+      Mixing(Row("Hardmax", C::kNormalization, false, kAxisAttribute, 13), M::kNamedAxes, -1),
+      Mixing(Row("LayerNormalization", C::kNormalization, false, kAxisAttribute, 17), M::kNamedAxisOnward, -1),
       // Inference: each channel's own mean and variance, one element at a time.
       Row("BatchNormalization", C::kNormalization),
       Mixing(Row("InstanceNormalization", C::kNormalization), M::kSpatial),
-      Mixing(Row("LpNormalization", C::kNormalization, false, axis), M::kNamedAxes, -1),
+      Mixing(Row("LpNormalization", C::kNormalization, false, kAxisAttribute), M::kNamedAxes, -1),
       // A running sum along the axis input 1 names.
       Mixing(Row("CumSum", C::kNormalization, false, {"", 1}, 11), M::kNamedAxes),
       // Reductions: axes an attribute until the opset that made them an input; none named means all.
-      Mixing(Row("ReduceSum", C::kReduction, false, axes_attribute, 1, 12), M::kNamedAxes),
-      Mixing(Row("ReduceSum", C::kReduction, false, axes_input, 13), M::kNamedAxes),
-      Mixing(Row("ArgMax", C::kReduction, false, axis), M::kNamedAxes),
-      Mixing(Row("ArgMin", C::kReduction, false, axis), M::kNamedAxes),
+      Mixing(Row("ReduceSum", C::kReduction, false, kAxesAttribute, 1, 12), M::kNamedAxes),
+      Mixing(Row("ReduceSum", C::kReduction, false, kAxesInput, 13), M::kNamedAxes),
+      Mixing(Row("ArgMax", C::kReduction, false, kAxisAttribute), M::kNamedAxes),
+      Mixing(Row("ArgMin", C::kReduction, false, kAxisAttribute), M::kNamedAxes),
       Mixing(Row("GlobalAveragePool", C::kReduction), M::kSpatial),
       Mixing(Row("GlobalMaxPool", C::kReduction), M::kSpatial),
       Mixing(Row("GlobalLpPool", C::kReduction), M::kSpatial),
   };
   for (std::string_view reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
-    table.push_back(Mixing(Row(reduce, C::kReduction, false, axes_attribute, 1, 17), M::kNamedAxes));
-    table.push_back(Mixing(Row(reduce, C::kReduction, false, axes_input, 18), M::kNamedAxes));
+    table.push_back(Mixing(Row(reduce, C::kReduction, false, kAxesAttribute, 1, 17), M::kNamedAxes));
+    table.push_back(Mixing(Row(reduce, C::kReduction, false, kAxesInput, 18), M::kNamedAxes));
   }
-  const std::vector<OpSemantics> rest = {
+  return table;
+}
+
+/// The operators that move elements (views, selection, joins), contract, slide windows, or compute shapes.
+std::vector<OpSemantics> MovementRows() {
+  return {
       // Views: the elements of input 0, rearranged.
       Effect(Row("Reshape", C::kView, kZero, {}, 5), E::kReshape),
-      Effect(DefaultAxis(Row("Flatten", C::kView, kZero, axis), 1), E::kFlatten),
-      Effect(Row("Squeeze", C::kView, kZero, axes_attribute, 1, 12), E::kRemoveUnit),
-      Effect(Row("Squeeze", C::kView, kZero, axes_input, 13), E::kRemoveUnit),
-      Effect(Row("Unsqueeze", C::kView, kZero, axes_attribute, 1, 12), E::kInsertUnit),
-      Effect(Row("Unsqueeze", C::kView, kZero, axes_input, 13), E::kInsertUnit),
+      Effect(DefaultAxis(Row("Flatten", C::kView, kZero, kAxisAttribute), 1), E::kFlatten),
+      Effect(Row("Squeeze", C::kView, kZero, kAxesAttribute, 1, 12), E::kRemoveUnit),
+      Effect(Row("Squeeze", C::kView, kZero, kAxesInput, 13), E::kRemoveUnit),
+      Effect(Row("Unsqueeze", C::kView, kZero, kAxesAttribute, 1, 12), E::kInsertUnit),
+      Effect(Row("Unsqueeze", C::kView, kZero, kAxesInput, 13), E::kInsertUnit),
       Effect(Row("Transpose", C::kView, kZero, {"perm", -1}), E::kPermute),
       // Data movement: elements selected, joined, repeated or written.
-      Effect(Row("Slice", C::kDataMovement, kZero, axes_attribute, 1, 9), E::kCut),
+      Effect(Row("Slice", C::kDataMovement, kZero, kAxesAttribute, 1, 9), E::kCut),
       Effect(Row("Slice", C::kDataMovement, kZero, {"", 3}, 10), E::kCut),
-      Effect(Row("Gather", C::kDataMovement, kZero, axis), E::kGather),
-      Row("GatherElements", C::kDataMovement, kZero, axis, 11),
+      Effect(Row("Gather", C::kDataMovement, kZero, kAxisAttribute), E::kGather),
+      Row("GatherElements", C::kDataMovement, kZero, kAxisAttribute, 11),
       Row("GatherND", C::kDataMovement, kZero, {}, 11),
       // Concat's axis defaulted to 1 until opset 4 made it required.
-      Effect(DefaultAxis(Row("Concat", C::kDataMovement, false, axis, 1, 3), 1), E::kConcat),
-      Effect(Row("Concat", C::kDataMovement, false, axis, 4), E::kConcat),
-      Effect(Row("Split", C::kDataMovement, kZero, axis), E::kSplit),
+      Effect(DefaultAxis(Row("Concat", C::kDataMovement, false, kAxisAttribute, 1, 3), 1), E::kConcat),
+      Effect(Row("Concat", C::kDataMovement, false, kAxisAttribute, 4), E::kConcat),
+      Effect(Row("Split", C::kDataMovement, kZero, kAxisAttribute), E::kSplit),
       Row("Expand", C::kDataMovement, kZero, {}, 8),
       Row("Tile", C::kDataMovement, kZero),
       Effect(Row("Pad", C::kDataMovement), E::kPad),
       Effect(Row("ScatterND", C::kDataMovement, false, {}, 11), E::kScatter),
-      Row("ScatterElements", C::kDataMovement, false, axis, 11),
-      Row("ConcatFromSequence", C::kDataMovement, false, axis, 11),
+      Row("ScatterElements", C::kDataMovement, false, kAxisAttribute, 11),
+      Row("ConcatFromSequence", C::kDataMovement, false, kAxisAttribute, 11),
       // Contractions.
       Effect(Row("MatMul", C::kContraction), E::kMatMul),
       Effect(Row("Gemm", C::kContraction), E::kGemm),
@@ -196,7 +209,13 @@ std::vector<OpSemantics> MakeTable() {
       Row("ConstantOfShape", C::kShapeComputation, false, {}, 9),
       Row("Range", C::kShapeComputation, false, {}, 11),
   };
-  table.insert(table.end(), rest.begin(), rest.end());
+}
+
+std::vector<OpSemantics> MakeTable() {
+  std::vector<OpSemantics> table = ElementwiseRows();
+  for (std::vector<OpSemantics> rows : {MixingRows(), MovementRows()}) {
+    table.insert(table.end(), rows.begin(), rows.end());
+  }
   return table;
 }
 
