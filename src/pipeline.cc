@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "contract/applied_transforms.h"
 #include "graph/contrib_schemas.h"
 #include "graph/model_index.h"
 #include "pack/state_transform.h"
@@ -19,8 +20,8 @@
 #include "rnnstate/error.h"
 #include "rules/metadata_rules.h"
 #include "rules/model_rules.h"
-#include "rules/validate.h"
 #include "time/stream_verdict.h"
+#include "validate/validate.h"
 #include "views/check.h"
 #include "views/dot.h"
 #include "views/report.h"

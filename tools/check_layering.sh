@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Checks that src/'s folders are layered as the stages run: each folder includes only itself and the
-# folders below it, the top of src/ holds only the joiner (pipeline.cc and its header), no two units
-# include each other, and the command line reaches the stages through the façade only.
+# folders below it and says so in its README.md, the top of src/ holds only the joiner (pipeline.cc and its
+# header), no two units include each other, and the command line reaches the stages through the façade only.
 #
 #   tools/check_layering.sh [SRC_DIR]      (default: src/ beside this script; run by ctest as `layering`)
 #
-# The order, lowest first. A new folder goes into this list (and docs/architecture.md) where it belongs.
+# The order, lowest first. A new folder goes into this list (and docs/architecture.md) where it belongs, with
+# a README.md of its own.
 set -euo pipefail
 
 src=${1:-"$(cd "$(dirname "$0")/.." && pwd)/src"}
-layers=(contract graph io states rules exposure find time rewrite pack views TOP cli)
+layers=(contract graph values ops io states rules exposure loops find time rewrite pack validate views TOP cli)
 # Files the top of src/ may hold: the one joiner of the stages.
 top_files=(pipeline.cc pipeline_stages.h)
 # What cli/ may include besides cli/ and the public headers (rnnstate/...): file access, the metadata contract
@@ -35,15 +36,49 @@ for entry in *; do
   fi
 done
 
-# 2. Each file includes only its own folder and lower ones (quoted includes; <...> are libraries).
+# 2. Each folder says in its README.md what it owns and what it may include; for a folder of the order, the
+# "May include:" line lists exactly the folders below it, so that the README cannot drift from this list.
+for i in "${!layers[@]}"; do
+  folder=${layers[$i]}
+  [[ $folder == TOP ]] && continue
+  readme="$folder/README.md"
+  if [[ ! -f $readme ]]; then
+    fail "src/$readme is missing (what the folder owns, and a 'May include:' line)"
+    continue
+  fi
+  [[ $folder == cli ]] && continue  # its own rule, cli_allowed above
+  expected="May include: \`$folder/\`, the public headers (\`rnnstate/\`)"
+  below=()
+  for lower in "${layers[@]:0:$i}"; do [[ $lower != TOP ]] && below+=("\`$lower/\`"); done
+  if ((${#below[@]})); then
+    joined=$(printf '%s, ' "${below[@]}")
+    expected+=", and the folders below it: ${joined%, }"
+  fi
+  expected+="."
+  actual=$(grep -m1 '^May include:' "$readme" || true)
+  [[ $actual == "$expected" ]] || fail "src/$readme: its line should read: $expected"
+done
+
+# 3. Each file includes only its own folder and lower ones (quoted includes; <...> are libraries).
 declare -A unit_edges=()  # "a b": unit a (path without extension) includes unit b's header
+# The unit behind each public header (include/rnnstate/NAME.h is implemented by src/FOLDER/NAME.cc), so that
+# two units including each other through a public header are found too.
+declare -A public_units=()
+while IFS= read -r file; do
+  public_units[$(basename "$file" .cc)]=${file%.cc}
+done < <(find . -name '*.cc' | sed 's|^\./||')
 while IFS= read -r file; do
   folder=$(dirname "$file")
   [[ $folder == . ]] && folder=TOP
   own=$(rank "$folder")
   unit=${file%.*}
   while IFS= read -r included; do
-    [[ $included == rnnstate/* ]] && continue  # the public headers (include/rnnstate/) are below everything
+    if [[ $included == rnnstate/* ]]; then  # the public headers (include/rnnstate/) are below everything
+      public=${included#rnnstate/}
+      behind=${public_units[${public%.h}]:-}
+      [[ -n $behind && $behind != "$unit" ]] && unit_edges["$unit $behind"]=1
+      continue
+    fi
     if [[ $included == */* ]]; then target=${included%%/*}; else target=TOP; fi
     theirs=$(rank "$target")
     if [[ $theirs -lt 0 ]]; then
@@ -63,7 +98,7 @@ while IFS= read -r file; do
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
 done < <(find . -name '*.h' -o -name '*.cc' | sed 's|^\./||' | sort)
 
-# 3. No two units include each other.
+# 4. No two units include each other.
 for edge in "${!unit_edges[@]}"; do
   read -r a b <<<"$edge"
   if [[ -n ${unit_edges["$b $a"]:-} && $a < $b ]]; then

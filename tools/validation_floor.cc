@@ -36,7 +36,7 @@ bool Parse(const std::string& path, onnx::ModelProto* model) {
 }
 
 void Infer(onnx::ModelProto& model) {
-  // The options rnnstate uses (see src/graph/model_index.cc and src/rules/validate.cc).
+  // The options rnnstate uses (see src/graph/model_index.cc and src/validate/validate.cc).
   onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
   onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
 }

@@ -169,4 +169,8 @@ std::string OutputConflict(const std::vector<InputFile>& inputs, const std::vect
   return "";
 }
 
+FileResult DiscoveryErrorResult(const InputFile& input) {
+  return ProcessGuarded(input.path, [&](FileResult&) { throw Error(ExitCode::kBadInput, input.error); });
+}
+
 }  // namespace rnnstate

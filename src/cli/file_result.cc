@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/file_discovery.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -29,10 +28,6 @@ FileResult ProcessGuarded(const std::string& path, const std::function<void(File
     fail(ExitCode::kInternal, "internal error");
   }
   return result;
-}
-
-FileResult DiscoveryErrorResult(const InputFile& input) {
-  return ProcessGuarded(input.path, [&](FileResult&) { throw Error(ExitCode::kBadInput, input.error); });
 }
 
 namespace {

@@ -539,7 +539,7 @@ void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
 void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream) {
   Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
   // Its other keys are kept; its states are not even read (a hostile document lists a million).
-  if (std::optional<Json> old = ReadDocumentBesideStates(model)) {
+  if (std::optional<Json> old = ReadDocumentBesideStates(model, kMetadataKey)) {
     for (const auto& [key, value] : old->items()) {
       if (key != "version" && key != "states") document[key] = value;
     }

@@ -1,8 +1,7 @@
 #include "contract/metadata_bound.h"
 
 #include <exception>
-
-#include "rnnstate/metadata.h"
+#include <string>
 
 namespace rnnstate {
 
@@ -27,9 +26,9 @@ size_t MostStateEntries(const onnx::ModelProto& model) {
   return InputSlots(model.graph()) + static_cast<size_t>(model.graph().input_size());
 }
 
-std::optional<Json> ReadDocumentBesideStates(const onnx::ModelProto& model) {
+std::optional<Json> ReadDocumentBesideStates(const onnx::ModelProto& model, const std::string& key) {
   for (const auto& prop : model.metadata_props()) {
-    if (prop.key() != kMetadataKey) continue;
+    if (prop.key() != key) continue;
     const size_t most = MostStateEntries(model);
     size_t entries = 0;
     struct TooManyEntries {};

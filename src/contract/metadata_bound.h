@@ -4,10 +4,11 @@
 /// graph's size, so that a document listing a million entries for a model of one LSTM is refused before
 /// its entries are converted and cross-checked (each would cost the pair, its problems and their messages).
 
+#include <onnx/onnx_pb.h>
+
 #include <cstddef>
 #include <optional>
-
-#include <onnx/onnx_pb.h>
+#include <string>
 
 #include "rnnstate/json.h"
 
@@ -20,9 +21,9 @@ namespace rnnstate {
 /// model does not have.
 size_t MostStateEntries(const onnx::ModelProto& model);
 
-/// The model's metadata document with its "states" left out (their entries are skipped as they are read),
+/// The model's metadata document under `key` with its "states" left out (their entries are skipped as they are read),
 /// or nullopt when there is none, it is no JSON object, or it lists more entries than MostStateEntries
 /// (refused at the first past the bound): what a writer of new pairs keeps of the old document.
-std::optional<Json> ReadDocumentBesideStates(const onnx::ModelProto& model);
+std::optional<Json> ReadDocumentBesideStates(const onnx::ModelProto& model, const std::string& key);
 
 }  // namespace rnnstate

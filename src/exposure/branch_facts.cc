@@ -3,8 +3,8 @@
 #include <set>
 
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "ops/op_semantics.h"
 #include "states/recurrent_ops.h"
 
 namespace rnnstate {

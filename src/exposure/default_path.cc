@@ -4,10 +4,10 @@
 #include <optional>
 #include <vector>
 
-#include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/constant_value.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: the authors' own "empty means start from the default" protocol. Streaming models
+/// The authors' own "empty means start from the default" protocol. Streaming models
 /// such as Silero VAD keep two copies of their recurrent layers in the branches of an If on the state
 /// input's size: one reads the fed state, the other starts from zeros when the fed state is empty. This
 /// unit decides, by evaluating the If's condition on the input's shape, which branch runs for an empty

@@ -4,7 +4,7 @@
 #include "exposure/view_ops.h"
 #include "graph/control_flow.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 
@@ -132,6 +132,46 @@ std::string PlaceText(const std::string& what, const ElementPlace& place, const 
          (placed ? " " + PlaceSuffix(std::nullopt, placed->region, placed->view) : " (strided)");
 }
 
+/// For a state whose slot a graph input feeds itself (the plain case, the input is the state: not a region),
+/// why it is no pair: "" when its final value is an output whole (plainly exposed) or reaches none, else
+/// the output it is only part of (form 5). nullopt when no graph input feeds the slot.
+std::optional<std::string> DirectInputProblem(const ModelIndex& index, const RecurrentState& state) {
+  const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);
+  if (state.initial_slot >= owner.input_size()) return std::nullopt;
+  const std::string& fed = owner.input(state.initial_slot);
+  const Producer::Kind kind = index.Resolve(state.owner.graph, fed).producer.kind;
+  if (kind != Producer::Kind::kGraphInput && kind != Producer::Kind::kDefaultedInput) return std::nullopt;
+  // Form 5: a direct input whose final leaves only as part of a bigger output is not one pair.
+  const WriteTrace write = TraceWrite(index, state);
+  std::string part;
+  for (const ElementPlace& place : write.places) {
+    std::optional<SymShape> out_shape = ShapeOf(index, GraphPath{}, place.tensor);
+    if (!out_shape) continue;
+    auto region = RegionOf(place.map, *out_shape, state.axis_names);
+    if (region && IsWhole(region->first)) return "";  // the final is an output: plainly exposed
+    if (part.empty()) part = PlaceText("output", place, *out_shape, state.axis_names);
+  }
+  if (part.empty()) return "";
+  return "fed whole by input '" + fed + "' but written to " + part +
+         ": not one-to-one (feeding the output back means splitting it into several inputs)";
+}
+
+/// Records where `read` found the initial value in `finding` (its place, text, region and view); the
+/// shape of the graph input read, nullopt when none is read or its shape is unknown.
+std::optional<SymShape> NoteRead(const ModelIndex& index, const ReadTrace& read, const std::vector<std::string>& axes,
+                                 ExposureFinding& finding) {
+  if (!read.place) return std::nullopt;
+  finding.read_place = read.place;
+  std::optional<SymShape> in_shape = ShapeOf(index, GraphPath{}, read.place->tensor);
+  if (!in_shape) return std::nullopt;
+  finding.read = PlaceText("input", *read.place, *in_shape, axes);
+  if (auto placed = PlaceOf(read.place->map, *in_shape, axes)) {
+    finding.read_region = placed->region;
+    finding.read_view = placed->view;
+  }
+  return in_shape;
+}
+
 }  // namespace
 
 ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& state, const StateSite& site,
@@ -139,44 +179,15 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
   ExposureFinding finding;
   if (site.carried || !(site.graph == state.owner.graph && site.node == state.owner.node)) return finding;
   // A slot fed by a graph input itself is the plain case (the input is the state): not a region.
-  const onnx::NodeProto& owner = ResolveGraph(index.model(), state.owner.graph)->node(state.owner.node);
   const std::vector<std::string>& axes = state.axis_names;
-  if (state.initial_slot < owner.input_size()) {
-    const std::string& fed = owner.input(state.initial_slot);
-    const Producer::Kind kind = index.Resolve(state.owner.graph, fed).producer.kind;
-    if (kind == Producer::Kind::kGraphInput || kind == Producer::Kind::kDefaultedInput) {
-      // Form 5: a direct input whose final leaves only as part of a bigger output is not one pair.
-      const WriteTrace write = TraceWrite(index, state);
-      std::string part;
-      for (const ElementPlace& place : write.places) {
-        std::optional<SymShape> out_shape = ShapeOf(index, GraphPath{}, place.tensor);
-        if (!out_shape) continue;
-        auto region = RegionOf(place.map, *out_shape, axes);
-        if (region && IsWhole(region->first)) return finding;  // the final is an output: plainly exposed
-        if (part.empty()) part = PlaceText("output", place, *out_shape, axes);
-      }
-      if (!part.empty()) {
-        finding.why_not = "fed whole by input '" + fed + "' but written to " + part +
-                          ": not one-to-one (feeding the output back means splitting it into several inputs)";
-      }
-      return finding;
-    }
+  if (std::optional<std::string> why_not = DirectInputProblem(index, state)) {
+    finding.why_not = *why_not;
+    return finding;
   }
   const ReadTrace read = TraceRead(index, state, facts);
   const WriteTrace write = TraceWrite(index, state, CompletedShape(index, state, read), facts);
   finding.writes = write.places;
-  std::optional<SymShape> in_shape;
-  if (read.place) {
-    finding.read_place = read.place;
-    in_shape = ShapeOf(index, GraphPath{}, read.place->tensor);
-    if (in_shape) finding.read = PlaceText("input", *read.place, *in_shape, axes);
-    if (in_shape) {
-      if (auto placed = PlaceOf(read.place->map, *in_shape, axes)) {
-        finding.read_region = placed->region;
-        finding.read_view = placed->view;
-      }
-    }
-  }
+  const std::optional<SymShape> in_shape = NoteRead(index, read, axes, finding);
   std::string other_type;  // why a place with the same elements is no pair: another element type
   for (const ElementPlace& place : write.places) {
     std::optional<SymShape> out_shape = ShapeOf(index, GraphPath{}, place.tensor);

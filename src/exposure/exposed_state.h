@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: states a model's authors already stream through their own tensors. A state is
+/// States a model's authors already stream through their own tensors. A state is
 /// exposed when its initial value is read from a region of a graph input and its final value is written
 /// to the same region of a graph output (exposure.h proves both, element by element): feeding that
 /// output back as that input then streams it. PyTorch's `(h0, c0)` export (rows of `h0` and `h_n`) is one

@@ -7,11 +7,12 @@
 #include "exposure/default_path.h"
 #include "exposure/view_ops.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "ops/op_semantics.h"
 #include "states/recurrent_ops.h"
 #include "states/state_origin.h"
+#include "values/reshape_groups.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

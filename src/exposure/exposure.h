@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: where a state's initial value is read from and where its final value lands, element
+/// Where a state's initial value is read from and where its final value lands, element
 /// by element, through view-like operators (Identity, lossless Cast, Slice, Gather with constant indices,
 /// Squeeze, Unsqueeze, Transpose, Reshape and Expand where the mapping is provable, Concat, Split,
 /// ScatterND with constant indices) and through If branches and outer-scope references. A model whose
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "exposure/branch_facts.h"
-#include "graph/element_map.h"
 #include "graph/model_index.h"
 #include "states/recurrent_state.h"
+#include "values/element_map.h"
 
 namespace rnnstate {
 

@@ -12,7 +12,7 @@
 #include "exposure/view_ops.h"
 #include "graph/control_flow.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

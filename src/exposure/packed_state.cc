@@ -5,8 +5,8 @@
 
 #include "exposure/exposure.h"
 #include "exposure/view_ops.h"
-#include "graph/shape_eval.h"
 #include "states/wiring.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 4: a strided state as a box of a view. A state whose elements lie in one axis of a tensor
+/// A strided state as a box of a view. A state whose elements lie in one axis of a tensor
 /// with strides — `cache [1,1056]` holding a GRU's h [1,33,8] at `cache[0, 16*b + h]`, the flat caches of
 /// speech enhancement models — is no box (region) of the tensor, but it is a box of the tensor's elements
 /// seen, row-major, with that axis split by the strides: [0, 0:33, 0:8] of the view [1,66,16].
@@ -10,7 +10,7 @@
 
 #include <optional>
 
-#include "graph/element_map.h"
+#include "values/element_map.h"
 
 namespace rnnstate {
 

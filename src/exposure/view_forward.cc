@@ -5,9 +5,10 @@
 #include <optional>
 
 #include "exposure/view_ops.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "ops/op_semantics.h"
+#include "values/reshape_groups.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/element_map.h"
 #include "graph/model_index.h"
+#include "values/element_map.h"
 
 namespace rnnstate {
 

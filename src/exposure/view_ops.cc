@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
 #include "states/state_origin.h"
+#include "values/reshape_groups.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

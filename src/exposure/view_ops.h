@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/element_map.h"
 #include "graph/model_index.h"
-#include "graph/op_semantics.h"
-#include "graph/shape_eval.h"
+#include "ops/op_semantics.h"
+#include "values/element_map.h"
+#include "values/reshape_groups.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

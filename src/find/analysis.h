@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stages 3-4 together: every recurrent state of the model (found by the producers, see Analyze) with
+/// Every recurrent state of the model (found by the producers, see Analyze) with
 /// the origin and destination of its values, which states share an origin, and which are already
 /// exposed. Pure analysis: nothing is modified.
 

@@ -4,9 +4,9 @@
 #include <utility>
 #include <vector>
 
-#include "find/axis_trace.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "loops/axis_trace.h"
+#include "ops/op_semantics.h"
 #include "states/recurrent_ops.h"
 
 namespace rnnstate {

@@ -3,10 +3,10 @@
 #include <limits>
 #include <optional>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "ops/op_semantics.h"
 #include "states/wiring.h"
+#include "values/constant_value.h"
 
 namespace rnnstate {
 

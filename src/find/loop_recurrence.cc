@@ -4,16 +4,16 @@
 #include <set>
 
 #include "exposure/exposure.h"
-#include "find/axis_trace.h"
-#include "find/carried_variables.h"
-#include "find/loop_streaming.h"
-#include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "loops/axis_trace.h"
+#include "loops/carried_variables.h"
+#include "loops/loop_streaming.h"
 #include "rnnstate/metadata.h"
 #include "states/state_origin.h"
+#include "values/constant_value.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 3, the producer of loop-carried states: recurrences written as a `Loop` or `Scan` over a cell
+/// The producer of loop-carried states: recurrences written as a `Loop` or `Scan` over a cell
 /// written out by hand (TorchScript loops over gate equations, Keras layers tf2onnx could not fuse, custom
 /// cells, autoregressive decoders), with no recurrent operator. Every carried variable that really recurs
 /// (see carried_variables.h) becomes a state of kind kCarried owned by the Loop/Scan: it enters at the

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 3, the producer of the recurrent operators' states: finds every node of a table operator (see
+/// The producer of the recurrent operators' states: finds every node of a table operator (see
 /// recurrent_ops.h) at any depth, reads the facts a rewrite needs from its attributes and from declared
 /// or inferred shapes, and makes one RecurrentState per state slot (h, and c for LSTM-like ops).
 

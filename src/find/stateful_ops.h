@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 3, a producer of notes only: operators outside the table of recurrent_ops.h whose slots carry
+/// A producer of notes only: operators outside the table of recurrent_ops.h whose slots carry
 /// state from call to call (ONNX Runtime's contrib operators, ONNX's own Attention and TensorScatter),
 /// named in `report` and warned about by `check` with the reason rnnstate does not rewrite them — so that
 /// they never pass silently.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 2 of the pipeline: an index of every graph scope of a model — who produces each value, who
+/// An index of every graph scope of a model — who produces each value, who
 /// consumes it (including references from nested subgraphs), its declared or inferred type, and every
 /// name in use anywhere. Read-only: built once from the loaded model, invalid after a rewrite.
 

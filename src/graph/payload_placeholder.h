@@ -2,7 +2,7 @@
 /// \file
 /// The in-memory stand-in for a large tensor payload that io/model_file.h leaves in the input file: a
 /// `TensorProto.raw_data` of kPlaceholderSize bytes, kPlaceholderMagic followed by the payload's index
-/// (8 bytes, little endian). Readers of tensor values (graph/constant_value.h) must recognize it as "the
+/// (8 bytes, little endian). Readers of tensor values (values/constant_value.h) must recognize it as "the
 /// value is not here"; only the model file reads and writes its index.
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 1 and 8: open a model file for rewriting (large payloads stay in the file, see ModelFile),
+/// Open a model file for rewriting (large payloads stay in the file, see ModelFile),
 /// refuse what is incomplete or unsafe, and write the result atomically with its external data.
 
 #include <string>

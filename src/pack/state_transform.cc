@@ -12,16 +12,6 @@
 
 namespace rnnstate {
 
-AppliedTransforms TransformsOf(const onnx::ModelProto& model) {
-  AppliedTransforms applied;
-  std::optional<Json> document;  // parsed once for both questions
-  for (const StatePair& pair : ReadStatePairs(model, nullptr, &document, /*bounded=*/true)) {
-    applied.batch_first |= !pair.layout.empty();
-  }
-  applied.packed = HasPackedStates(document);
-  return applied;
-}
-
 namespace {
 
 /// `--state-inputs required` on a packed model: every packed tensor input loses its default (the empty

@@ -18,15 +18,6 @@
 
 namespace rnnstate {
 
-/// What the metadata says the stages after the state rewrite did to a model.
-struct AppliedTransforms {
-  bool packed = false;       ///< the metadata has a "packed" object
-  bool batch_first = false;  ///< some pair has layout "batch-first"
-  bool any() const { return packed || batch_first; }
-};
-
-AppliedTransforms TransformsOf(const onnx::ModelProto& model);
-
 /// What the stage did.
 struct TransformOutcome {
   bool changed = false;

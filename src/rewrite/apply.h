@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 6: the only code that mutates a model. Executes a Plan made for exactly this model.
+/// The only code that mutates a model. Executes a Plan made for exactly this model.
 
 #include <onnx/onnx_pb.h>
 

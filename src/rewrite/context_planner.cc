@@ -4,9 +4,9 @@
 #include <functional>
 #include <set>
 
-#include "find/axis_trace.h"
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"
+#include "loops/axis_trace.h"
 #include "rnnstate/error.h"
 #include "time/stream_verdict.h"
 

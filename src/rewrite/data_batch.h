@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 5: the batch dimension a caller can know. A state's batch is the batch of its owner's X,
+/// The batch dimension a caller can know. A state's batch is the batch of its owner's X,
 /// but X is often computed (a Transpose, the previous layer's output), and onnx's inference then names
 /// its dimensions itself ("unk__82"), names no caller ever sees. This unit follows the batch back to the
 /// main-graph input it comes from, so that state shapes in metadata and declarations use that input's
@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "exposure/branch_facts.h"
-#include "find/axis_trace.h"
 #include "graph/model_index.h"
+#include "loops/axis_trace.h"
 #include "states/recurrent_state.h"
 
 namespace rnnstate {

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "ops/op_semantics.h"
 #include "time/time_flow.h"
+#include "values/constant_value.h"
 
 namespace rnnstate {
 

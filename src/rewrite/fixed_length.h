@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "find/loop_streaming.h"
-#include "find/time_source.h"
 #include "graph/model_index.h"
+#include "loops/loop_streaming.h"
+#include "loops/time_source.h"
 
 namespace rnnstate {
 

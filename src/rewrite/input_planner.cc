@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "find/axis_trace.h"
-#include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"
+#include "loops/axis_trace.h"
+#include "values/constant_value.h"
 
 namespace rnnstate {
 

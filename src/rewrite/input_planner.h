@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 5 (MakePlan): the input side of each state — which graph input feeds it, what it
+/// For MakePlan: the input side of each state — which graph input feeds it, what it
 /// declares, how its default reproduces the original model when it is not fed, and how a caller makes
 /// its first feed (`init`: zeros, or the empty tensor meaning "the model's own default", the same
 /// protocol in both modes: a non-zero default is always selected when the fed tensor is empty).

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Part of stage 5: names of owners as metadata records them. Unnamed owners of states that will be
+/// Names of owners as metadata records them. Unnamed owners of states that will be
 /// rewritten (and unnamed containers on the way to them) get stable names, and graph paths are spelled
 /// with those names, so that metadata written before the rewrite still matches the model after it
 /// (where node indices have moved).

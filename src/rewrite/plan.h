@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 5, as data: every edit a rewrite makes — which input feeds each initial state and how its
+/// The plan as data: every edit a rewrite makes — which input feeds each initial state and how its
 /// default reproduces the original model, which output exposes each final state, every new name — and
 /// what is skipped and why. planner.h decides a Plan, apply.h executes it. Edits are variants: describing
 /// and applying a plan visit them, so every case is handled.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 5: decide the Plan (plan.h) of a rewrite from the analysis. Nothing is modified here; the input
+/// Decides the Plan (plan.h) of a rewrite from the analysis. Nothing is modified here; the input
 /// side of each state is input_planner.h's, the names of unnamed owners owner_names.h's.
 
 #include <string>

@@ -4,15 +4,15 @@
 #include <map>
 #include <optional>
 
-#include "find/carried_variables.h"
-#include "find/loop_streaming.h"
-#include "graph/constant_value.h"
 #include "graph/control_flow.h"
 #include "graph/graph_edit.h"
 #include "graph/naming.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "loops/carried_variables.h"
+#include "loops/loop_streaming.h"
+#include "ops/op_semantics.h"
 #include "rnnstate/error.h"
+#include "values/constant_value.h"
 
 namespace rnnstate {
 

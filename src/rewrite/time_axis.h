@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "find/time_source.h"
 #include "graph/model_index.h"
+#include "loops/time_source.h"
 #include "rewrite/fixed_length.h"
 #include "rnnstate/options.h"
 

@@ -9,7 +9,6 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/constant_value.h"
 #include "graph/contrib_schemas.h"
 #include "graph/control_flow.h"
 #include "graph/graph_path.h"
@@ -18,8 +17,9 @@
 #include "rnnstate/error.h"
 #include "rules/op_rules.h"
 #include "rules/schema_rules.h"
-#include "rules/validate.h"
+#include "rules/structure_rules.h"
 #include "rules/view_rules.h"
+#include "values/constant_value.h"
 
 namespace rnnstate {
 

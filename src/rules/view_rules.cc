@@ -4,11 +4,11 @@
 #include <optional>
 #include <vector>
 
-#include "graph/constant_value.h"
 #include "graph/graph_path.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "ops/op_semantics.h"
+#include "values/constant_value.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

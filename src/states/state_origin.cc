@@ -6,9 +6,9 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "ops/op_semantics.h"
+#include "values/constant_value.h"
 
 namespace rnnstate {
 

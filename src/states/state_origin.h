@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Stage 4: trace where a recurrent node's state really lives. Exporters rarely feed a state directly:
+/// Traces where a recurrent node's state really lives. Exporters rarely feed a state directly:
 /// PyTorch computes zeros from the batch size (ConstantOfShape / Expand) and slices one tensor per
 /// layer; TensorFlow and TorchScript loops carry the state as a loop variable, so the state to stream
 /// is the Loop's, not the node's.

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <limits>
 
-#include "graph/constant_value.h"
-#include "graph/int_fold.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "ops/int_fold.h"
+#include "ops/op_semantics.h"
 #include "time/time_rules.h"
+#include "values/constant_value.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

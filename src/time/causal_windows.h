@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/element_map.h"
 #include "graph/graph_path.h"
 #include "graph/model_index.h"
 #include "time/time_flow.h"
 #include "time/time_window.h"
+#include "values/element_map.h"
 
 namespace rnnstate {
 

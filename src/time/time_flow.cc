@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <numeric>
 
-#include "find/carried_variables.h"
-#include "find/loop_streaming.h"
 #include "graph/control_flow.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "loops/carried_variables.h"
+#include "loops/loop_streaming.h"
+#include "ops/op_semantics.h"
 #include "states/recurrent_ops.h"
 #include "time/time_rules.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

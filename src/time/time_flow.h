@@ -3,7 +3,7 @@
 /// The time flow: what every value of a model is along the time axis of a streamed run (time_fact.h),
 /// computed forward from the chunked inputs' time axes through every node — the operator table's rules
 /// (time_rules.h), the recurrent operators, `If` branches, and `Loop`/`Scan` nodes as their own verdict
-/// (find/loop_streaming.h) says. Pure analysis.
+/// (loops/loop_streaming.h) says. Pure analysis.
 ///
 ///   x [seq, batch, 3]  --Conv k=1-->  frames 2  --LSTM-->  Y: frames 0, Y_h: final  --Gather -1-->  final
 ///
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "exposure/branch_facts.h"
-#include "find/axis_trace.h"
 #include "graph/model_index.h"
+#include "loops/axis_trace.h"
 #include "time/time_fact.h"
 
 namespace rnnstate {

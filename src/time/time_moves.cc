@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <limits>
 
-#include "find/axis_trace.h"
-#include "graph/axis_map.h"
-#include "graph/constant_value.h"
-#include "graph/int_fold.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "loops/axis_trace.h"
+#include "ops/axis_map.h"
+#include "ops/int_fold.h"
+#include "ops/op_semantics.h"
 #include "time/time_rules.h"
+#include "values/constant_value.h"
+#include "values/reshape_groups.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

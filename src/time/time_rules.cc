@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
-#include "find/axis_trace.h"
-#include "graph/constant_value.h"
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "loops/axis_trace.h"
+#include "ops/op_semantics.h"
+#include "values/constant_value.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

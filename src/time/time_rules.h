@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// What each operator of the table (graph/op_semantics.h) does to time: one transfer function per class
+/// What each operator of the table (ops/op_semantics.h) does to time: one transfer function per class
 /// of operator, from the facts of a node's inputs to those of its outputs (time_fact.h). The flow
 /// (time_flow.h) runs them node by node; recurrent operators and control flow are the flow's own.
 ///

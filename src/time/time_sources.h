@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "find/analysis.h"
-#include "find/axis_trace.h"
 #include "graph/model_index.h"
+#include "loops/axis_trace.h"
 
 namespace rnnstate {
 

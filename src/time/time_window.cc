@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "graph/constant_value.h"
 #include "graph/proto_access.h"
-#include "graph/shape_eval.h"
+#include "values/constant_value.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate {
 

@@ -2,8 +2,8 @@
 // keep frames apart unless they contract the time axis, and windows (Conv, ConvTranspose, pooling), which
 // keep each frame to itself only with a kernel of one frame.
 
-#include "graph/op_semantics.h"
 #include "graph/proto_access.h"
+#include "ops/op_semantics.h"
 #include "time/time_rules.h"
 #include "time/time_window.h"
 

@@ -2,15 +2,17 @@
 // state and per destination of the final state, built as ONNX text.
 
 #include <gmock/gmock.h>
-#include <algorithm>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "pipeline_stages.h"
 #include "rewrite/plan.h"
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
-#include "rules/validate.h"
+#include "rules/structure_rules.h"
 #include "test_models.h"
+#include "validate/validate.h"
 
 namespace rnnstate::pipeline_rewrite_test {
 namespace {

@@ -7,7 +7,7 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
-#include "rules/validate.h"
+#include "rules/structure_rules.h"
 #include "test_models.h"
 
 namespace rnnstate::pipeline_subgraph_test {

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <onnx/defs/parser.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "rnnstate/error.h"
@@ -170,6 +174,28 @@ g (float[1, 6, 3] x) => (float[1, 4] y)
   last = Slice (ys2, starts, ends, axes)
   y = Squeeze (last, axes)
 })";
+}
+
+void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text) {
+  try {
+    action();
+    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), code) << error.what();
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+  }
+}
+
+void MakeSocketFile(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(address.sun_path));
+  std::copy(path.begin(), path.end(), address.sun_path);
+  const int bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  close(fd);
+  ASSERT_EQ(bound, 0) << path;
 }
 
 }  // namespace rnnstate::testing

@@ -4,9 +4,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/options.h"
 
@@ -49,6 +51,13 @@ std::string Bytes(const onnx::ModelProto& model);
 /// The message IndexValidModel (every command's validation) throws for `model`, "" when it accepts it;
 /// fails the test when the exit code is not kBadInput.
 std::string Verdict(const onnx::ModelProto& model);
+
+/// Runs `action` and expects an Error with `code` whose message contains `text`.
+void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text);
+
+/// Binds a Unix domain socket at `path` and closes it, leaving the socket file behind (a path that is
+/// neither a regular file nor a directory); fails the test when that cannot be done.
+void MakeSocketFile(const std::string& path);
 
 /// Two stacked Keras layers on x [1, 6, 3] as tf2onnx writes them (issue 22): one Loop each over a cell
 /// at an int32 counter, a shared trip count 6, initial condition `And(Less(0.0, 6.0), ...)` and counter

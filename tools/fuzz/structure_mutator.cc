@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/op_semantics.h"
+#include "ops/op_semantics.h"
 
 namespace rnnstate::fuzz {
 

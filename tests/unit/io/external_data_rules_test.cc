@@ -2,9 +2,7 @@
 // a tensor's dims require, and data files that are not regular files (never opened, never blocking).
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -15,22 +13,14 @@
 #include "io/data_placement.h"
 #include "io/external_data.h"
 #include "rnnstate/error.h"
+#include "test_models.h"
 
 namespace rnnstate::external_data_rules_test {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::ExpectError;
 
-/// Runs `action` and expects an Error with `code` whose message contains `text`.
-void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text) {
-  try {
-    action();
-    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), code) << error.what();
-    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
-  }
-}
+namespace fs = std::filesystem;
 
 onnx::TensorProto External(std::vector<std::pair<std::string, std::string>> entries,
                            onnx::TensorProto::DataType type = onnx::TensorProto::FLOAT,
@@ -213,15 +203,7 @@ class ExternalDataFiles : public ::testing::Test {
       ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
     }
     if (kind == "directory") fs::create_directory(path);
-    if (kind == "socket") {
-      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-      sockaddr_un address{};
-      address.sun_family = AF_UNIX;
-      ASSERT_LT(path.size(), sizeof(address.sun_path));
-      std::copy(path.begin(), path.end(), address.sun_path);
-      ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-      close(fd);
-    }
+    if (kind == "socket") testing::MakeSocketFile(path);
   }
 
   fs::path root_;

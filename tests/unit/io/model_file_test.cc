@@ -20,9 +20,12 @@
 #include <sstream>
 
 #include "rnnstate/error.h"
+#include "test_models.h"
 
 namespace rnnstate::model_file_test {
 namespace {
+
+using testing::ExpectError;
 
 namespace fs = std::filesystem;
 using google::protobuf::util::MessageDifferencer;
@@ -159,17 +162,6 @@ onnx::ModelProto SampleModel(size_t unit = 1000) {
   *training->mutable_initialization()->add_initializer() = Tensor("TI", 13 * unit / 10, 13);
   *training->mutable_algorithm()->add_initializer() = Tensor("TA", 100, 14);
   return model;
-}
-
-/// Runs `action` and expects an Error with `code` whose message contains `text`.
-void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text) {
-  try {
-    action();
-    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), code) << error.what();
-    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
-  }
 }
 
 /// Offsets at which a top-level field of `bytes` ends, read with protobuf's own wire format code.

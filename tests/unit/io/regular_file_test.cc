@@ -5,9 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +14,7 @@
 
 #include "io/model_file.h"
 #include "rnnstate/error.h"
+#include "test_models.h"
 
 namespace rnnstate::regular_file_test {
 namespace {
@@ -78,13 +77,7 @@ TEST_F(RegularFileTest, DevicesSocketsAndDirectoriesAreRefused) {
   ExpectRefused(dir_, "is a directory");
   ExpectRefused(PathOf("missing.onnx"), "cannot open");
   const std::string path = PathOf("s.sock");
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  ASSERT_LT(path.size(), sizeof(address.sun_path));
-  std::copy(path.begin(), path.end(), address.sun_path);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  close(fd);
+  testing::MakeSocketFile(path);
   ExpectRefused(path, "not a regular file (a socket)");
 }
 

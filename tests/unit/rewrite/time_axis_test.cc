@@ -8,10 +8,10 @@
 
 #include "find/analysis.h"
 #include "graph/graph_edit.h"
-#include "graph/shape_eval.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "values/shape_eval.h"
 #include "views/check.h"
 
 namespace rnnstate::time_axis_test {

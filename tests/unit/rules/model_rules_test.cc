@@ -12,8 +12,8 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
-#include "rules/validate.h"
 #include "test_models.h"
+#include "validate/validate.h"
 
 namespace rnnstate::model_rules_test {
 namespace {

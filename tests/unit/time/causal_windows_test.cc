@@ -13,9 +13,9 @@
 #include <limits>
 
 #include "graph/model_index.h"
-#include "graph/shape_eval.h"
 #include "test_models.h"
 #include "time/time_flow.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate::causal_windows_test {
 namespace {
