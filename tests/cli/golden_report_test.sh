@@ -23,14 +23,10 @@ n=0
 job() {
   local label=$1 rel=$2 dir=$3; shift 3
   n=$((n + 1))
-  local IFS=$'\t'
-  printf '%s\n' "$dir	$runs/$n.out	$runs/$n.err	$bin	$*" >>"$runs/jobs"
+  job_line "$dir" "$runs/$n.out" "$runs/$n.err" "$bin" "$@" >>"$runs/jobs"
   printf '%s %s\n' "$rel" "$label" >>"$runs/names"
 }
-start_dir=$PWD
-cd "$models" || exit 2
-models_dir=$PWD
-cd "$start_dir" || exit 2
+models_dir=$(cd "$models" && pwd) || exit 2
 : >"$runs/jobs"
 mapfile -t rels < <(cd "$models_dir" && find . -name '*.onnx' | sed 's|^\./||' | LC_ALL=C sort)
 # The defaults rewrite of every model under a fixed name beside the work files (its name is part of the
@@ -39,8 +35,7 @@ for rel in "${rels[@]}"; do
   dir=${rel%/*}
   [ "$dir" != "$rel" ] || dir=.
   mkdir -p "$work/rewritten/$dir"
-  printf '%s\t%s\t%s\t%s\t-q\trewrite\t%s\t-o\t%s\n' "$models_dir" /dev/null /dev/null "$bin" "$rel" \
-    "$work/rewritten/$rel" >>"$runs/jobs"
+  job_line "$models_dir" /dev/null /dev/null "$bin" -q rewrite "$rel" -o "$work/rewritten/$rel" >>"$runs/jobs"
 done
 run_jobs "$runs/jobs" /dev/null
 : >"$runs/jobs"

@@ -21,14 +21,13 @@ rewrite_jobs() {
   : >"$jobs"
   while IFS= read -r rel; do
     case $mode in
-      defaults) in=$models/$rel; args= ;;
-      required) in=$models/$rel; args=$'\t--state-inputs\trequired' ;;
-      defaults-required) in=$work/out/$rel/defaults.onnx; args=$'\t--state-inputs\trequired' ;;
+      defaults) in=$models/$rel; args=() ;;
+      required) in=$models/$rel; args=(--state-inputs required) ;;
+      defaults-required) in=$work/out/$rel/defaults.onnx; args=(--state-inputs required) ;;
     esac
     [ -f "$in" ] || continue
     mkdir -p "$work/out/$rel"
-    printf '%s\t/dev/null\t/dev/null\t%s\t-q\trewrite\t%s\t-o\t%s%s\n' "$PWD" "$bin" "$in" \
-      "$work/out/$rel/$mode.onnx" "$args" >>"$jobs"
+    job_line "$PWD" /dev/null /dev/null "$bin" -q rewrite "$in" -o "$work/out/$rel/$mode.onnx" "${args[@]}" >>"$jobs"
     printf '%s\n' "$rel" >>"$work/$mode.models"
   done <"$work/models"
   : >"$work/$mode.codes"

@@ -32,6 +32,11 @@ finish() {
 # Through $RNNSTATE_FORK_RUNNER when set (ctest sets it for the golden tests: tests/cli/fork_runner.cc
 # runs each in a forked child of one process that loaded onnx once — the executable's own code, the same
 # bytes — about a third of the CPU of a process each); else as processes of their own.
+# job_line DIR STDOUT_FILE STDERR_FILE COMMAND...: one line of a run_jobs file (fields joined by tabs).
+job_line() {
+  local IFS=$'\t'
+  printf '%s\n' "$*"
+}
 run_jobs() {
   if [ -n "${RNNSTATE_FORK_RUNNER:-}" ]; then
     "$RNNSTATE_FORK_RUNNER" <"$1" >>"$2" || { echo "run_jobs: $RNNSTATE_FORK_RUNNER failed" >&2; exit 2; }
