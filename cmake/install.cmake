@@ -12,6 +12,13 @@ add_custom_command(OUTPUT ${RNNSTATE_MAN_PAGE}.gz
   DEPENDS ${PROJECT_SOURCE_DIR}/share/man/man1/rnnstate.1
   VERBATIM)
 add_custom_target(rnnstate_man_page ALL DEPENDS ${RNNSTATE_MAN_PAGE}.gz)
+# Built with the binary (`--target rnnstate`, as tools/demo.sh builds), so that what the package and the
+# runtime component install exists once the command does.
+add_dependencies(rnnstate rnnstate_man_page)
+# `cmake --install` and cpack install what is built, without building every target first: cpack's
+# preinstall step would otherwise check (and could relink) the whole build tree, unit tests included,
+# under the test suites that run the binary beside the package test.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 install(TARGETS rnnstate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 install(FILES ${RNNSTATE_MAN_PAGE}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)

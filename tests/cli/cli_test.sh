@@ -6,6 +6,7 @@ bin=$1
 models=$2
 testdata=/usr/share/libonnx-testdata/data/node
 source "$(dirname "$0")/lib.sh"
+start_runner
 
 err_has() { grep -q -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; sed 's/^/  /' "$work/err"; return 1; }; }
 no_stray_files() { [ -z "$(find "$1" -name '*.tmp' -print -quit)" ]; }
@@ -250,7 +251,7 @@ rm "$special"
 # refuses each with exit 3 and the same one-line message naming the graph, the node and the rule, before
 # reading anything else; nothing is written and stdout stays empty.
 verdict() {  # verdict ARGS...: "EXIT MESSAGE" of `rnnstate ARGS...`, the message without "rnnstate: error: PATH: "
-  "$bin" "$@" >"$work/out" 2>"$work/err"
+  run_to "$work/out" "$work/err" "$@"
   echo "$? $(sed -n 's/^rnnstate: error: [^:]*: //p' "$work/err")"
 }
 # json_later NAME FILE CONDITION EXPECTED: the check NAME, that CONDITION holds for the first JSON Lines
@@ -292,10 +293,10 @@ invalid() {  # invalid NAME MESSAGE: tests/data/invalid/NAME.onnx is refused wit
   check "$name: report --format dot, the same" test "$(verdict report "$model" --format dot)" = "$expected"
   check "$name: check, the same" test "$(verdict check "$model")" = "$expected"
   check "$name: check prints nothing on stdout" test ! -s "$work/out"
-  "$bin" check "$model" --json >"$work/json" 2>/dev/null
+  run_to "$work/json" /dev/null check "$model" --json
   json_later "$name: check --json: the record carries it" "$work/json" \
     'r.status === "error" && r.exit_code === 3 && "3 " + r.error === expected' "$expected"
-  "$bin" report "$model" "$model" --json >"$work/json" 2>/dev/null
+  run_to "$work/json" /dev/null report "$model" "$model" --json
   json_later "$name: report --json (two files): the record carries it" "$work/json" \
     'r.report === null && r.exit_code === 3 && "3 " + r.error === expected' "$expected"
   check "$name: nothing written beside the input" test "$(snapshot "$dir")" = "$before"
@@ -385,7 +386,7 @@ check "opset 18: ...that full validation is skipped" err_has "full validation sk
 # warnings, never a crash and never an internal error.
 for fuzzed in "$(dirname "$0")"/../data/fuzz/*.onnx; do
   for mode in defaults required; do
-    "$bin" rewrite "$fuzzed" -o "$work/fuzzed.onnx" --state-inputs "$mode" >"$work/out" 2>"$work/err"
+    run_to "$work/out" "$work/err" rewrite "$fuzzed" -o "$work/fuzzed.onnx" --state-inputs "$mode"
     code=$?
     check "$(basename "$fuzzed") ($mode): exit 0, 3 or 4 (got $code)" test "$code" -eq 0 -o "$code" -eq 3 -o "$code" -eq 4
   done

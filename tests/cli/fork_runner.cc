@@ -6,15 +6,24 @@
 // executable's own code (cli::RunCommandLine), so it prints the bytes `rnnstate ARGS...` prints.
 //
 // Reads jobs from stdin, one per line, fields separated by tabs: DIR, STDOUT_FILE, STDERR_FILE, then the
-// command line (argv[0] first, as the messages show it). Writes one line per job to stdout: its exit code
-// (128 + the signal's number when a signal ended it). Exit 2 on a malformed job line.
+// command line (argv[0] first, as the messages show it). Writes one line per job to stdout, flushed, so a
+// shell can keep the runner as a coprocess and wait for each answer: the job's exit code (128 + the
+// signal's number when a signal ended it). A job reads /dev/null as its stdin, never the job stream.
+// Exit 2 on a malformed job line.
+//
+// Usage: rnnstate_fork_runner [--time-limit SECONDS]
+//   --time-limit  a job still running after SECONDS is ended (SIGALRM) and answered 124, as timeout(1)
+//                 answers: the hostile suites' limit on a command that hangs.
 
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -41,12 +50,24 @@ bool Redirect(int fd, const std::string& path) {
   return ok;
 }
 
-/// The child: its directory and output files, then the command line; never returns.
-[[noreturn]] void RunChild(const std::vector<std::string>& job) {
-  if (::chdir(job[0].c_str()) != 0 || !Redirect(STDOUT_FILENO, job[1]) || !Redirect(STDERR_FILENO, job[2])) {
+/// Points stdin at /dev/null: a job must never read the runner's job stream.
+bool DetachStdin() {
+  int file = ::open("/dev/null", O_RDONLY);
+  if (file < 0) return false;
+  bool ok = ::dup2(file, STDIN_FILENO) == STDIN_FILENO;
+  ::close(file);
+  return ok;
+}
+
+/// The child: its directory, input and output files and time limit (0: none), then the command line;
+/// never returns.
+[[noreturn]] void RunChild(const std::vector<std::string>& job, unsigned time_limit) {
+  if (::chdir(job[0].c_str()) != 0 || !DetachStdin() || !Redirect(STDOUT_FILENO, job[1]) ||
+      !Redirect(STDERR_FILENO, job[2])) {
     std::perror("rnnstate_fork_runner: cannot set up the job");
     ::_exit(125);
   }
+  if (time_limit > 0) ::alarm(time_limit);
   std::vector<char*> argv;
   for (size_t i = 3; i < job.size(); ++i) argv.push_back(const_cast<char*>(job[i].c_str()));
   argv.push_back(nullptr);
@@ -58,9 +79,22 @@ bool Redirect(int fd, const std::string& path) {
   ::_exit(code);
 }
 
+/// The seconds of --time-limit (0 without it); exits 2 on anything else.
+unsigned TimeLimit(int argc, char** argv) {
+  if (argc == 1) return 0;
+  char* end = nullptr;
+  long seconds = argc == 3 && std::strcmp(argv[1], "--time-limit") == 0 ? std::strtol(argv[2], &end, 10) : 0;
+  if (end == nullptr || *end != '\0' || seconds <= 0) {
+    std::cerr << "usage: rnnstate_fork_runner [--time-limit SECONDS] <JOBS\n";
+    std::exit(2);
+  }
+  return static_cast<unsigned>(seconds);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  unsigned time_limit = TimeLimit(argc, argv);
   // Registered once, before any fork: every child inherits the registry.
   rnnstate::PrepareForWorkers();
   std::string line;
@@ -77,7 +111,7 @@ int main() {
       std::perror("rnnstate_fork_runner: fork");
       return 2;
     }
-    if (child == 0) RunChild(job);
+    if (child == 0) RunChild(job, time_limit);
     int status = 0;
     while (::waitpid(child, &status, 0) < 0) {
       if (errno != EINTR) {
@@ -85,7 +119,8 @@ int main() {
         return 2;
       }
     }
-    std::cout << (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) << '\n';
+    bool timed_out = time_limit > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+    std::cout << (WIFEXITED(status) ? WEXITSTATUS(status) : timed_out ? 124 : 128 + WTERMSIG(status)) << std::endl;
   }
   return 0;
 }

@@ -10,10 +10,31 @@ check() {  # check NAME CONDITION-COMMAND...
   if "$@"; then passed=$((passed + 1)); echo "PASS  $name"; else failed=$((failed + 1)); echo "FAIL  $name"; fi
 }
 
+# start_runner [SECONDS]: with $RNNSTATE_FORK_RUNNER set (ctest sets it in Release builds), keeps
+# tests/cli/fork_runner.cc as a coprocess that `run_to` sends its command lines to, ended after SECONDS.
+start_runner() {
+  [ -n "${RNNSTATE_FORK_RUNNER:-}" ] || return 0
+  coproc RUNNER { exec "$RNNSTATE_FORK_RUNNER" ${1:+--time-limit "$1"}; }
+}
+# run_to OUT ERR ARGS...: `$bin ARGS` with stdout in OUT and stderr in ERR (absolute paths); its exit
+# code. Through the runner when one runs (a forked child of a process that loaded the
+# libraries once: the executable's own code, the same bytes, about a third of the CPU of a process start;
+# stdin /dev/null), unless an argument is empty or holds a tab or a newline (a job line cannot carry it).
+run_to() {
+  local out=$1 err=$2 arg code; shift 2
+  if [ -n "${RUNNER_PID:-}" ]; then
+    for arg in "$@"; do [[ -n $arg && $arg != *[$'\t\n']* ]] || { "$bin" "$@" >"$out" 2>"$err"; return; }; done
+    job_line "$PWD" "$out" "$err" "$bin" "$@" >&"${RUNNER[1]}"
+    read -r code <&"${RUNNER[0]}" || { echo "  $RNNSTATE_FORK_RUNNER ended: no exit code for rnnstate $*"; return 125; }
+    return "$code"
+  fi
+  "$bin" "$@" >"$out" 2>"$err"
+}
+
 # run EXPECTED_CODE ARGS...: runs the binary, keeps stdout/stderr in $work/out, $work/err
 run() {
   local expected=$1; shift
-  "$bin" "$@" >"$work/out" 2>"$work/err"
+  run_to "$work/out" "$work/err" "$@"
   local code=$?
   if [ "$code" -ne "$expected" ]; then
     echo "  expected exit $expected, got $code: $bin $*"; sed 's/^/  stderr: /' "$work/err" | head -5

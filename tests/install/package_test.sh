@@ -17,7 +17,8 @@ for tool in cpack dpkg-deb dpkg-shlibdeps; do
   command -v $tool >/dev/null || { echo "$tool is not installed: run tools/setup.sh"; exit 1; }
 done
 
-# cpack first runs the build tree's preinstall target (an up-to-date build: nothing to do).
+# cpack packages the build as it is (cmake/install.cmake: no build of every target first), so it runs
+# beside the suites that run the binary.
 packs() {
   cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/package" >"$work/cpack.log" 2>&1 ||
     { cat "$work/cpack.log"; return 1; }
