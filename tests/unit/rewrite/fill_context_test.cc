@@ -26,6 +26,7 @@ using testing::InMode;
 using ::testing::IsEmpty;
 using testing::ParseModel;
 using testing::Producer;
+using testing::StreamObject;
 
 /// A Pad (2 frames before time, `pad` its mode and value operands) in front of a Conv of kernel 3, then a GRU.
 std::string PadConvGru(const std::string& pad, int opset = 14) {
@@ -44,14 +45,6 @@ g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R)
 const char* kReflect = R"(Pad <mode = "reflect"> (x, pads))";
 const char* kEdge = R"(Pad <mode = "edge"> (x, pads))";
 const char* kHalf = R"(Pad (x, pads, half))";
-
-/// The metadata's "stream" object of `model`.
-Json StreamObject(const onnx::ModelProto& model) {
-  for (const auto& prop : model.metadata_props()) {
-    if (prop.key() == "rnnstate") return Json::parse(prop.value()).at("stream");
-  }
-  return Json();
-}
 
 onnx::ModelProto Rewritten(const std::string& text, const PlanOptions& options) {
   onnx::ModelProto model = ParseModel(text);

@@ -24,6 +24,7 @@ using testing::InMode;
 using ::testing::IsEmpty;
 using testing::ParseModel;
 using testing::Producer;
+using testing::StreamObject;
 
 /// A "same" Conv (kernel 5, dilation 2: 3 frames of padding before, 5 after) after a Relu, then a GRU.
 const char* kSameConvGru = R"(<ir_version: 8, opset_import: ["" : 14]>
@@ -38,14 +39,6 @@ PlanOptions Lookahead(StateInputMode mode) {
   PlanOptions options = InMode(mode);
   options.lookahead = true;
   return options;
-}
-
-/// The metadata's "stream" object of `model`.
-Json StreamObject(const onnx::ModelProto& model) {
-  for (const auto& prop : model.metadata_props()) {
-    if (prop.key() == "rnnstate") return Json::parse(prop.value()).at("stream");
-  }
-  return Json();
 }
 
 TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePaddingBefore) {
