@@ -8,8 +8,9 @@ into models/manifest.json) and models/conv_context/expectations.json (as tools/g
 models/stream). Causal windows over time, each before or after a GRU or LSTM as in published streaming
 models: after the default `rnnstate rewrite`, which carries each window's last (k-1)*d input frames as a
 state of kind "context", chunked runs with the state fed back must equal one run. The negative controls
-must keep differing. Every chunk is longer than the model's receptive field (its frames of context), and
-the chunks of a model are all different (the strided model's multiples of its stride).
+must keep differing. Every chunk is longer than the model's receptive field (its frames of context; but the
+first chunks of edge_pad_conv1d and const_pad_conv1d, which leave the context short), and the chunks of a model
+are all different (the strided model's multiples of its stride).
 
 Chunk-exact after the default rewrite:
   causal_pad_conv1d_dil   F.pad + Conv1d kernel 3, dilations 1, 2, 4 (each its own Pad), tanh, then an LSTM
@@ -30,6 +31,13 @@ Chunk-exact after the default rewrite:
                           dilation 2, padding 4; then kernel 3 unpadded with its last 2 frames dropped; a GRU
   tcn_no_rnn              no recurrent node: two causal Conv1d (dilations 1, 2) with ReLU, a pointwise Conv1d;
                           the time axis is found from the windows (the named dimension they slide along)
+  reflect_pad_conv1d      F.pad mode "reflect", 2 frames before, + Conv1d kernel 3, then an LSTM: the context
+                          starts empty and the Pad reflects the first call's frames 1 and 2 as the original
+                          does (the first call holds at least 3 frames: stream.first_chunk_min)
+  edge_pad_conv1d         F.pad mode "replicate" (a Pad in edge mode), 4 frames before, + Conv1d kernel 3,
+                          dilation 2, then an LSTM; its first chunk is shorter than the context
+  const_pad_conv1d        F.pad with the value 0.5, 2 and 4 frames before two Conv1d (dilations 1, 2), then an
+                          LSTM; its first chunk is one frame
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
@@ -40,8 +48,6 @@ Negative controls (chunks differ, and must keep differing):
   convtranspose_time      a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: each input frame
                           overlaps its neighbours' output frames, one frame of context and one of lookahead),
                           a second GRU at the doubled frame rate
-  reflect_pad_conv1d      F.pad mode "reflect", 2 frames before, + Conv1d kernel 3: the first frames'
-                          padding copies frames 1 and 2 of the call, then an LSTM
   kws_pool_no_rnn         tcn_no_rnn with the mean over time at the end: y [batch, 3] of one call is not the
                           mean of the whole run
 convtranspose_time compares only h_n chunked vs whole (`streaming_skip_outputs`): its y runs at another
@@ -71,17 +77,21 @@ class CausalStack(nn.Module):
     """x [batch, seq, F]: per layer F.pad (left_pad frames before, `mode`) + Conv1d + tanh, then an LSTM
     (batch_first) over time."""
 
-    def __init__(self, convs, left_pads, mode="constant"):
+    def __init__(self, convs, left_pads, mode="constant", value=0.0):
         super().__init__()
         self.convs = nn.ModuleList(convs)
         self.left_pads = left_pads
         self.mode = mode
+        self.value = value
         self.lstm = nn.LSTM(self.convs[-1].out_channels, 5, batch_first=True)
 
     def forward(self, x):
         z = x.transpose(1, 2)
         for conv, pad in zip(self.convs, self.left_pads):
-            z = torch.tanh(conv(F.pad(z, (pad, 0), mode=self.mode) if pad else z))
+            # A value only where one is given: the zero-padded models export as they always did.
+            padded = F.pad(z, (pad, 0), mode=self.mode, value=self.value) if self.value else \
+                F.pad(z, (pad, 0), mode=self.mode)
+            z = torch.tanh(conv(padded if pad else z))
         y, (h, _) = self.lstm(z.transpose(1, 2))
         return y, h
 
@@ -340,9 +350,20 @@ def cases():
              "context states, but the mean of each call is not the mean of the whole run", "ReduceMean",
              outputs=[("y", ["batch", 3])], out_axes={}),
         case("reflect_pad_conv1d", lambda: CausalStack([nn.Conv1d(4, 6, 3)], [2], mode="reflect"), 4, 5, 10,
-             [5, 7, 6], False,
-             "F.pad mode reflect, 2 frames before, + Conv1d kernel 3, then an LSTM: the first frames' padding "
-             "copies frames 1 and 2 of each chunk", "Pad"),
+             [5, 7, 6], True,
+             "F.pad mode reflect, 2 frames before, + Conv1d kernel 3, then an LSTM: the context starts empty and "
+             "the Pad reflects the first call's frames 1 and 2 as the original does (a first call of 3 frames "
+             "at least)"),
+        case("edge_pad_conv1d", lambda: CausalStack([nn.Conv1d(4, 6, 3, dilation=2)], [4], mode="replicate"), 4, 5,
+             10, [3, 9, 6], True,
+             "F.pad mode replicate (Pad edge), 4 frames before, + Conv1d kernel 3, dilation 2, then an LSTM: the "
+             "context starts empty, the Pad repeats the first frame for what the context lacks (the first chunk "
+             "of 3 frames leaves it one short)"),
+        case("const_pad_conv1d",
+             lambda: CausalStack([nn.Conv1d(4, 6, 3), nn.Conv1d(6, 6, 3, dilation=2)], [2, 4], value=0.5), 4, 5, 10,
+             [1, 8, 9], True,
+             "F.pad with the value 0.5, 2 and 4 frames before two Conv1d (dilations 1, 2), then an LSTM: each "
+             "context starts empty and its Pad pads 0.5 for what it lacks (a first chunk of one frame)"),
     ]
 
 

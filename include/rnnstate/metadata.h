@@ -118,8 +118,18 @@ struct ContextSpec {
   /// its output lags the original's by as many frames, and the first call's context holds `frames -
   /// lookahead` frames (the padding before time) instead of `frames` ("lookahead" in the document).
   int64_t lookahead = 0;
+  /// The mode of the `Pad` in front of the window when it pads with other than zeros: "constant" (a value
+  /// other than 0), "edge" or "reflect" ("pad" in the document). The first call's context is then empty (0
+  /// frames on `axis`), and the graph pads the concatenation by `frames` minus the frames fed, in that mode:
+  /// the original padding on the first call, none once the context is full. "" for zeros.
+  std::string pad;
+  /// The frames the first call's context holds: `frames - lookahead`, or none for a `pad` context.
+  int64_t FirstFrames() const { return pad.empty() ? frames - lookahead : 0; }
+  /// True when the context's time axis is named rather than fixed (its first call holds fewer frames).
+  bool NamedTime() const { return lookahead > 0 || !pad.empty(); }
   bool operator==(const ContextSpec& o) const {
-    return value == o.value && axis == o.axis && frames == o.frames && window == o.window && lookahead == o.lookahead;
+    return value == o.value && axis == o.axis && frames == o.frames && window == o.window &&
+           lookahead == o.lookahead && pad == o.pad;
   }
 };
 

@@ -112,7 +112,7 @@ void ReadContext(const Json& entry, StatePair& pair) {
   if (value == context->end() || !value->is_string() || value->get<std::string>().empty()) {
     throw std::runtime_error("'context' has no value name");
   }
-  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1), ""};
+  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1), "", 0, ""};
   if (auto window = context->find("window"); window != context->end()) {
     if (!window->is_string() || window->get<std::string>().empty()) {
       throw std::runtime_error("'context' has a 'window' that is not a node name");
@@ -124,6 +124,14 @@ void ReadContext(const Json& entry, StatePair& pair) {
     if (pair.context->lookahead > pair.context->frames || pair.context->window.empty()) {
       throw std::runtime_error("'context' has a 'lookahead' beyond its 'frames' or without its 'window'");
     }
+  }
+  if (auto pad = context->find("pad"); pad != context->end()) {
+    const bool known = pad->is_string() && (*pad == "constant" || *pad == "edge" || *pad == "reflect");
+    if (!known || pair.context->window.empty() || pair.context->lookahead > 0) {
+      throw std::runtime_error("'context' has a 'pad' other than \"constant\", \"edge\" or \"reflect\", or "
+                               "without its 'window', or beside a 'lookahead'");
+    }
+    pair.context->pad = pad->get<std::string>();
   }
 }
 
@@ -491,6 +499,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
       entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
       if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
       if (pair.context->lookahead > 0) entry["context"]["lookahead"] = pair.context->lookahead;
+      if (!pair.context->pad.empty()) entry["context"]["pad"] = pair.context->pad;
     }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));

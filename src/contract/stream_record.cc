@@ -45,6 +45,7 @@ Json StreamRecordJson(const StreamRecord& record) {
   if (record.chunk_multiple > 1) json["chunk_multiple"] = record.chunk_multiple;
   json["chunk_exact"] = record.chunk_exact;
   if (record.delay > 0) json["delay"] = record.delay;
+  if (record.first_chunk_min > 0) json["first_chunk_min"] = record.first_chunk_min;
   if (!record.reason.empty()) json["reason"] = record.reason;
   Json outputs = Json::array();
   for (const StreamOutputRecord& out : record.outputs) {
@@ -83,6 +84,8 @@ StreamRecord StreamRecordFromJson(const Json& json) {
   record.chunk_exact = RecordFlag(json, "chunk_exact");
   record.delay = RecordInteger(json, "delay", 0);
   if (record.delay < 0) throw std::runtime_error("'stream.delay' is negative");
+  record.first_chunk_min = RecordInteger(json, "first_chunk_min", 0);
+  if (record.first_chunk_min < 0) throw std::runtime_error("'stream.first_chunk_min' is negative");
   record.reason = RecordText(json, "reason", false);
   if (auto outputs = json.find("outputs"); outputs != json.end()) {
     if (!outputs->is_array()) throw std::runtime_error("'stream.outputs' is not an array");

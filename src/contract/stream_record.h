@@ -51,6 +51,10 @@ struct StreamRecord {
   /// chunked runs give the whole run's frames but the last `delay` ones, which a flush of as many frames of
   /// zeros brings. 0: no lag.
   int64_t delay = 0;
+  /// The least frames the first call must hold, at the time inputs' rate (a context whose Pad reflects:
+  /// its first call's padding reflects frames of that call, which must hold one more than the padding).
+  /// 0: any length.
+  int64_t first_chunk_min = 0;
   std::string reason;  ///< why not chunk-exact ("" when it is, or without a time axis)
   std::vector<StreamOutputRecord> outputs;
 };

@@ -50,6 +50,18 @@ bool TakesLastFrames(const ModelIndex& index, const onnx::NodeProto& slice, int6
   return sliced == axis && starts->front() == -frames && ends->front() >= std::numeric_limits<int32_t>::max();
 }
 
+/// The Pad in mode `mode` that reads `value` and pads it by amounts the graph computes (a pair with a
+/// `pad` mode: the frames its context lacks), or -1.
+int FillingPad(const ModelIndex& index, const std::string& value, const std::string& mode) {
+  const onnx::GraphProto& main = index.model().graph();
+  for (const Consumer& use : index.graph(GraphPath{}).ConsumersOf(value)) {
+    const onnx::NodeProto& node = main.node(use.node);
+    if (use.slot != 0 || !IsOnnxOp(node, {"Pad"}) || StringAttribute(node, "mode", "constant") != mode) continue;
+    if (node.input_size() > 1 && !FindConstant(index, GraphPath{}, node.input(1))) return use.node;
+  }
+  return -1;
+}
+
 /// Judges one recorded context pair (see the file comment).
 ContextFinding Judge(const ModelIndex& index, const StatePair& pair, size_t at) {
   ContextFinding finding;
@@ -93,6 +105,13 @@ ContextFinding Judge(const ModelIndex& index, const StatePair& pair, size_t at) 
     return fail(Kind::kOutputNotWired, "output '" + pair.output + "' is not the last " + std::to_string(spec.frames) +
                                            " frames along axis " + std::to_string(spec.axis) + " of Concat '" +
                                            pair.node + "'");
+  }
+  if (!spec.pad.empty()) {
+    finding.fill_pad = FillingPad(index, concat.output(0), spec.pad);
+    if (finding.fill_pad < 0) {
+      return fail(Kind::kInputNotWired, "Concat '" + pair.node + "' is read by no Pad in mode '" + spec.pad +
+                                            "' whose amounts the graph computes");
+    }
   }
   return finding;
 }

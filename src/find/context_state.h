@@ -9,7 +9,8 @@
 /// (ctx_in and ctx_out are graph inputs and outputs, or values inside the graph where --pack made them
 /// members of a packed value). The record holds when the Concat the pair names joins something computed
 /// from its input in front of its value along its axis, and its output is computed from the last N frames
-/// of that Concat. Pure analysis: rewrite keeps the pairs that hold, check reports those that do not.
+/// of that Concat; a context with a `pad` mode (ContextSpec::pad) is read by a Pad in that mode whose amounts
+/// the graph computes (time/pad_fill.h). Pure analysis: rewrite keeps the pairs that hold, check reports those that do not.
 
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ namespace rnnstate {
 struct ContextFinding {
   size_t pair = 0;  ///< index into the recorded pairs
   int concat = -1;  ///< main-graph index of the Concat the pair names (-1: none)
+  /// A context with a `pad` mode: main-graph index of the Pad in that mode that reads the Concat and pads
+  /// what the context lacks (-1: none).
+  int fill_pad = -1;
   /// Why the record does not hold ("" when it does), and the kind of problem check reports for it.
   std::string problem;
   CheckProblem::Kind problem_kind = CheckProblem::Kind::kInputNotWired;

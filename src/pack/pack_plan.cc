@@ -157,11 +157,19 @@ class Planner {
 
   /// Below opset 8 a context's zero default is tiled to the data's batch (no Expand): packed, that
   /// default's rows do not match the batch the other states' defaults take (ONNX Runtime refused the first
-  /// unfed call of such a packed model, in Concat), so such a model is not packed.
+  /// unfed call of such a packed model, in Concat), so such a model is not packed. Nor is a context whose
+  /// first call holds fewer frames than the later ones (a lookahead's, or one whose Pad fills): no one size.
   void RefuseTiledContexts(const std::vector<StatePair>& pairs) const {
-    if (plan_.opset >= kExpandOpset) return;
     for (const StatePair& pair : pairs) {
       if (pair.kind != kKindContext) continue;
+      if (pair.context && pair.context->NamedTime()) {
+        throw Error(ExitCode::kUnsupported, "cannot pack context state '" + pair.input +
+                                                "': its first call holds fewer frames than the later ones (" +
+                                                (pair.context->pad.empty() ? "a window that looked ahead"
+                                                                           : "a Pad in mode " + pair.context->pad) +
+                                                "): rewrite without --pack");
+      }
+      if (plan_.opset >= kExpandOpset) continue;
       throw Error(
           ExitCode::kUnsupported,
           "cannot pack context state '" + pair.input + "' below ai.onnx opset " + std::to_string(kExpandOpset) +

@@ -9,6 +9,7 @@
 #include "graph/graph_path.h"
 #include "graph/overloaded.h"
 #include "graph/proto_access.h"
+#include "rewrite/context_fill.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -80,6 +81,7 @@ void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset,
     AddZerosDefault(edit, *zeros, graph, nodes);
     front = zeros->expanded;
   }
+  AddContextFillNodes(edit, front, nodes);
   onnx::NodeProto concat = MakeNode("Concat", {front, edit.value}, {added.with_context});
   SetIntAttribute(concat, "axis", edit.axis);
   nodes.push_back(std::move(concat));
@@ -109,6 +111,13 @@ void ApplyOperandEdit(const OperandEdit& edit, onnx::GraphProto& graph) {
     throw Error(ExitCode::kInternal, "the plan's edit of '" + edit.attribute + "' does not fit the model");
   }
   onnx::NodeProto& node = *graph.mutable_node(edit.node);
+  if (edit.computed) {
+    if (node.input_size() <= edit.slot) {
+      throw Error(ExitCode::kInternal, "the plan's " + node.op_type() + " has no input '" + edit.attribute + "'");
+    }
+    node.set_input(edit.slot, edit.initializer);
+    return;
+  }
   if (edit.initializer.empty()) {
     SetIntsAttributeValues(node, edit.attribute, edit.values);
     return;

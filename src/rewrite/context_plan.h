@@ -12,6 +12,7 @@
 ///                                                                                    ctx_out
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -80,6 +81,18 @@ struct OperandEdit {
   int slot = -1;
   std::vector<int64_t> values;
   std::string initializer;  ///< "" when the node takes the operand as an attribute
+  /// Input `slot` becomes the value `initializer` the context computes (ContextFill::amounts): no tensor.
+  bool computed = false;
+};
+
+/// A window whose Pad fills in another way than zeros (time/pad_fill.h): the context's default is empty,
+/// and the Pad pads the concatenation by its original amounts less the frames the context was fed:
+///   Shape(front) ──Mul(unit)──> fed_time;  Concat(fed_time, zeros) ──> fed_pads;  Sub(pads, fed_pads) ──> amounts
+/// (front: the context as the Concat takes it; unit: 1 at the time axis, 0 elsewhere).
+struct ContextFill {
+  std::string mode;            ///< "constant", "edge" or "reflect"
+  std::vector<int64_t> pads;   ///< the Pad's amounts as written ([begin_0, ..., end_0, ...])
+  std::string fed_shape, unit, fed_time, zeros, fed_pads, original, amounts;  ///< names of the nodes' values
 };
 
 /// Every edit for one context state. Its pair is in Plan::pairs, as every state's.
@@ -98,6 +111,8 @@ struct ContextEdit {
   /// axis is then named rather than fixed: the default holds `frames - lookahead` frames (the padding
   /// before time), every later call `frames`.
   int64_t lookahead = 0;
+  /// A window whose Pad fills in another mode or with another value: how its amounts are computed.
+  std::optional<ContextFill> fill;
   std::vector<OperandEdit> operands;
   ContextChange change;
 

@@ -7,6 +7,7 @@
 #include "graph/node_builder.h"
 #include "graph/proto_access.h"
 #include "loops/axis_trace.h"
+#include "rewrite/context_fill.h"
 #include "rnnstate/error.h"
 #include "time/stream_verdict.h"
 
@@ -125,8 +126,14 @@ class ContextPlanner {
     edit.lookahead = window.lookahead;
     const std::string stem = NodeStem(name.empty() ? window.value : name);
     const bool pads_input = IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset;
-    edit.operands.push_back(OperandEdit{window.Reader(), "pads", 1, std::move(*pads),
-                                        pads_input ? names_.Allocate(stem + ".context_pads") : ""});
+    if (!window.fill.empty()) {
+      // Padded in another way than zeros: the Pad pads what the context lacks (context_fill.h).
+      edit.fill = PlanContextFill(window, std::move(*pads), names_, stem);
+      edit.operands.push_back(OperandEdit{window.pad, "pads", 1, {}, edit.fill->amounts, /*computed=*/true});
+    } else {
+      edit.operands.push_back(OperandEdit{window.Reader(), "pads", 1, std::move(*pads),
+                                          pads_input ? names_.Allocate(stem + ".context_pads") : ""});
+    }
     if (window.cut >= 0) {
       const bool ends_input = index_.onnx_opset() >= kSliceInputsOpset;
       edit.operands.push_back(OperandEdit{window.cut, "ends", 2, std::move(*ends),
@@ -140,7 +147,7 @@ class ContextPlanner {
       if (!d.fixed() && !d.name.empty()) dim->set_dim_param(d.name);
     }
     edit.shape = ContextShape(window.value, window.axis, window.frames, declared, batch_axis, false);
-    if (edit.lookahead > 0) edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
+    if (edit.lookahead > 0 || edit.fill) edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
     AddNew(
         std::move(edit), elem_type, stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}}, batch_axis,
         [&](ExitCode, const std::string& why) {
@@ -171,6 +178,7 @@ class ContextPlanner {
       zeros.initializer = !required_;
       // The padding before time alone: the window's first outputs are those the original's start with.
       if (edit.lookahead > 0) zeros.dims[edit.axis] = edit.frames - edit.lookahead;
+      if (edit.fill) zeros.dims[edit.axis] = 0;  // empty: the Pad fills as the original does
       added.default_value = std::move(zeros);
     }
     edit.change = std::move(added);
@@ -303,7 +311,8 @@ class ContextPlanner {
     for (const Dim& d : edit.shape) pair.shape.push_back(MetaDim{d.value, d.fixed() ? "" : d.param});
     pair.batch_axis = batch_axis;
     pair.init = kInitZeros;
-    pair.context = ContextSpec{edit.value, edit.axis, edit.frames, edit.window, edit.lookahead};
+    pair.context = ContextSpec{edit.value, edit.axis, edit.frames, edit.window, edit.lookahead,
+                               edit.fill ? edit.fill->mode : ""};
     return pair;
   }
 

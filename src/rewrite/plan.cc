@@ -80,6 +80,9 @@ std::string ContextEdit::Describe() const {
     first = " (first: " + std::to_string(frames - lookahead) + " frames of zeros; its window looked " +
             std::to_string(lookahead) + " frames ahead: its output comes as late)";
   }
+  if (fill) {
+    first = " (first: empty; its Pad fills what the context lacks, mode " + fill->mode + ")";
+  }
   return what + ": '" + input + "' -> '" + output + "', concatenated in front of it for " +
          std::to_string(added.readers.size()) + " reader(s)" + first;
 }

@@ -6,6 +6,7 @@
 #include "graph/proto_access.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "time/pad_fill.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
@@ -53,18 +54,6 @@ std::optional<std::pair<int64_t, int64_t>> TimePadding(const ModelIndex& index, 
   if (!at) return std::nullopt;
   if (at->first >= pads->size()) return std::make_pair(int64_t{0}, int64_t{0});
   return std::make_pair((*pads)[at->first], (*pads)[at->second]);
-}
-
-/// True when a Pad pads with zeros (constant mode, value 0).
-bool PadsZeros(const ModelIndex& index, const onnx::NodeProto& pad) {
-  if (StringAttribute(pad, "mode", "constant") != "constant") return false;
-  if (index.onnx_opset() < 11) {
-    const onnx::AttributeProto* value = FindAttribute(pad, "value");
-    return value == nullptr || value->f() == 0.0f;
-  }
-  if (pad.input_size() <= 2 || pad.input(2).empty()) return true;
-  const std::optional<double> value = ConstantNumber(index, GraphPath{}, pad.input(2));
-  return value && *value == 0.0;
 }
 
 /// The position of axis `axis` among the bounds of `slice` (input `rank`), when its starts, ends, axes
@@ -117,10 +106,11 @@ int OnlyReader(const GraphIndex& graph, const std::string& name) {
   return uses.size() == 1 ? uses.front().node : -1;
 }
 
-/// The Pad that pads the window's input `input` with `span` zeros before time and none after, through
-/// Pads that leave time alone (PyTorch's AvgPool1d adds one), each read by the next alone; -1 when none.
+/// The Pad that pads the window's input `input` with `span` frames before time and none after, in a way a
+/// context reproduces (time/pad_fill.h: its `fill` set), through Pads that leave time alone (PyTorch's
+/// AvgPool1d adds one), each read by the next alone; -1 when none.
 int CausalPadBefore(const ModelIndex& index, const TimeFlow& flow, std::string input, int64_t axis, int64_t span,
-                    int rank) {
+                    int rank, std::string& fill) {
   const GraphIndex& graph = index.graph(GraphPath{});
   const onnx::GraphProto& main = index.model().graph();
   for (;;) {
@@ -136,7 +126,11 @@ int CausalPadBefore(const ModelIndex& index, const TimeFlow& flow, std::string i
       input = pad.input(0);
       continue;
     }
-    return padding->first == span && padding->second == 0 && PadsZeros(index, pad) ? producer.index : -1;
+    if (padding->first != span || padding->second != 0) return -1;
+    const std::optional<std::string> mode = PadFillOf(index, pad);
+    if (!mode) return -1;
+    fill = *mode;
+    return producer.index;
   }
 }
 
@@ -189,7 +183,7 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
     return found.cut >= 0 ? std::optional<CausalWindow>(found) : std::nullopt;
   }
   if (window->pad_after != 0) return std::nullopt;
-  found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank);
+  found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank, found.fill);
   if (found.pad < 0) return std::nullopt;
   found.value = index.model().graph().node(found.pad).input(0);
   return found;

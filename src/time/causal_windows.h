@@ -16,8 +16,9 @@
 /// the Slice keep every frame. Pads that leave time alone between the causal Pad and the window are
 /// passed over.
 ///
-/// The first call's context is the padding itself (zeros), so the unfed rewrite equals the original.
-/// Windows that look ahead, pad with another value or are transposed are not carried: the time flow's
+/// The first call's context is the padding itself (zeros), so the unfed rewrite equals the original; a Pad
+/// with another value or in `edge`/`reflect` mode is carried with an empty first context, the Pad padding
+/// what the context lacks (time/pad_fill.h). Windows that look ahead or are transposed are not carried: the time flow's
 /// verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
 /// stride need no context: the time rules let them stream as they are.) Pure analysis.
 
@@ -52,6 +53,9 @@ struct CausalWindow {
   /// both paddings, its first call's default holds the l frames of padding before, and the window's output
   /// comes r frames late (each call emits the frames its input completes).
   int64_t lookahead = 0;
+  /// How the Pad in front fills (time/pad_fill.h): "" for zeros; "constant" (another value), "edge" or
+  /// "reflect": the context's default is then empty and the rewrite computes the Pad's amounts on time.
+  std::string fill;
 
   /// The node the context's Concat feeds: the Pad when there is one, else the window.
   int Reader() const { return pad >= 0 ? pad : window; }

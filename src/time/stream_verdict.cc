@@ -1,11 +1,13 @@
 #include "time/stream_verdict.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 
 #include "graph/control_flow.h"
+#include "time/pad_fill.h"
 #include "time/time_rules.h"
 #include "time/time_flow.h"
 
@@ -136,6 +138,32 @@ std::map<std::string, int64_t> RecordedDelays(const ModelIndex& index, const Ana
   return delayed;
 }
 
+/// The Pads that fill what the recorded contexts with a `pad` mode lack: the chunk's own frames after them
+/// (the context in front, as many frames as the window spans).
+StreamedNodes RecordedFills(const Analysis& analysis) {
+  StreamedNodes fills;
+  for (const ContextFinding& finding : analysis.contexts) {
+    if (finding.holds() && finding.fill_pad >= 0) fills[finding.fill_pad] = 1;
+  }
+  return fills;
+}
+
+/// The least frames the first call must hold (StreamRecord::first_chunk_min): for the carried windows and
+/// the recorded contexts that fill by reflecting the first call's frames.
+int64_t FirstChunkMinOf(const TimeFlow& flow, const Analysis& analysis, const std::vector<CausalWindow>& windows) {
+  int64_t least = 0;
+  for (const CausalWindow& window : windows) {
+    const int64_t multiple = flow.Of(GraphPath{}, window.value).multiple;
+    least = std::max(least, FirstChunkMin(window.fill, window.frames, multiple));
+  }
+  for (const ContextFinding& finding : analysis.contexts) {
+    if (!finding.holds() || finding.fill_pad < 0) continue;
+    const ContextSpec& spec = *analysis.recorded_pairs[finding.pair].context;
+    least = std::max(least, FirstChunkMin(spec.pad, spec.frames, flow.Of(GraphPath{}, spec.value).multiple));
+  }
+  return least;
+}
+
 /// The windows a rewrite carries among those `found`: the causal ones, and those that look ahead when
 /// `lookahead` asks for them and their delays line up.
 std::vector<CausalWindow> CarriedWindows(const std::vector<CausalWindow>& found, bool lookahead,
@@ -204,7 +232,8 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
   const ContextFrames contexts = ContextsOf(index, analysis, planned_contexts);
   const std::set<std::string> state_outputs = StateOutputsOf(analysis);
   std::optional<TimeFlow> judged;
-  judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts);
+  const StreamedNodes recorded_fills = RecordedFills(analysis);
+  judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts, recorded_fills);
   // The windows are found on the model as it is; the verdict is the model's with their contexts.
   const std::vector<CausalWindow> found = FindCausalWindows(index, *judged, /*lookahead=*/true);
   std::map<int, int64_t> delays;
@@ -216,12 +245,14 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
   if (carry_windows) {
     verdict.windows = CarriedWindows(found, lookahead, verdict.lookahead);
     if (!verdict.windows.empty()) {
-      judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts,
-                     StreamedNodesOf(verdict.windows));
+      StreamedNodes streamed = StreamedNodesOf(verdict.windows);
+      streamed.insert(recorded_fills.begin(), recorded_fills.end());
+      judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts, std::move(streamed));
     }
   }
   const TimeFlow& flow = *judged;
   verdict.chunk_multiple = flow.chunk_multiple();
+  verdict.first_chunk_min = FirstChunkMinOf(flow, analysis, verdict.windows);
   std::set<std::pair<GraphPath, int>> per_frame;
   for (const RecurrenceTime& r : flow.recurrences()) {
     if (r.way == RecurrenceTime::Way::kPerFrame) per_frame.insert({r.graph, r.node});
@@ -276,6 +307,7 @@ StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>&
   record.chunk_multiple = verdict.chunk_multiple;
   record.chunk_exact = verdict.ChunkExact();
   record.delay = verdict.delay;
+  record.first_chunk_min = verdict.first_chunk_min;
   const auto what = [&](const TimeBreak& b) { return describe ? describe(b) : b.what; };
   // The reason as the verdict words it, its operator named as `describe` names it.
   record.reason = verdict.problem;

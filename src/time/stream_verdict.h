@@ -78,6 +78,9 @@ struct StreamVerdict {
   /// carried (`rewrite --lookahead`, or a model it made); 0 otherwise. Chunked runs then concatenate to
   /// the whole run's frames but the last `delay`, which a flush of as many frames of zeros brings.
   int64_t delay = 0;
+  /// The least frames the first call must hold (a carried context whose Pad reflects the first call's
+  /// frames: time/pad_fill.h); 0: any length.
+  int64_t first_chunk_min = 0;
 
   /// True when there is a time axis and chunked runs with the states fed back equal one run.
   bool ChunkExact() const { return !time.axes.empty() && problem.empty(); }

@@ -51,7 +51,9 @@ std::string OutputText(const OutputVerdict& out) {
 std::string WindowText(const CausalWindow& w) {
   return w.what + " " + w.shape.Text() + ": a rewrite carries the last " + std::to_string(w.frames) +
          (w.frames == 1 ? " frame" : " frames") + " of '" + w.value + "' from call to call in place of its " +
-         (w.pad >= 0 ? "Pad's " : "") + "zeros (a context state)";
+         (w.pad >= 0 ? "Pad's " : "") +
+         (w.fill.empty() ? "zeros (a context state)"
+                         : w.fill + " padding (a context state, empty on the first call, when the Pad pads as it did)");
 }
 
 /// The model's lookahead, and the delay a rewrite with --lookahead brings: "" when it looks at no frame ahead.
@@ -94,6 +96,10 @@ std::string StreamText(const Analysis& analysis) {
         << " frames each (the strides over time: a chunk of another length would end in mid-stride)\n";
   }
   for (const CausalWindow& w : verdict.windows) out << "  context: " << WindowText(w) << "\n";
+  if (verdict.first_chunk_min > 0) {
+    out << "  first chunk: at least " << verdict.first_chunk_min
+        << " frames (a Pad in reflect mode reflects the first call's frames)\n";
+  }
   out << LookaheadText(verdict);
   for (const OutputVerdict& o : verdict.outputs) {
     out << "  " << (o.state ? "state output '" : "output '") << o.output << "': " << OutputText(o) << "\n";
@@ -128,6 +134,7 @@ Json StreamJson(const Analysis& analysis) {
     for (const CausalWindow& w : analysis.stream->windows) {
       windows.push_back(
           {{"node", w.what}, {"value", w.value}, {"axis", w.axis}, {"frames", w.frames}, {"why", w.shape.Text()}});
+      if (!w.fill.empty()) windows.back()["pad"] = w.fill;
     }
     json["contexts"] = std::move(windows);
   }

@@ -106,6 +106,13 @@ StatePair ContextPair(const onnx::ModelProto& model) {
   throw std::runtime_error("no context pair");
 }
 
+Json StreamObject(const onnx::ModelProto& model) {
+  for (const auto& prop : model.metadata_props()) {
+    if (prop.key() == "rnnstate") return Json::parse(prop.value()).at("stream");
+  }
+  return Json();
+}
+
 PlanOptions InMode(StateInputMode mode) {
   PlanOptions options;
   options.mode = mode;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rnnstate/error.h"
+#include "rnnstate/json.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/options.h"
 
@@ -41,6 +42,9 @@ std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model);
 
 /// The first recorded pair of kind "context"; throws std::runtime_error when there is none.
 StatePair ContextPair(const onnx::ModelProto& model);
+
+/// The "stream" object of `model`'s rnnstate metadata (null when it has none).
+Json StreamObject(const onnx::ModelProto& model);
 
 /// Options of a rewrite in `mode`, the rest as by default.
 PlanOptions InMode(StateInputMode mode);

@@ -303,9 +303,17 @@ export async function checkCalls(m) {
 export async function checkZeroState(m) {
   requireDefaultsRun(m);
   const feeds = { ...m.fullFeeds };
-  for (const p of m.pairs) feeds[p.input] = zerosTensor(m.defOut[p.output].type, m.defOut[p.output].dims);
+  for (const p of m.pairs) feeds[p.input] = zerosTensor(m.defOut[p.output].type, firstDims(p, m.defOut[p.output].dims));
   const out = await runExact(m.sessions.req, feeds, 'required model fed zeros');
   return verdict(compareOutputs(allOutputs(m), out, m.defOut), m.tol);
+}
+
+/** The dims of pair `p`'s first feed, its output being `dims`: a context whose Pad fills in another mode
+ * (`context.pad`) starts empty on its time axis, one that looked ahead with the padding before time. */
+function firstDims(p, dims) {
+  const c = p.context;
+  if (!c || !(c.pad || c.lookahead > 0)) return dims;
+  return dims.map((d, axis) => (axis === c.axis ? (c.pad ? 0 : c.frames - c.lookahead) : d));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,8 +488,8 @@ export async function checkShapeFeedable(m) {
         if (got.type !== spec.dtype || !fits) {
           problems.push(`state output '${spec.output}' is ${got.type} [${got.dims}], metadata says ${spec.dtype} [${spec.shape}] (any batch)`);
         }
-      } else if (got.type !== spec.dtype || got.dims.join() !== spec.fullShape.join()) {
-        problems.push(`state output '${spec.output}' is ${got.type} [${got.dims}], metadata says ${spec.dtype} [${spec.fullShape}]`);
+      } else if (got.type !== spec.dtype || got.dims.join() !== spec.outShape.join()) {
+        problems.push(`state output '${spec.output}' is ${got.type} [${got.dims}], metadata says ${spec.dtype} [${spec.outShape}]`);
       }
     }
     return problems.length ? fail(NaN, problems.join('; '))

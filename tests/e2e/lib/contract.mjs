@@ -46,7 +46,8 @@ function dataDims(model, feeds) {
 /**
  * The first feeds the metadata prescribes for these data feeds:
  *   { specs: [{input, output, dtype, init, batchAxis, shape (the feed: batch 0 when empty),
- *              fullShape (batch resolved; null for a batch no data input gives, fed empty first)}],
+ *              fullShape (batch resolved; null for a batch no data input gives, fed empty first),
+ *              outShape (what the first call returns: fullShape, with a short-starting context's frames)}],
  *     dims (data dims by name), batch (the batch used for symbolic batch axes),
  *     unresolved: [{input, name, axis}] names that are no data input's dimension, note }
  * An unresolved name gets the manifest's value of the same name, or for a batch axis its "batch" (so
@@ -64,6 +65,10 @@ export function firstFeedPlan(m, model, feeds) {
       typeof st.shape[st.batch_axis] !== 'number';
     const fullShape = ownBatch ? null : st.shape.map((d, axis) => {
       if (typeof d === 'number') return d;
+      // A context that starts empty (its Pad fills what it lacks) or with the padding before a lookahead.
+      if (st.context && axis === st.context.axis && (st.context.pad || st.context.lookahead > 0)) {
+        return st.context.pad ? 0 : st.context.frames - st.context.lookahead;
+      }
       if (d in dims) {
         if (axis === st.batch_axis) batch ??= dims[d];
         return dims[d];
@@ -85,7 +90,10 @@ export function firstFeedPlan(m, model, feeds) {
     const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
     const shape = ownBatch ? st.shape.map((d, axis) => (axis === emptyAxis ? 0 : d))
       : fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : d));
-    return { input, output, dtype: st.dtype, init: st.init, batchAxis: st.batch_axis, shape, fullShape };
+    // What the first call returns: a context that started short holds its frames then.
+    const named = st.context && (st.context.pad || st.context.lookahead > 0);
+    const outShape = named && fullShape ? fullShape.map((d, axis) => (axis === st.context.axis ? st.context.frames : d)) : fullShape;
+    return { input, output, dtype: st.dtype, init: st.init, batchAxis: st.batch_axis, shape, fullShape, outShape };
   });
   const note = unresolved.length
     ? `unresolved dims ${[...new Set(unresolved.map((u) => u.name))].join(', ')} taken from the manifest` : '';

@@ -24,6 +24,7 @@ using testing::InMode;
 using ::testing::IsEmpty;
 using testing::ParseModel;
 using testing::Producer;
+using testing::StreamObject;
 
 /// A "same" Conv (kernel 5, dilation 2: 3 frames of padding before, 5 after) after a Relu, then a GRU.
 const char* kSameConvGru = R"(<ir_version: 8, opset_import: ["" : 14]>
@@ -40,14 +41,6 @@ PlanOptions Lookahead(StateInputMode mode) {
   return options;
 }
 
-/// The metadata's "stream" object of `model`.
-Json StreamObject(const onnx::ModelProto& model) {
-  for (const auto& prop : model.metadata_props()) {
-    if (prop.key() == "rnnstate") return Json::parse(prop.value()).at("stream");
-  }
-  return Json();
-}
-
 TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePaddingBefore) {
   onnx::ModelProto model = ParseModel(kSameConvGru);
   const RewriteOutcome outcome = RewriteModel(model, Lookahead(StateInputMode::kDefaults), /*strict=*/false);
@@ -61,7 +54,7 @@ TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePadd
   EXPECT_EQ(concat->op_type(), "Concat");
   EXPECT_EQ(concat->input(1), "r");
   const StatePair pair = ContextPair(model);
-  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 8, conv.name(), 5}));
+  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 8, conv.name(), 5, ""}));
   // The time axis is named: 3 frames on the first call, 8 on every later one.
   ASSERT_EQ(pair.shape.size(), 3u);
   EXPECT_LT(pair.shape[2].value, 0);

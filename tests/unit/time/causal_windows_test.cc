@@ -1,7 +1,7 @@
 // Causal windows over time (time/causal_windows.h): which Conv and pooling nodes a context state makes
 // stream — padded by their own `pads` or by a constant Pad in front with exactly their span of zeros
 // before time and none after, at stride 1 — and the windows that must not be carried (lookahead, more
-// padding than the span, strides, padding with other values, a MaxPool's own padding, an AveragePool that
+// padding than the span, strides, a MaxPool's own padding, an AveragePool that
 // does not count its padding, a Pad read twice); a ConvTranspose at stride 1 as the window it equals.
 // Models as ONNX text.
 
@@ -93,14 +93,10 @@ TEST(CausalWindows, APadNodeInFrontOfAnUnpaddedWindowIsCausalWhenItPadsTheSpanWi
   EXPECT_EQ(PadsWithoutTimeBefore(w.index, w.model.graph().node(1), 2, 3), (std::vector<int64_t>{0, 0, 0, 0, 0, 0}));
 }
 
-TEST(CausalWindows, PadsThatAreNotTheSpanOfZerosAreNotCarried) {
+TEST(CausalWindows, PadsThatAreNotTheSpanBeforeTimeAreNotCarried) {
+  // Pads of another value or mode are carried too (tests/unit/time/pad_fill_test.cc).
   const Windows w(R"(g (float[batch, 2, seq] x, float[4, 2, 3] w) => (float[batch, 4, seq] y) {
     pads = Constant <value = int64[6] {0, 0, 2, 0, 0, 0}> ()
-    one = Constant <value = float {1.0}> ()
-    p1 = Pad (x, pads, one)
-    y = Conv (p1, w)
-    pr = Pad <mode = "reflect"> (x, pads)
-    yr = Conv (pr, w)
     ahead = Constant <value = int64[6] {0, 0, 2, 0, 0, 1}> ()
     pa = Pad (x, ahead)
     ya = Conv (pa, w)

@@ -60,9 +60,10 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
     const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
     const shape = st.shape.map((d, axis) => {
       if (axis === emptyAxis && st.init === 'empty') return 0;
-      // A window that looked ahead (rewrite --lookahead): the first context is its padding before time alone.
-      if (st.kind === 'context' && st.context?.lookahead > 0 && axis === st.context.axis) {
-        return st.context.frames - st.context.lookahead;
+      // A window that looked ahead (rewrite --lookahead): the first context is its padding before time alone;
+      // one whose Pad fills in another mode (context.pad): empty (the model pads what the context lacks).
+      if (st.kind === 'context' && (st.context?.lookahead > 0 || st.context?.pad) && axis === st.context.axis) {
+        return st.context.pad ? 0 : st.context.frames - st.context.lookahead;
       }
       if (typeof d === 'number') return d;
       if (axis === st.batch_axis && batch !== undefined) return batch;

@@ -286,12 +286,19 @@ export class StreamingSession {
   }
 
   /** A model with strides over time streams in chunks whose length is a multiple of them (metadata
-   * `stream.chunk_multiple`): another length would end a chunk in mid-stride, and the outputs would differ. */
+   * `stream.chunk_multiple`): another length would end a chunk in mid-stride, and the outputs would differ.
+   * The first call holds at least `stream.first_chunk_min` frames. */
   #checkChunkLength(dataFeeds) {
     const multiple = this.metadata.stream?.chunk_multiple ?? 1;
-    if (multiple <= 1) return;
-    for (const { input, axis } of this.metadata.stream.time ?? []) {
+    // A context whose Pad reflects the first call's frames (metadata `stream.first_chunk_min`).
+    const least = this.#state ? 0 : this.metadata.stream?.first_chunk_min ?? 0;
+    for (const { input, axis } of this.metadata.stream?.time ?? []) {
       const length = dataFeeds[input]?.dims?.[axis];
+      if (length !== undefined && length < least) {
+        throw new Error(`a first chunk of ${length} frames along ${input}:${axis}: this model's first call needs at ` +
+          `least ${least} frames (a Pad in reflect mode reflects the first frames); gather more before the first call`);
+      }
+      if (multiple <= 1) continue;
       if (length !== undefined && length % multiple !== 0) {
         throw new Error(`a chunk of ${length} frames along ${input}:${axis}: this model streams in chunks of a multiple of ` +
           `${multiple} frames (its strides over time); keep the rest for the next call`);

@@ -90,7 +90,9 @@ export async function verifyStreaming(options) {
     checkTimeAxes(timeAxes, dataInputs, declared);
     // rewrite --lookahead: the outputs lag by `delay` frames; the first call must hold more than that.
     const delay = metadata.stream?.delay ?? 0;
-    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1, delay);
+    // A context whose Pad reflects the first call's frames: the first call must hold stream.first_chunk_min.
+    const least = Math.max(delay + 1, metadata.stream?.first_chunk_min ?? 0);
+    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1, least);
     const dims = { ...(options.dims ?? {}) };
     for (const [name, axis] of Object.entries(timeAxes)) {
       const d = declared.get(name)?.shape?.[axis];
@@ -299,9 +301,10 @@ function zeroFeeds(feeds, timeAxes) {
 }
 
 /** The chunk lengths: given, or random from the seed; their sum is the sequence length. Each a multiple of
- * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`); the first longer than `delay`
- * (the outputs' lag: the first call emits its frames but that many), random or default ones merged to be. */
-function chunkPlan(options, timeAxes, given, multiple = 1, delay = 0) {
+ * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`); the first at least `least`
+ * frames long (more than the outputs' lag `stream.delay`: the first call emits its frames but that many; at
+ * least `stream.first_chunk_min`), random or default ones merged to be. */
+function chunkPlan(options, timeAxes, given, multiple = 1, least = 1) {
   const fromInputs = Object.entries(timeAxes).filter(([n]) => given[n]).map(([n, a]) => given[n].dims[a]);
   if (new Set(fromInputs).size > 1) throw new VerifyError(2, `the given inputs disagree on the sequence length (${fromInputs.join(', ')})`);
   let chunks = options.chunks;
@@ -324,11 +327,11 @@ function chunkPlan(options, timeAxes, given, multiple = 1, delay = 0) {
     throw new VerifyError(2, `chunk lengths must be multiples of ${multiple} (the model's strides over time: ` +
       `metadata stream.chunk_multiple), not ${chunks.join(',')}`);
   }
-  if (chunks[0] <= delay && options.chunks) {
-    throw new VerifyError(2, `the first chunk must be longer than ${delay} frames (the model's outputs lag by that ` +
-      `many: metadata stream.delay), not ${chunks[0]}`);
+  if (chunks[0] < least && options.chunks) {
+    throw new VerifyError(2, `the first chunk must be longer than ${least - 1} frames (the model's outputs lag by ` +
+      `metadata stream.delay, or its stream.first_chunk_min: a Pad that reflects the first frames), not ${chunks[0]}`);
   }
-  while (chunks.length > 1 && chunks[0] <= delay) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
+  while (chunks.length > 1 && chunks[0] < least) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
   const length = chunks.reduce((a, b) => a + b, 0);
   if (fromInputs.length && fromInputs[0] !== length) {
     throw new VerifyError(2, `the chunks add up to ${length}, but the given inputs are ${fromInputs[0]} long`);

@@ -82,6 +82,23 @@ test('first feeds: zeros of the shape, empty with batch 0, one per stacked input
   assert.throws(() => firstFeedSpecs([states[2], { ...states[3], shape: [2, 'batch', 6] }], { batch: 1 }), /disagree/);
 });
 
+test('first feeds: a context whose Pad fills in another mode starts empty on its time axis', () => {
+  const context = { ...STATES.states[0], input: 'ctx_in', output: 'ctx_out', kind: 'context', shape: ['batch', 4, 'ctx_frames'],
+    batch_axis: 0, context: { value: 'v', axis: 2, frames: 2, window: 'conv', pad: 'reflect' } };
+  assert.deepEqual(firstFeedSpecs([context], { batch: 3 })[0].shape, [3, 4, 0]);
+  // Without the mode, a context's dimension no data feed gives is one element (broadcast by the model).
+  const { pad, ...zeros } = context.context;
+  assert.deepEqual(firstFeedSpecs([{ ...context, context: zeros }], { batch: 3 })[0].shape, [3, 4, 1]);
+});
+
+test('StreamingSession: the first chunk holds stream.first_chunk_min frames; later ones any', async () => {
+  const metadata = { ...meta(), stream: { version: 1, time: [{ input: 'x', axis: 0 }], first_chunk_min: 3 } };
+  const stream = await StreamingSession.create(fakeSession(), { ort, metadata });
+  await assert.rejects(stream.run({ x: x([1, 2]) }), /first chunk of 2 frames.*at least 3 frames/);
+  assert.deepEqual([...(await stream.run({ x: x([1, 2, 3]) })).y.data], [1, 3, 6]);
+  assert.deepEqual([...(await stream.run({ x: x([4]) })).y.data], [10]);
+});
+
 test('first feeds: an unnamed dimension is null (older metadata: ""), sized only by {batch}', () => {
   const stacked = { ...STATES.states[0], input: 'state', output: 'stateN', shape: [2, null, 128], rows: [0, 1] };
   assert.equal(parseRnnstateMetadata({ version: 1, states: [stacked] }).states[0].shape[1], null);
