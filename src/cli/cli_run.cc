@@ -14,7 +14,7 @@
 #include "cli/file_discovery.h"
 #include "cli/node_verify.h"
 #include "io/model_io.h"
-#include "rnnstate/commands.h"
+#include "cli/commands.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::cli {

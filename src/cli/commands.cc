@@ -1,7 +1,7 @@
 // Each command on one file: open it (io/), run the façade (rnnstate/pipeline.h) or read its metadata
 // contract (contract/), and turn the outcome into a FileResult. Nothing here reaches the analysis stages.
 
-#include "rnnstate/commands.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -12,7 +12,7 @@
 #include "cli/closest_name.h"
 #include "cli/command_line.h"
 #include "cli/version.h"
-#include "rnnstate/commands.h"
+#include "cli/commands.h"
 #include "rnnstate/error.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "rnnstate/file_result.h"
+#include "cli/file_result.h"
 #include "rnnstate/options.h"
 #include "rnnstate/pipeline.h"
 
