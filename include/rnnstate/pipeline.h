@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The library's façade for a program that embeds rnnstate, and the command line's only way into the
-/// stages: rewrite, check or report one model held in memory. (commands.h does the same for files.)
+/// stages: rewrite, check or report one model held in memory. (src/cli/*_command.cc do the same for files.)
 /// Everything here is documented in docs/guide.md; errors are rnnstate::Error with the exit code the CLI
 /// would return. All three refuse an invalid model (docs/validation.md) with the same
 /// Error(kBadInput, "invalid model: ...").

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rnnstate/file_result.h"
+#include "cli/file_result.h"
 
 namespace rnnstate {
 

@@ -1,4 +1,4 @@
-// The rnnstate executable's entry point: the command line is src/cli/main.cc's.
+// The rnnstate executable's entry point: the command line is src/cli/command_line.cc's.
 
 #include "cli/command_line.h"
 

@@ -1,4 +1,4 @@
-#include "rnnstate/file_result.h"
+#include "cli/file_result.h"
 
 #include <algorithm>
 #include <cmath>

@@ -27,34 +27,12 @@
 #include <vector>
 
 #include "graph/naming.h"
+#include "pack/pack_members.h"
 #include "rnnstate/metadata.h"
 #include "rnnstate/options.h"
 #include "rnnstate/packed_metadata.h"
 
 namespace rnnstate {
-
-/// Where the zeros of an empty packed value get their batch size.
-struct ZeroBatch {
-  int64_t fixed = -1;  ///< >= 0: this many rows (a fixed batch, or 1 when every zero default broadcasts)
-  std::string input;   ///< otherwise: axis `axis` of this main-graph input (the data's batch)
-  int64_t axis = -1;
-};
-
-/// One member of a packed value: one state tensor (the states of one pair, or all rows of a stacked one).
-struct PackMemberPlan {
-  PackedMember meta;  ///< as recorded in the metadata
-  int32_t elem_type = 0;
-  std::vector<int64_t> dims;        ///< the member's shape, -1 at the batch axis
-  bool zero_default = true;         ///< an empty packed value gives zeros (else: the member fed empty)
-  std::string default_initializer;  ///< the input's default initializer, removed ("" when none)
-  // Helper values (named by the plan).
-  std::string part;           ///< tensor: the member's columns [B, length]
-  std::string flat;           ///< tensor: the final state as [B, length]
-  std::string position;       ///< sequence: the Constant index
-  std::string default_value;  ///< sequence: the member's default in the then-branch
-  std::string given;          ///< sequence: the member as taken from the sequence in the else-branch
-  ZeroBatch zero_batch;       ///< sequence: how its zeros are sized (zero_default only)
-};
 
 /// Columns of a packed tensor handled together: one member, or a run of members of one shape whose batch
 /// is on axis 0 or 1 (a "group": unpacked by one Reshape, Transpose and Split, packed by the reverse).

@@ -10,6 +10,7 @@
 #include "rewrite/data_batch.h"
 #include "rewrite/input_planner.h"
 #include "rewrite/owner_names.h"
+#include "rewrite/state_shapes.h"
 #include "time/stream_verdict.h"
 
 namespace rnnstate {
@@ -81,29 +82,6 @@ class StatePlanner {
     return Dim{-1, name->second};
   }
 
-  /// The shape of the tensor fed as a state input, for metadata: the declared shape with the batch as the
-  /// data inputs name it (a fixed batch stays a number although an input fed empty declares it symbolic).
-  /// The shape of what is fed: the declared one, except that a state without a batch axis declares
-  /// axis 0 symbolic (so that an empty feed selects its original value) but is fed at its own size.
-  static std::vector<Dim> FedShape(const std::vector<Dim>& declared, const RecurrentState& state) {
-    std::vector<Dim> shape = declared;
-    if (state.batch_axis >= 0 || shape.size() != state.shape.size()) return shape;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      if (!shape[i].fixed() && shape[i].param.empty()) shape[i] = state.shape[i];
-    }
-    return shape;
-  }
-
-  static std::vector<MetaDim> DataShape(const std::vector<Dim>& declared, int64_t batch_axis, const Dim& batch) {
-    std::vector<MetaDim> shape;
-    for (size_t i = 0; i < declared.size(); ++i) {
-      const bool at_batch = static_cast<int64_t>(i) == batch_axis && (batch.fixed() || !batch.param.empty());
-      const Dim& d = at_batch ? batch : declared[i];
-      shape.push_back(d.fixed() ? MetaDim{d.value, ""} : MetaDim{-1, d.param});
-    }
-    return shape;
-  }
-
   /// An already exposed, recorded state: unchanged, except for its default (see PlanExposed).
   void PlanRecorded(const StateAnalysis& analyzed, StateEdit& edit, const StatePair& pair, const Dim& batch) {
     // `streamable` stays the analysis' verdict: a stage before this plan (--time-axis) may have changed it.
@@ -122,34 +100,6 @@ class StatePlanner {
     edit.place = PlaceNamedBy(exposure);
     edit.batch_axis = TensorBatchAxis(analyzed.state, exposure.region, exposure.axes, exposure.view, exposure.shape);
     KeepExposed(analyzed, edit, batch);
-  }
-
-  /// The axis of the authors' tensor that holds the state's batch: the kept axis whose state axis it is.
-  /// A region on a view (of a tensor of shape `shape`) has it only where that view axis is a whole axis of
-  /// the tensor: a part of a split axis (a strided batch) is none.
-  static int64_t TensorBatchAxis(const RecurrentState& state, const std::vector<RegionAxis>& region,
-                                 const std::vector<std::string>& axes, const std::vector<MetaDim>& view,
-                                 const std::vector<MetaDim>& shape) {
-    if (state.batch_axis < 0 || state.batch_axis >= static_cast<int64_t>(state.axis_names.size())) return -1;
-    const std::string& batch_name = state.axis_names[state.batch_axis];
-    size_t kept = 0;
-    for (size_t j = 0; j < region.size(); ++j) {
-      if (region[j].kind == RegionAxis::Kind::kIndex) continue;
-      if (kept < axes.size() && axes[kept] == batch_name)
-        return view.empty() ? static_cast<int64_t>(j) : TensorAxisOf(j, view, shape);
-      ++kept;
-    }
-    return -1;
-  }
-
-  /// The axis of a tensor of shape `shape` that axis `j` of its view `view` is whole, or -1.
-  static int64_t TensorAxisOf(size_t j, const std::vector<MetaDim>& view, const std::vector<MetaDim>& shape) {
-    const std::optional<std::vector<size_t>> split = ViewSplit(view, shape);
-    if (!split) return -1;
-    for (size_t axis = 0; axis + 1 < split->size(); ++axis) {
-      if ((*split)[axis] == j && (*split)[axis + 1] == j + 1) return static_cast<int64_t>(axis);
-    }
-    return -1;
   }
 
   /// `recorded_shape`: the shape the state's pair records (validated against the graph), if any.

@@ -8,6 +8,7 @@
 
 #include "graph/graph_path.h"
 #include "graph/proto_access.h"
+#include "rules/metadata_path.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate {
@@ -93,49 +94,6 @@ class Interface {
   Map inputs_, outputs_;
   std::unordered_set<std::string> defined_;
 };
-
-/// The graph a pair's `path` leads to, or nullptr with `problem` set: each step names a node of the graph
-/// before (by name, or an unnamed one by the label rnnstate gives it, NodeLabel) with that graph attribute;
-/// `graph` must be the path's text. Old metadata (without the contract fields) may lack the path.
-const onnx::GraphProto* ResolvePath(const onnx::ModelProto& model, const StatePair& pair, std::string* problem) {
-  const onnx::GraphProto* graph = &model.graph();
-  if (pair.path.empty() && pair.graph != "main") {
-    if (!pair.dtype.empty()) *problem = "graph '" + pair.graph + "' is not the main graph its empty path names";
-    return nullptr;
-  }
-  std::string name = "main";
-  for (size_t s = 0; s < pair.path.size(); ++s) {
-    const PathStep& step = pair.path[s];
-    const onnx::AttributeProto* found = nullptr;
-    for (int n = 0; n < graph->node_size() && found == nullptr; ++n) {
-      const onnx::NodeProto& node = graph->node(n);
-      if (node.name() != step.node && !(node.name().empty() && NodeLabel(node, n) == step.node)) continue;
-      for (const auto& attribute : node.attribute()) {
-        if (attribute.name() == step.attribute) found = &attribute;
-      }
-    }
-    const std::string where = "path step " + std::to_string(s + 1) + " (" + step.node + ":" + step.attribute + ")";
-    if (found == nullptr) {
-      *problem = where + ": graph '" + name + "' has no node with that graph attribute";
-      return nullptr;
-    }
-    if (step.index < 0 && found->type() == onnx::AttributeProto::GRAPH) {
-      graph = &found->g();
-    } else if (step.index >= 0 && found->type() == onnx::AttributeProto::GRAPHS && step.index < found->graphs_size()) {
-      graph = &found->graphs(static_cast<int>(step.index));
-    } else {
-      *problem =
-          where + ": the attribute holds no graph" + (step.index >= 0 ? " at index " + std::to_string(step.index) : "");
-      return nullptr;
-    }
-    name += "/" + step.node + ":" + step.attribute + (step.index >= 0 ? "[" + std::to_string(step.index) + "]" : "");
-  }
-  if (pair.graph != name) {
-    *problem = "graph '" + pair.graph + "' is not the graph its path names ('" + name + "')";
-    return nullptr;
-  }
-  return graph;
-}
 
 /// The names of the nodes of each graph pairs lead to (unnamed ones by their label), made once per graph.
 class NodeNames {

@@ -197,19 +197,12 @@ std::string StreamVerdict::TimeText() const {
   return text;
 }
 
-void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given,
-                 const ContextFrames& planned_contexts, bool carry_windows, bool lookahead) {
-  auto shared = std::make_shared<StreamVerdict>();
-  StreamVerdict& verdict = *shared;
-  analysis.stream = shared;
-  std::optional<std::vector<InputAxis>> recorded;
-  if (analysis.recorded_stream && analysis.metadata_error.empty()) {
-    recorded.emplace();
-    for (const StreamRecord::Axis& axis : analysis.recorded_stream->time) recorded->push_back({axis.input, axis.axis});
-  }
-  verdict.time = ChooseTimeAxes(index, analysis, given, recorded);
-  if (verdict.time.axes.empty()) return;
-  // A recurrence carries its states between calls unless they are left to the call or cannot be rewritten.
+namespace {
+
+/// Each owner of states: whether it carries them between calls and whether its initial states are the
+/// authors' own inputs. A recurrence carries its states between calls unless they are left to the call or
+/// cannot be rewritten.
+std::map<std::pair<GraphPath, int>, OwnerTime> OwnersTime(const Analysis& analysis) {
   std::map<std::pair<GraphPath, int>, OwnerTime> owners;
   for (const StateAnalysis& t : analysis.states) {
     const bool carries = t.exposed || (t.within_call.empty() && t.state.problem.empty() && t.thread_problem.empty());
@@ -224,6 +217,42 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
       entry->second.fed_initial = entry->second.fed_initial && authors;
     }
   }
+  return owners;
+}
+
+/// `verdict.problem` from the time axis' fixed length, else from the first output that differs (the
+/// model's own outputs before the states').
+void JudgeFixedLengthAndOutputs(StreamVerdict& verdict) {
+  if (verdict.time.fixed_length > 1) {
+    verdict.problem = "the time axis " + verdict.TimeText() + " has the fixed length " +
+                      std::to_string(verdict.time.fixed_length) +
+                      ": ONNX Runtime refuses chunks of any other length (rnnstate rewrite --time-axis " +
+                      AxisText(verdict.time.axes.front()) + " opens it)";
+  } else {
+    for (const bool state : {false, true}) {
+      for (const OutputVerdict& out : verdict.outputs) {
+        if (out.kind != OutputVerdict::Kind::kDiffers || out.state != state || !verdict.problem.empty()) continue;
+        verdict.problem = "output '" + out.output + "': " + out.broken->Text();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<InputAxis>& given,
+                 const ContextFrames& planned_contexts, bool carry_windows, bool lookahead) {
+  auto shared = std::make_shared<StreamVerdict>();
+  StreamVerdict& verdict = *shared;
+  analysis.stream = shared;
+  std::optional<std::vector<InputAxis>> recorded;
+  if (analysis.recorded_stream && analysis.metadata_error.empty()) {
+    recorded.emplace();
+    for (const StreamRecord::Axis& axis : analysis.recorded_stream->time) recorded->push_back({axis.input, axis.axis});
+  }
+  verdict.time = ChooseTimeAxes(index, analysis, given, recorded);
+  if (verdict.time.axes.empty()) return;
+  const std::map<std::pair<GraphPath, int>, OwnerTime> owners = OwnersTime(analysis);
   const OwnerLookup owner_of = [&](const GraphPath& graph, int node) -> std::optional<OwnerTime> {
     auto found = owners.find({graph, node});
     if (found == owners.end()) return std::nullopt;
@@ -266,19 +295,7 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
     verdict.outputs.push_back(JudgeOutput(output.name(), flow.Of(GraphPath{}, output.name())));
     verdict.outputs.back().state = state_outputs.count(output.name()) > 0;
   }
-  if (verdict.time.fixed_length > 1) {
-    verdict.problem = "the time axis " + verdict.TimeText() + " has the fixed length " +
-                      std::to_string(verdict.time.fixed_length) +
-                      ": ONNX Runtime refuses chunks of any other length (rnnstate rewrite --time-axis " +
-                      AxisText(verdict.time.axes.front()) + " opens it)";
-  } else {
-    for (const bool state : {false, true}) {
-      for (const OutputVerdict& out : verdict.outputs) {
-        if (out.kind != OutputVerdict::Kind::kDiffers || out.state != state || !verdict.problem.empty()) continue;
-        verdict.problem = "output '" + out.output + "': " + out.broken->Text();
-      }
-    }
-  }
+  JudgeFixedLengthAndOutputs(verdict);
   // The outputs a rewrite adds are judged too: a rewrite's verdict is then its output's.
   verdict.added = JudgeAddedOutputs(index, flow, analysis);
   for (const AddedStateOutput& added : verdict.added) {

@@ -173,6 +173,43 @@ std::vector<TimeFact> TimeFlow::NodeFacts(const GraphPath& path, int n, const on
   return TimeThrough(NodeTime{index_, path, n, node, in, length_});
 }
 
+namespace {
+
+/// The outputs (`out`, sized) of a recurrent node whose time axis is in its batch (`view.In(op.x_slot)`
+/// frames on the batch axis of X): it runs within each frame, so its outputs are frames on their batch axes.
+std::vector<TimeFact> PerFrameFacts(const NodeTime& view, const RecurrentOp& op, const RecurrentAxes& axes,
+                                    std::vector<TimeFact> out) {
+  const TimeFact& x = view.In(op.x_slot);
+  auto set = [&](int slot, TimeFact fact) {
+    if (slot >= 0 && static_cast<size_t>(slot) < out.size()) out[static_cast<size_t>(slot)] = std::move(fact);
+  };
+  std::optional<TimeBreak> broken = x.broken;
+  for (int slot : {op.initial_h_slot, op.initial_c_slot}) {
+    const TimeFact& s = view.In(slot);
+    if (s.steady() || (s.frames() && s.axis == axes.state_batch)) continue;
+    if (!broken) broken = view.Break("starts each frame from a state that is not the frame's own");
+  }
+  TimeFact y = x;
+  y.axis = axes.y_batch;
+  y.broken = broken;
+  TimeFact last = y;
+  last.axis = axes.state_batch;
+  set(0, y);
+  set(op.y_h_slot, last);
+  if (op.y_c_slot >= 0) set(op.y_c_slot, last);
+  return out;
+}
+
+/// Where an initial state that is neither steady nor the first frames comes from, named by its origin,
+/// not by the value in the slot (which a rewrite replaces).
+std::string InitialStateOrigin(const TimeFact& s) {
+  return s.kind == TimeFact::Kind::kFinal && !s.origin.empty() ? "the final state of " + s.origin
+         : s.kind == TimeFact::Kind::kFinal                    ? "a final state of the sequence"
+                                                               : "a value computed from the frames";
+}
+
+}  // namespace
+
 std::vector<TimeFact> TimeFlow::RecurrentFacts(const GraphPath& path, int n, const onnx::NodeProto& node,
                                                const std::vector<const TimeFact*>& in) {
   const RecurrentOp& op = *FindRecurrentOp(node);
@@ -209,21 +246,7 @@ std::vector<TimeFact> TimeFlow::RecurrentFacts(const GraphPath& path, int n, con
     // Time in the batch: the recurrence runs within each frame (over frequency, say), from an initial
     // state per frame. Its states are no stream's.
     recurrences_.push_back(RecurrenceTime{path, n, RecurrenceTime::Way::kPerFrame});
-    std::optional<TimeBreak> broken = x.broken;
-    for (int slot : {op.initial_h_slot, op.initial_c_slot}) {
-      const TimeFact& s = view.In(slot);
-      if (s.steady() || (s.frames() && s.axis == axes.state_batch)) continue;
-      if (!broken) broken = view.Break("starts each frame from a state that is not the frame's own");
-    }
-    TimeFact y = x;
-    y.axis = axes.y_batch;
-    y.broken = broken;
-    TimeFact last = y;
-    last.axis = axes.state_batch;
-    set(0, y);
-    set(op.y_h_slot, last);
-    if (has_cell) set(op.y_c_slot, last);
-    return out;
+    return PerFrameFacts(view, op, axes, std::move(out));
   }
   if (!x.frames() || x.axis != axes.x_sequence || x.folded) {
     recurrences_.push_back(RecurrenceTime{path, n, RecurrenceTime::Way::kOther});
@@ -250,11 +273,7 @@ std::vector<TimeFact> TimeFlow::RecurrentFacts(const GraphPath& path, int n, con
     const TimeFact& s = view.In(slot);
     // The first frames are the whole run's on the first call, the only one that reads an initial state.
     if (broken || s.steady() || s.kind == Kind::kFirst || fed_initial) continue;
-    // Named by where it comes from, not by the value in the slot (which a rewrite replaces).
-    const std::string from = s.kind == Kind::kFinal && !s.origin.empty() ? "the final state of " + s.origin
-                             : s.kind == Kind::kFinal                    ? "a final state of the sequence"
-                                                                         : "a value computed from the frames";
-    broken = view.Break("starts from " + from +
+    broken = view.Break("starts from " + InitialStateOrigin(s) +
                         ": the first call would start from its own chunk's end, one run from the whole sequence's");
     broken->whole = true;
   }

@@ -154,6 +154,53 @@ std::vector<TimeFact> TimeThrough(const NodeTime& n) {
   return outs;
 }
 
+namespace {
+
+/// Input `k` of an elementwise node is the chunk's length (`f`). The length times steady sizes is time
+/// folded with other axes (`Mul(batch, length)`, the first axis of `x.reshape(b * t, f)`); any other
+/// arithmetic is no length.
+TimeFact LengthArithmeticTime(const NodeTime& n, int k, const TimeFact& f) {
+  if (n.node.op_type() == "Mul" && n.OthersSteady(k)) {
+    std::vector<int64_t> folded = f.elements;
+    folded.insert(folded.end(), f.folded_elements.begin(), f.folded_elements.end());
+    // Elements multiplied by a known 0 hold no length (`Shape(x) * [1, 0]`: the batch alone).
+    if (n.node.input_size() == 2) {
+      const std::optional<std::vector<int64_t>> factor = IntValues(n.index, n.graph, n.node.input(1 - k));
+      if (factor && !factor->empty()) {
+        auto zero_at = [&](int64_t e) {
+          return factor->size() == 1 ? (*factor)[0] == 0
+                                     : e >= 0 && e < static_cast<int64_t>(factor->size()) && (*factor)[e] == 0;
+        };
+        folded.erase(std::remove_if(folded.begin(), folded.end(), zero_at), folded.end());
+        if (folded.empty()) return TimeFact::Steady();
+      }
+    }
+    return TimeFact::Length({}, folded);
+  }
+  return n.Mixed("computes with the chunk's length");
+}
+
+/// `frames`, the combined frames of an elementwise node of output rank `rank`, breaks where a steady
+/// operand reaches the time axis with more than one element: a fixed length > 1 is a constant of the whole
+/// sequence's length (a positional table), which no chunk has.
+void BreakOnFixedLengthOperand(const NodeTime& n, int rank, TimeFact& frames) {
+  for (int k = 0; k < n.node.input_size(); ++k) {
+    if (!n.In(k).steady()) continue;
+    const int r = n.InRank(k);
+    const int64_t axis = frames.axis - (rank - r);
+    const int64_t size = r < 0 || axis < 0 ? 1 : DimOfInput(n, k, axis);
+    if (size > 1) {
+      frames.broken = n.Break("combines the frames with '" + n.node.input(k) + "', which holds " +
+                              std::to_string(size) + " frames along time: a fixed length no chunk has");
+      frames.broken->whole = true;
+      frames.broken->fixed_length = true;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 TimeFact ElementwiseTime(const NodeTime& n) {
   if (IsElementwiseUnary(n.node)) {
     if (!n.OthersSteady(0)) return n.Mixed("takes a parameter that changes with time");
@@ -176,26 +223,7 @@ TimeFact ElementwiseTime(const NodeTime& n) {
       case TimeFact::Kind::kMixed:
         return f;
       case TimeFact::Kind::kLength:
-        // The length times steady sizes is time folded with other axes (`Mul(batch, length)`, the first
-        // axis of `x.reshape(b * t, f)`); any other arithmetic is no length.
-        if (n.node.op_type() == "Mul" && n.OthersSteady(k)) {
-          std::vector<int64_t> folded = f.elements;
-          folded.insert(folded.end(), f.folded_elements.begin(), f.folded_elements.end());
-          // Elements multiplied by a known 0 hold no length (`Shape(x) * [1, 0]`: the batch alone).
-          if (n.node.input_size() == 2) {
-            const std::optional<std::vector<int64_t>> factor = IntValues(n.index, n.graph, n.node.input(1 - k));
-            if (factor && !factor->empty()) {
-              auto zero_at = [&](int64_t e) {
-                return factor->size() == 1 ? (*factor)[0] == 0
-                                           : e >= 0 && e < static_cast<int64_t>(factor->size()) && (*factor)[e] == 0;
-              };
-              folded.erase(std::remove_if(folded.begin(), folded.end(), zero_at), folded.end());
-              if (folded.empty()) return TimeFact::Steady();
-            }
-          }
-          return TimeFact::Length({}, folded);
-        }
-        return n.Mixed("computes with the chunk's length");
+        return LengthArithmeticTime(n, k, f);
       case TimeFact::Kind::kFinal:
         final_seen = true;
         final_name = n.node.input(k);
@@ -236,21 +264,7 @@ TimeFact ElementwiseTime(const NodeTime& n) {
                    "', computed from a final state: every frame would need the end of the sequence");
   }
   if (frames) {
-    // A steady operand that reaches the time axis must have one element there: a fixed length > 1 is a
-    // constant of the whole sequence's length (a positional table), which no chunk has.
-    for (int k = 0; k < n.node.input_size(); ++k) {
-      if (!n.In(k).steady()) continue;
-      const int r = n.InRank(k);
-      const int64_t axis = frames->axis - (rank - r);
-      const int64_t size = r < 0 || axis < 0 ? 1 : DimOfInput(n, k, axis);
-      if (size > 1) {
-        frames->broken = n.Break("combines the frames with '" + n.node.input(k) + "', which holds " +
-                                 std::to_string(size) + " frames along time: a fixed length no chunk has");
-        frames->broken->whole = true;
-        frames->broken->fixed_length = true;
-        break;
-      }
-    }
+    BreakOnFixedLengthOperand(n, rank, *frames);
     return *frames;
   }
   if (final_seen) return n.FinalOfInputs();

@@ -14,6 +14,16 @@
 
 namespace rnnstate::testing {
 
+const char* const kLoopOverAxis0Start = R"(  shape = Shape (x)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  trip = Gather <axis = 0> (shape, zero)
+  b = Gather <axis = 0> (shape, one)
+  four = Constant <value = int64[1] {4}> ()
+  dims = Concat <axis = 0> (b, four)
+  h0 = ConstantOfShape (dims)
+)";
+
 onnx::ModelProto ParseModel(const std::string& text) {
   onnx::ModelProto model;
   onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());

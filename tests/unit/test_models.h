@@ -15,6 +15,12 @@
 
 namespace rnnstate::testing {
 
+/// ONNX text: the main-graph nodes a loop over axis 0 of `x` ([seq, batch, ...]) starts with, as scripted
+/// loops export them: `trip` the sequence length (Gather of Shape(x)) and `h0` zeros [batch, 4] sized from
+/// the data (ConstantOfShape of Concat(batch, [4])); `zero`, `one`, `b`, `four` and `dims` are its steps.
+/// Ends with a newline.
+extern const char* const kLoopOverAxis0Start;
+
 /// Parses a model in ONNX text syntax; fails the test (throws) on a syntax error.
 onnx::ModelProto ParseModel(const std::string& text);
 

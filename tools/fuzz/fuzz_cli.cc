@@ -2,7 +2,7 @@
 // seeds (tools/fuzz/cli_seeds/) name commands, the models of the scratch directory and the options whose
 // values matter most: --nodes patterns, --time-axis and --input-context specs, -o / --out-dir / --name
 // paths, --batch / --dim / --max-batch-size / -j numbers. They go through the CLI's own parser and
-// commands (src/cli/main.cc compiled with its main renamed), in a scratch directory rebuilt for every
+// commands (src/cli/entry.cc compiled with its main renamed), in a scratch directory rebuilt for every
 // input from build-fuzz/cli_template/. Oracle: the exit code is a documented one (0 to 5) — never 6, a
 // crash, a sanitizer report or a hang — and a usage error (2) says what is wrong on stderr.
 // Command lines that could reach outside the scratch directory (an absolute path, more `..` than its

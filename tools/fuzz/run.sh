@@ -51,7 +51,7 @@ for folder in "${folders[@]}"; do objects+=("build-fuzz/obj/$(echo "$folder" | t
 for folder in "${folders[@]}"; do
   name=$(echo "$folder" | tr / _)
   unity=build-fuzz/obj/$name.cc object=build-fuzz/obj/$name.o
-  ls "$folder"/*.cc | grep -v 'src/cli/main.cc' | sed 's|.*|#include "../../&"|' > "$unity.new"
+  ls "$folder"/*.cc | grep -v 'src/cli/entry.cc' | sed 's|.*|#include "../../&"|' > "$unity.new"
   cmp -s "$unity.new" "$unity" && rm "$unity.new" || mv "$unity.new" "$unity"
   [ "$object" -nt "$unity" ] && [ -z "$(find "$folder" src include -maxdepth 2 -newer "$object" \( -name '*.cc' -o -name '*.h' \) -print -quit)" ] && continue
   echo "$launcher clang++ ${flags[*]} -c $unity -o $object"
@@ -60,8 +60,8 @@ sources=(tools/fuzz/fuzz_$target.cc)
 [ "$target" = structure ] && sources+=(tools/fuzz/structure_mutator.cc tools/fuzz/model_sweep.cc)
 if [ "$target" = cli ]; then
   # main() renamed, so that the target calls the CLI's own parser and commands in process.
-  [ build-fuzz/obj/cli_main.o -nt src/cli/main.cc ] ||
-    $launcher clang++ "${flags[@]}" -Dmain=RnnstateCliMain -c src/cli/main.cc -o build-fuzz/obj/cli_main.o
+  [ build-fuzz/obj/cli_main.o -nt src/cli/entry.cc ] ||
+    $launcher clang++ "${flags[@]}" -Dmain=RnnstateCliMain -c src/cli/entry.cc -o build-fuzz/obj/cli_main.o
   objects+=(build-fuzz/obj/cli_main.o)
 fi
 clang++ "${flags[@]/fuzzer-no-link/fuzzer}" "${sources[@]}" "${objects[@]}" \

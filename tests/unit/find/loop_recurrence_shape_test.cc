@@ -102,16 +102,9 @@ TEST(LoopStateShape, AnIntegerTokenIsAStateOfItsOwnType) {
 TEST(LoopStateShape, TheBatchIsFoundWhenTheFinalStateIsNoGraphOutput) {
   // onnx's inference names the loop's values unk__N; the body declares `batch`, the initial zeros take it
   // from x. Before: "no batch axis", an input declared [unk__0,4] and `init --batch 2` refused.
-  const char* text = R"(<ir_version: 8, opset_import: ["" : 14]>
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4] y) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  trip = Gather <axis = 0> (shape, zero)
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
+)" + std::string(testing::kLoopOverAxis0Start) + R"(
   h_end, y = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
     x_t = Gather <axis = 0> (x, i)
     xw = MatMul (x_t, W)
@@ -143,14 +136,7 @@ TEST(LoopStateShape, ALoopInsideAnIfBranchFindsTheBatchOfTheMainGraphInput) {
   // The zeros are computed in the main graph from x; the loop runs in the then branch (before: unk__0).
   const Analysis analysis = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, bool use, float[3, 4] W) => (float[seq, batch, 4] y) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  trip = Gather <axis = 0> (shape, zero)
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
+)" + std::string(testing::kLoopOverAxis0Start) + R"(
   y0 = MatMul (x, W)
   y = If (use) <then_branch = then () => (float[seq, batch, 4] yt) {
     h_end, yt = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
@@ -230,14 +216,7 @@ g (float[seq, batch, 3] x) => (float[seq, batch, m] y) {
 std::string Accumulator(const std::string& acc_type, const std::string& acc_init) {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W) => (float[seq, batch, 4] y, float[batch, 4] h_n) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  trip = Gather <axis = 0> (shape, zero)
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
+)" + std::string(testing::kLoopOverAxis0Start) + R"(
   )" + acc_init +
          R"(
   h_n, acc_n, y = Loop (trip, , h0, acc0) <body = body (int64 i, bool cond, float[batch, 4] h, )" +

@@ -24,14 +24,7 @@ std::string Walk(const std::string& extra, const std::string& before = "",
                  const std::string& after = "y = Identity (ys)\n  h_n = Identity (h_end)") {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4] y, float[batch, 4] h_n) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  trip = Gather <axis = 0> (shape, zero)
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
+)" + std::string(testing::kLoopOverAxis0Start) + R"(
   )" + before +
          R"(
   h_end, ys = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
