@@ -17,8 +17,10 @@
 /// passed over.
 ///
 /// The first call's context is the padding itself (zeros), so the unfed rewrite equals the original.
-/// Windows that look ahead, pad with another value or are transposed are not carried: the time flow's
-/// verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
+/// A ConvTranspose with a stride over time is carried when it is an aligned upsampling
+/// (time/upsample_windows.h): its context is floor(S / s) input frames. Windows that look ahead, pad with
+/// another value or are transposed otherwise are not carried: the time flow's verdict says why they do not
+/// stream. (Strided windows without padding whose span is shorter than their
 /// stride need no context: the time rules let them stream as they are.) Pure analysis.
 
 #include <cstdint>
