@@ -118,8 +118,18 @@ struct ContextSpec {
   /// its output lags the original's by as many frames, and the first call's context holds `frames -
   /// lookahead` frames (the padding before time) instead of `frames` ("lookahead" in the document).
   int64_t lookahead = 0;
+  /// A window without padding on time (a "valid" window, `rewrite` made it): the first call's context holds
+  /// no frames, so the first call emits `frames` output frames fewer, as one run does ("valid" in the
+  /// document).
+  bool valid = false;
+  /// The frames the first call's context holds: none for a valid window, the padding before time for one
+  /// that looked ahead, else `frames`.
+  int64_t FirstFrames() const { return valid ? 0 : frames - lookahead; }
+  /// True when the context's time axis is a named dimension (its first call holds fewer frames).
+  bool NamedFrames() const { return valid || lookahead > 0; }
   bool operator==(const ContextSpec& o) const {
-    return value == o.value && axis == o.axis && frames == o.frames && window == o.window && lookahead == o.lookahead;
+    return value == o.value && axis == o.axis && frames == o.frames && window == o.window &&
+           lookahead == o.lookahead && valid == o.valid;
   }
 };
 

@@ -15,9 +15,10 @@ std::vector<int64_t> Concrete(const StatePair& pair, std::optional<int64_t> batc
     const MetaDim& dim = pair.shape[axis];
     if (pair.init == kInitEmpty && static_cast<int64_t>(axis) == empty_axis && pair.batch_axis < 0) {
       shape.push_back(0);
-    } else if (pair.context && pair.context->lookahead > 0 && static_cast<int64_t>(axis) == pair.context->axis) {
-      // A window that looked ahead: the first call's context is its padding before time alone.
-      shape.push_back(pair.context->frames - pair.context->lookahead);
+    } else if (pair.context && pair.context->NamedFrames() && static_cast<int64_t>(axis) == pair.context->axis) {
+      // A window that looked ahead: the first call's context is its padding before time alone; a valid
+      // window's holds none.
+      shape.push_back(pair.context->FirstFrames());
     } else if (static_cast<int64_t>(axis) == pair.batch_axis) {
       if (batch && dim.value >= 0 && *batch != dim.value) {
         throw Error(ExitCode::kUsage, "--batch " + std::to_string(*batch) + ": state input '" + pair.input +

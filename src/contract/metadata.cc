@@ -96,7 +96,8 @@ void ReadView(const Json& entry, StatePair& pair) {
 }
 
 /// The "context" object of a context state (optional): {"value": name, "axis": k >= 0, "frames": n > 0,
-/// "window": node name (optional), "lookahead": 1 <= n <= frames (optional, with a window)}.
+/// "window": node name (optional), "lookahead": 1 <= n <= frames (optional, with a window), "valid": true
+/// (optional, with a window and no lookahead)}.
 void ReadContext(const Json& entry, StatePair& pair) {
   auto context = entry.find("context");
   if (context == entry.end() || context->is_null()) return;
@@ -124,6 +125,13 @@ void ReadContext(const Json& entry, StatePair& pair) {
     if (pair.context->lookahead > pair.context->frames || pair.context->window.empty()) {
       throw std::runtime_error("'context' has a 'lookahead' beyond its 'frames' or without its 'window'");
     }
+  }
+  if (auto valid = context->find("valid"); valid != context->end()) {
+    if (!valid->is_boolean() || pair.context->window.empty() || pair.context->lookahead > 0) {
+      throw std::runtime_error("'context' has a 'valid' that is not a boolean, or without its 'window', or with a "
+                               "'lookahead'");
+    }
+    pair.context->valid = valid->get<bool>();
   }
 }
 
@@ -491,6 +499,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
       entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
       if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
       if (pair.context->lookahead > 0) entry["context"]["lookahead"] = pair.context->lookahead;
+      if (pair.context->valid) entry["context"]["valid"] = true;
     }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));

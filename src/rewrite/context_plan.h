@@ -98,6 +98,9 @@ struct ContextEdit {
   /// axis is then named rather than fixed: the default holds `frames - lookahead` frames (the padding
   /// before time), every later call `frames`.
   int64_t lookahead = 0;
+  /// A window without padding on time ("valid"): its context's time axis is named, the default holds no
+  /// frames (the first call emits `frames` frames fewer, as one run does), and no operand changes.
+  bool valid = false;
   std::vector<OperandEdit> operands;
   ContextChange change;
 

@@ -80,6 +80,8 @@ std::string ContextEdit::Describe() const {
     first = " (first: " + std::to_string(frames - lookahead) + " frames of zeros; its window looked " +
             std::to_string(lookahead) + " frames ahead: its output comes as late)";
   }
+  if (valid) first = " (first: no frames; its window has no padding: the first call emits " + std::to_string(frames) +
+                     " frames fewer, as one run does)";
   return what + ": '" + input + "' -> '" + output + "', concatenated in front of it for " +
          std::to_string(added.readers.size()) + " reader(s)" + first;
 }

@@ -179,12 +179,12 @@ void CheckFields(const StatePair& pair, std::vector<CheckProblem>& problems) {
   const auto rank = static_cast<int64_t>(pair.shape.size());
   // A lookahead's context names its time axis: the first call holds fewer frames than the later ones.
   const auto holds = [&](const MetaDim& dim) {
-    return pair.context->lookahead > 0 ? dim.value < 0 && !dim.symbol.empty() : dim.value == pair.context->frames;
+    return pair.context->NamedFrames() ? dim.value < 0 && !dim.symbol.empty() : dim.value == pair.context->frames;
   };
   if (pair.context && rank > 0 && (pair.context->axis >= rank || !holds(pair.shape[pair.context->axis]))) {
     problems.push_back({Kind::kBadMetadata,
                         label + "shape " + MetaText(pair.shape) + " does not hold " +
-                            (pair.context->lookahead > 0 ? "a named number of" : std::to_string(pair.context->frames)) +
+                            (pair.context->NamedFrames() ? "a named number of" : std::to_string(pair.context->frames)) +
                             " frames on axis " + std::to_string(pair.context->axis)});
   }
   if (pair.batch_axis < -1 || (pair.batch_axis >= rank && !(rank == 0 && pair.batch_axis == -1))) {

@@ -208,7 +208,11 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   }
   if (window->pad_after != 0) return std::nullopt;
   found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank);
-  if (found.pad < 0) return std::nullopt;
+  if (found.pad < 0) {
+    // No padding at all ("valid"): carried at stride 1 over frames chunks reproduce (a Pad on time breaks).
+    found.valid = window->stride == 1 && x.exact() && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER";
+    return found.valid ? std::optional<CausalWindow>(found) : std::nullopt;
+  }
   found.value = index.model().graph().node(found.pad).input(0);
   return found;
 }

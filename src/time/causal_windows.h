@@ -54,6 +54,10 @@ struct CausalWindow {
   /// both paddings, its first call's default holds the l frames of padding before, and the window's output
   /// comes r frames late (each call emits the frames its input completes).
   int64_t lookahead = 0;
+  /// A window without padding on time at stride 1 (a "valid" window, no Pad in front): its output has span
+  /// frames fewer than its input. Its context's first call holds no frames, so each call emits the frames
+  /// its input completes: the first call span fewer, as one run does, the later ones as many as fed.
+  bool valid = false;
 
   /// The node the context's Concat feeds: the Pad when there is one, else the window.
   int Reader() const { return pad >= 0 ? pad : window; }

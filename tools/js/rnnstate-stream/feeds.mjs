@@ -60,7 +60,9 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
     const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
     const shape = st.shape.map((d, axis) => {
       if (axis === emptyAxis && st.init === 'empty') return 0;
-      // A window that looked ahead (rewrite --lookahead): the first context is its padding before time alone.
+      // A window that looked ahead (rewrite --lookahead): the first context is its padding before time alone;
+      // a window without padding ("valid"): none.
+      if (st.kind === 'context' && st.context?.valid === true && axis === st.context.axis) return 0;
       if (st.kind === 'context' && st.context?.lookahead > 0 && axis === st.context.axis) {
         return st.context.frames - st.context.lookahead;
       }

@@ -90,7 +90,8 @@ export async function verifyStreaming(options) {
     checkTimeAxes(timeAxes, dataInputs, declared);
     // rewrite --lookahead: the outputs lag by `delay` frames; the first call must hold more than that.
     const delay = metadata.stream?.delay ?? 0;
-    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1, delay);
+    const multiple = metadata.stream?.chunk_multiple ?? 1;
+    const { chunks, length } = chunkPlan(options, timeAxes, given, multiple, delay, validFrames(metadata) * multiple);
     const dims = { ...(options.dims ?? {}) };
     for (const [name, axis] of Object.entries(timeAxes)) {
       const d = declared.get(name)?.shape?.[axis];
@@ -284,6 +285,12 @@ function checkTimeAxes(timeAxes, dataInputs, declared) {
   }
 }
 
+/** The frames the windows without padding ("valid") take off the first call: their contexts' frames, summed. */
+function validFrames(metadata) {
+  return metadata.states.filter((st) => st.kind === 'context' && st.context?.valid === true)
+    .reduce((n, st) => n + st.context.frames, 0);
+}
+
 /** The state pairs of windows carried with their lookahead (rewrite --lookahead). */
 function lookaheadWindows(metadata) {
   return metadata.states.filter((st) => st.kind === 'context' && st.context?.lookahead > 0).length;
@@ -300,8 +307,9 @@ function zeroFeeds(feeds, timeAxes) {
 
 /** The chunk lengths: given, or random from the seed; their sum is the sequence length. Each a multiple of
  * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`); the first longer than `delay`
- * (the outputs' lag: the first call emits its frames but that many), random or default ones merged to be. */
-function chunkPlan(options, timeAxes, given, multiple = 1, delay = 0) {
+ * (the outputs' lag: the first call emits its frames but that many) plus `short` (the frames windows without
+ * padding take off the first call, at most), random or default ones merged to be. */
+function chunkPlan(options, timeAxes, given, multiple = 1, delay = 0, short = 0) {
   const fromInputs = Object.entries(timeAxes).filter(([n]) => given[n]).map(([n, a]) => given[n].dims[a]);
   if (new Set(fromInputs).size > 1) throw new VerifyError(2, `the given inputs disagree on the sequence length (${fromInputs.join(', ')})`);
   let chunks = options.chunks;
@@ -328,7 +336,11 @@ function chunkPlan(options, timeAxes, given, multiple = 1, delay = 0) {
     throw new VerifyError(2, `the first chunk must be longer than ${delay} frames (the model's outputs lag by that ` +
       `many: metadata stream.delay), not ${chunks[0]}`);
   }
-  while (chunks.length > 1 && chunks[0] <= delay) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
+  if (chunks[0] <= delay + short && options.chunks) {
+    throw new VerifyError(2, `the first chunk must be longer than ${delay + short} frames (windows without padding ` +
+      `take up to ${short} frames off the first call: metadata context "valid"), not ${chunks[0]}`);
+  }
+  while (chunks.length > 1 && chunks[0] <= delay + short) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
   const length = chunks.reduce((a, b) => a + b, 0);
   if (fromInputs.length && fromInputs[0] !== length) {
     throw new VerifyError(2, `the chunks add up to ${length}, but the given inputs are ${fromInputs[0]} long`);
