@@ -35,6 +35,9 @@ Chunk-exact after the default rewrite:
   upsample_gru_k2         the same with kernel 2 (no overlap): streams as it is
   upsample_crn            a CRN over time: a strided causal Conv1d encoder, a GRU at half the rate, skip
                           connections, a causal ConvTranspose1d decoder back to the input rate
+  valid_conv1d_gru        Conv1d kernel 3 without padding ("valid": seq - 2 frames), then a GRU: a context whose
+                          first feed holds no frames (the first call emits 2 frames fewer, as one run does)
+  valid_pool_gru          MaxPool1d(3, stride 1) without padding, then a GRU: the same for a pool
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
@@ -414,6 +417,17 @@ def cases():
              "connections, a causal ConvTranspose1d(kernel 4, stride 2) back to the input rate (its last 2 frames "
              "dropped), a sigmoid mask on x: chunks of a multiple of 2 frames",
              outputs=[("y", bs + [4]), ("h_n", [1, "batch", 6])]),
+        case("valid_conv1d_gru", lambda: ConvThenGru(nn.Conv1d(4, 6, 3), 6), 4, 5, 10, [7, 5, 9], True,
+             "Conv1d kernel 3 without padding (a \"valid\" window: seq - 2 frames), tanh, then a GRU: the rewrite "
+             "carries 2 frames of context whose first feed holds none, so the first call emits 2 frames fewer, as "
+             "one run does",
+             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_out": 19}, export_dims={"seq_out": 8}),
+        case("valid_pool_gru", lambda: ConvThenGru(nn.MaxPool1d(3, stride=1), 4), 4, 5, 9, [6, 1, 8], True,
+             "MaxPool1d(3, stride 1) over time without padding (a \"valid\" pool: seq - 2 frames), tanh, then a "
+             "GRU: 2 frames of context, none on the first call",
+             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_out": 13}, export_dims={"seq_out": 7}),
     ]
 
 
