@@ -103,6 +103,11 @@ function rewriteAll(m, cli) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }
+    // A valid window's context names its time axis (no frames on the first call): no fixed size to pack (documented).
+    if (r.status === 4 && /cannot pack state .* its size on axis \d+ is not fixed/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
     // A packed tensor is [batch, N]: a loop's state without a batch axis has no row in it (documented).
     if (name.startsWith('tensor') && r.status === 4 && /it has no batch axis \(use --pack sequence\)/.test(r.stderr)) {
       m.refused[name] = lastLines(r.stderr, 1);

@@ -64,6 +64,10 @@ export function firstFeedPlan(m, model, feeds) {
       typeof st.shape[st.batch_axis] !== 'number';
     const fullShape = ownBatch ? null : st.shape.map((d, axis) => {
       if (typeof d === 'number') return d;
+      // A named context axis (a valid window's, a lookahead's): the model returns `frames` frames.
+      if (st.kind === 'context' && axis === st.context?.axis && (st.context?.valid || st.context?.lookahead > 0)) {
+        return st.context.frames;
+      }
       if (d in dims) {
         if (axis === st.batch_axis) batch ??= dims[d];
         return dims[d];
@@ -83,8 +87,12 @@ export function firstFeedPlan(m, model, feeds) {
     });
     // Empty along the batch, or (a loop's state without one: batch_axis -1) along axis 0.
     const emptyAxis = st.batch_axis >= 0 ? st.batch_axis : 0;
+    // The first feed of a named context axis: no frames for a valid window, the padding before a lookahead.
+    const first = st.context?.valid === true ? 0 : (st.context?.frames ?? 0) - (st.context?.lookahead ?? 0);
+    const named = (axis) => st.kind === 'context' && axis === st.context?.axis &&
+      (st.context?.valid === true || st.context?.lookahead > 0);
     const shape = ownBatch ? st.shape.map((d, axis) => (axis === emptyAxis ? 0 : d))
-      : fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : d));
+      : fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : named(axis) ? first : d));
     return { input, output, dtype: st.dtype, init: st.init, batchAxis: st.batch_axis, shape, fullShape };
   });
   const note = unresolved.length
