@@ -38,6 +38,14 @@ Chunk-exact after the default rewrite:
                           dilation 2, then an LSTM; its first chunk is shorter than the context
   const_pad_conv1d        F.pad with the value 0.5, 2 and 4 frames before two Conv1d (dilations 1, 2), then an
                           LSTM; its first chunk is one frame
+  upsample_gru_k4         a GRU, a causal ConvTranspose1d over time (kernel 4, stride 2, its last 2 frames
+                          dropped), a second GRU at the doubled rate: 1 input frame of context, no delay
+  upsample_gru_k2         the same with kernel 2 (no overlap): streams as it is
+  upsample_crn            a CRN over time: a strided causal Conv1d encoder, a GRU at half the rate, skip
+                          connections, a causal ConvTranspose1d decoder back to the input rate
+  valid_conv1d_gru        Conv1d kernel 3 without padding ("valid": seq - 2 frames), then a GRU: a context whose
+                          first feed holds no frames (the first call emits 2 frames fewer, as one run does)
+  valid_pool_gru          MaxPool1d(3, stride 1) without padding, then a GRU: the same for a pool
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
@@ -214,6 +222,56 @@ class GruConvTransposeGru(nn.Module):
         return y, h
 
 
+class CausalUpsample(nn.Module):
+    """ConvTranspose1d(k, stride s) over time without padding, its last k - s frames dropped when k > s
+    (PyTorch's causal upsampling: each input frame gives its own s output frames, the frames one run gives)."""
+
+    def __init__(self, c_in, c_out, kernel, stride):
+        super().__init__()
+        self.up = nn.ConvTranspose1d(c_in, c_out, kernel, stride=stride)
+        self.tail = kernel - stride
+
+    def forward(self, z):
+        y = self.up(z)
+        return y[..., :-self.tail] if self.tail > 0 else y
+
+
+class GruUpsampleGru(nn.Module):
+    """x [batch, seq, 4]: a GRU, a causal ConvTranspose1d upsampling over time (stride 2: 2 * seq frames),
+    tanh, a second GRU at the doubled frame rate."""
+
+    def __init__(self, kernel):
+        super().__init__()
+        self.gru = nn.GRU(4, 6, batch_first=True)
+        self.up = CausalUpsample(6, 3, kernel, 2)
+        self.gru2 = nn.GRU(3, 5, batch_first=True)
+
+    def forward(self, x):
+        r, _ = self.gru(x)
+        return self.gru2(torch.tanh(self.up(r.transpose(1, 2))).transpose(1, 2))
+
+
+class UpsampleCrn(nn.Module):
+    """A CRN over time: x [batch, seq, 4] -> F.pad 2 + Conv1d(k 3, stride 2) over time (seq / 2 frames) -> a
+    GRU -> skip concat with the encoder's frames -> causal ConvTranspose1d(k 4, stride 2) back to seq frames ->
+    skip concat with x -> pointwise Conv1d -> a sigmoid mask times x: y [batch, seq, 4]."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv1d(4, 6, 3, stride=2)
+        self.gru = nn.GRU(6, 6, batch_first=True)
+        self.dec = CausalUpsample(12, 4, 4, 2)
+        self.out = nn.Conv1d(8, 4, 1)
+
+    def forward(self, x):
+        z = x.transpose(1, 2)                                  # [B, 4, T]
+        e = F.elu(self.enc(F.pad(z, (2, 0))))                  # [B, 6, T / 2]
+        r, h = self.gru(e.transpose(1, 2))                     # [B, T / 2, 6]
+        d = F.elu(self.dec(torch.cat([r.transpose(1, 2), e], 1)))  # [B, 4, T]
+        mask = torch.sigmoid(self.out(torch.cat([d, z], 1)))
+        return (mask * z).transpose(1, 2), h
+
+
 class Tcn(nn.Module):
     """x [batch, seq, 4]: no recurrent node, two causal Conv1d (F.pad 2 + kernel 3, F.pad 4 + kernel 3
     dilation 2) with ReLU and a pointwise Conv1d; y [batch, seq, 3], or with `pool` its mean over time
@@ -364,6 +422,33 @@ def cases():
              [1, 8, 9], True,
              "F.pad with the value 0.5, 2 and 4 frames before two Conv1d (dilations 1, 2), then an LSTM: each "
              "context starts empty and its Pad pads 0.5 for what it lacks (a first chunk of one frame)"),
+        case("upsample_gru_k4", lambda: GruUpsampleGru(4), 4, 5, 8, [6, 10, 4], True,
+             "a GRU, ConvTranspose1d over time (kernel 4, stride 2, no padding) with its last 2 frames dropped "
+             "(a causal upsampling: 2 * seq frames), tanh, a second GRU at the doubled rate: the rewrite carries "
+             "1 input frame of context (the overlap-add tail), no delay",
+             outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_up": 40}, export_dims={"seq_up": 16}),
+        case("upsample_gru_k2", lambda: GruUpsampleGru(2), 4, 5, 8, [7, 9, 3], True,
+             "a GRU, ConvTranspose1d over time (kernel 2, stride 2: the windows do not overlap), tanh, a second "
+             "GRU at the doubled rate: streams as it is, no context",
+             outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_up": 38}, export_dims={"seq_up": 16}),
+        case("upsample_crn", UpsampleCrn, 4, 4, 8, [6, 10, 4], True,
+             "a CRN over time: F.pad 2 + Conv1d(kernel 3, stride 2) over time, a GRU at half the rate, skip "
+             "connections, a causal ConvTranspose1d(kernel 4, stride 2) back to the input rate (its last 2 frames "
+             "dropped), a sigmoid mask on x: chunks of a multiple of 2 frames",
+             outputs=[("y", bs + [4]), ("h_n", [1, "batch", 6])]),
+        case("valid_conv1d_gru", lambda: ConvThenGru(nn.Conv1d(4, 6, 3), 6), 4, 5, 10, [7, 5, 9], True,
+             "Conv1d kernel 3 without padding (a \"valid\" window: seq - 2 frames), tanh, then a GRU: the rewrite "
+             "carries 2 frames of context whose first feed holds none, so the first call emits 2 frames fewer, as "
+             "one run does",
+             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_out": 19}, export_dims={"seq_out": 8}),
+        case("valid_pool_gru", lambda: ConvThenGru(nn.MaxPool1d(3, stride=1), 4), 4, 5, 9, [6, 1, 8], True,
+             "MaxPool1d(3, stride 1) over time without padding (a \"valid\" pool: seq - 2 frames), tanh, then a "
+             "GRU: 2 frames of context, none on the first call",
+             outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
+             dims={"seq_out": 13}, export_dims={"seq_out": 7}),
     ]
 
 

@@ -123,13 +123,18 @@ struct ContextSpec {
   /// frames on `axis`), and the graph pads the concatenation by `frames` minus the frames fed, in that mode:
   /// the original padding on the first call, none once the context is full. "" for zeros.
   std::string pad;
-  /// The frames the first call's context holds: `frames - lookahead`, or none for a `pad` context.
-  int64_t FirstFrames() const { return pad.empty() ? frames - lookahead : 0; }
+  /// A window without padding on time (a "valid" window, `rewrite` made it): the first call's context holds
+  /// no frames, so the first call emits `frames` output frames fewer, as one run does ("valid" in the
+  /// document).
+  bool valid = false;
+  /// The frames the first call's context holds: none for a `pad` context or a valid window, the padding
+  /// before time for one that looked ahead, else `frames`.
+  int64_t FirstFrames() const { return valid || !pad.empty() ? 0 : frames - lookahead; }
   /// True when the context's time axis is named rather than fixed (its first call holds fewer frames).
-  bool NamedTime() const { return lookahead > 0 || !pad.empty(); }
+  bool NamedTime() const { return lookahead > 0 || !pad.empty() || valid; }
   bool operator==(const ContextSpec& o) const {
     return value == o.value && axis == o.axis && frames == o.frames && window == o.window &&
-           lookahead == o.lookahead && pad == o.pad;
+           lookahead == o.lookahead && pad == o.pad && valid == o.valid;
   }
 };
 

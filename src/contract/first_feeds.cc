@@ -17,7 +17,8 @@ std::vector<int64_t> Concrete(const StatePair& pair, std::optional<int64_t> batc
       shape.push_back(0);
     } else if (pair.context && pair.context->NamedTime() && static_cast<int64_t>(axis) == pair.context->axis) {
       // A window that looked ahead: the first call's context is its padding before time alone; one whose
-      // Pad fills in another mode: none (the graph pads what the context lacks).
+      // Pad fills in another mode, or a valid window: none (the graph pads what the context lacks; the
+      // valid window's first call emits fewer frames).
       shape.push_back(pair.context->FirstFrames());
     } else if (static_cast<int64_t>(axis) == pair.batch_axis) {
       if (batch && dim.value >= 0 && *batch != dim.value) {

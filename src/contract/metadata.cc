@@ -96,7 +96,8 @@ void ReadView(const Json& entry, StatePair& pair) {
 }
 
 /// The "context" object of a context state (optional): {"value": name, "axis": k >= 0, "frames": n > 0,
-/// "window": node name (optional), "lookahead": 1 <= n <= frames (optional, with a window)}.
+/// "window": node name (optional), "lookahead": 1 <= n <= frames (optional, with a window), "valid": true
+/// (optional, with a window and no lookahead)}.
 void ReadContext(const Json& entry, StatePair& pair) {
   auto context = entry.find("context");
   if (context == entry.end() || context->is_null()) return;
@@ -112,7 +113,7 @@ void ReadContext(const Json& entry, StatePair& pair) {
   if (value == context->end() || !value->is_string() || value->get<std::string>().empty()) {
     throw std::runtime_error("'context' has no value name");
   }
-  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1), "", 0, ""};
+  pair.context = ContextSpec{value->get<std::string>(), integer("axis", 0), integer("frames", 1), "", 0, "", false};
   if (auto window = context->find("window"); window != context->end()) {
     if (!window->is_string() || window->get<std::string>().empty()) {
       throw std::runtime_error("'context' has a 'window' that is not a node name");
@@ -132,6 +133,14 @@ void ReadContext(const Json& entry, StatePair& pair) {
                                "without its 'window', or beside a 'lookahead'");
     }
     pair.context->pad = pad->get<std::string>();
+  }
+  if (auto valid = context->find("valid"); valid != context->end()) {
+    if (!valid->is_boolean() || pair.context->window.empty() || pair.context->lookahead > 0 ||
+        !pair.context->pad.empty()) {
+      throw std::runtime_error("'context' has a 'valid' that is not a boolean, or without its 'window', or with a "
+                               "'lookahead' or a 'pad'");
+    }
+    pair.context->valid = valid->get<bool>();
   }
 }
 
@@ -281,6 +290,7 @@ Json StatePairsJson(const std::vector<StatePair>& pairs) {
       if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
       if (pair.context->lookahead > 0) entry["context"]["lookahead"] = pair.context->lookahead;
       if (!pair.context->pad.empty()) entry["context"]["pad"] = pair.context->pad;
+      if (pair.context->valid) entry["context"]["valid"] = true;
     }
     WriteContractFields(pair, entry);
     states.push_back(std::move(entry));

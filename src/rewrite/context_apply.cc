@@ -169,7 +169,8 @@ void AddContextStates(const std::vector<ContextEdit>& contexts, onnx::ModelProto
                    [](const KeepContext&) {},
                    [&](const DropContextDefault&) { RemoveInitializer(graph, edit.input); },
                    [&](const NewContext& added) {
-                     if (edit.operands.empty()) return AddContext(edit, added, opset, graph, nodes);
+                     // A data input's context has no operand to change (nor has a valid window's, inside).
+                     if (edit.operands.empty() && !edit.valid) return AddContext(edit, added, opset, graph, nodes);
                      std::vector<onnx::NodeProto> own;
                      AddContext(edit, added, opset, graph, own);
                      auto& at = before_reader[FirstReader(graph, added.with_context)];

@@ -113,6 +113,9 @@ struct ContextEdit {
   int64_t lookahead = 0;
   /// A window whose Pad fills in another mode or with another value: how its amounts are computed.
   std::optional<ContextFill> fill;
+  /// A window without padding on time ("valid"): its context's time axis is named, the default holds no
+  /// frames (the first call emits `frames` frames fewer, as one run does), and no operand changes.
+  bool valid = false;
   std::vector<OperandEdit> operands;
   ContextChange change;
 

@@ -113,7 +113,8 @@ class ContextPlanner {
         PadsWithoutTimeBefore(index_, reader, window.axis, rank, /*and_after=*/window.cut >= 0 || window.lookahead > 0);
     std::optional<std::vector<int64_t>> ends;
     if (window.cut >= 0) ends = SliceEndsToTheEnd(index_, index_.model().graph().node(window.cut), window.axis, rank);
-    if (rank <= window.axis || !pads || (window.cut >= 0 && !ends) || ElementTypeName(elem_type).empty()) {
+    if (rank <= window.axis || (!pads && !window.valid) || (window.cut >= 0 && !ends) ||
+        ElementTypeName(elem_type).empty()) {
       plan_.notes.push_back(label + ": its context is not carried: the type of '" + window.value +
                             "' or its padding cannot be read");
       return;
@@ -124,13 +125,14 @@ class ContextPlanner {
     edit.frames = window.frames;
     edit.window = name;
     edit.lookahead = window.lookahead;
+    edit.valid = window.valid;
     const std::string stem = NodeStem(name.empty() ? window.value : name);
     const bool pads_input = IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset;
     if (!window.fill.empty()) {
       // Padded in another way than zeros: the Pad pads what the context lacks (context_fill.h).
       edit.fill = PlanContextFill(window, std::move(*pads), names_, stem);
       edit.operands.push_back(OperandEdit{window.pad, "pads", 1, {}, edit.fill->amounts, /*computed=*/true});
-    } else {
+    } else if (!window.valid) {  // a valid window has no padding to remove
       edit.operands.push_back(OperandEdit{window.Reader(), "pads", 1, std::move(*pads),
                                           pads_input ? names_.Allocate(stem + ".context_pads") : ""});
     }
@@ -147,7 +149,9 @@ class ContextPlanner {
       if (!d.fixed() && !d.name.empty()) dim->set_dim_param(d.name);
     }
     edit.shape = ContextShape(window.value, window.axis, window.frames, declared, batch_axis, false);
-    if (edit.lookahead > 0 || edit.fill) edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
+    if (edit.lookahead > 0 || edit.fill || edit.valid) {
+      edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
+    }
     AddNew(
         std::move(edit), elem_type, stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}}, batch_axis,
         [&](ExitCode, const std::string& why) {
@@ -179,6 +183,7 @@ class ContextPlanner {
       // The padding before time alone: the window's first outputs are those the original's start with.
       if (edit.lookahead > 0) zeros.dims[edit.axis] = edit.frames - edit.lookahead;
       if (edit.fill) zeros.dims[edit.axis] = 0;  // empty: the Pad fills as the original does
+      if (edit.valid) zeros.dims[edit.axis] = 0;  // a valid window: the first call has no frames before it
       added.default_value = std::move(zeros);
     }
     edit.change = std::move(added);
@@ -311,8 +316,8 @@ class ContextPlanner {
     for (const Dim& d : edit.shape) pair.shape.push_back(MetaDim{d.value, d.fixed() ? "" : d.param});
     pair.batch_axis = batch_axis;
     pair.init = kInitZeros;
-    pair.context = ContextSpec{edit.value, edit.axis, edit.frames, edit.window, edit.lookahead,
-                               edit.fill ? edit.fill->mode : ""};
+    pair.context = ContextSpec{edit.value, edit.axis,      edit.frames,
+                               edit.window, edit.lookahead, edit.fill ? edit.fill->mode : "", edit.valid};
     return pair;
   }
 

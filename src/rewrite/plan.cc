@@ -83,6 +83,8 @@ std::string ContextEdit::Describe() const {
   if (fill) {
     first = " (first: empty; its Pad fills what the context lacks, mode " + fill->mode + ")";
   }
+  if (valid) first = " (first: no frames; its window has no padding: the first call emits " + std::to_string(frames) +
+                     " frames fewer, as one run does)";
   return what + ": '" + input + "' -> '" + output + "', concatenated in front of it for " +
          std::to_string(added.readers.size()) + " reader(s)" + first;
 }

@@ -8,6 +8,7 @@
 #include "ops/op_semantics.h"
 #include "time/pad_fill.h"
 #include "time/time_rules.h"
+#include "time/upsample_windows.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
 
@@ -147,6 +148,22 @@ int TailCut(const ModelIndex& index, const std::string& output, int64_t axis, in
   return (*starts)[*at] == 0 && (*ends)[*at] == -frames ? reader : -1;
 }
 
+/// The strided ConvTranspose `node` (`found` filled in) as a carried window (time/upsample_windows.h): its
+/// context is floor(S / s) input frames, its tail cropped by its own pads or cut by a Slice; nullopt when
+/// it is not aligned or needs no context.
+std::optional<CausalWindow> UpsampleAt(const ModelIndex& index, const onnx::NodeProto& node, CausalWindow found,
+                                       int rank) {
+  const std::optional<int64_t> extra = OutputPaddingOnTime(node, found.axis);
+  if (!extra || !PadsWithCountedZeros(node)) return std::nullopt;
+  const UpsampleFit fit = FitOfUpsampling(found.shape, *extra);
+  found.frames = UpsampleContext(found.shape);
+  if (fit == UpsampleFit::kCutBySlice) {
+    found.cut = TailCut(index, node.output(0), found.axis, UpsampleTail(found.shape), rank);
+  }
+  const bool aligned = fit == UpsampleFit::kInPlace || (fit == UpsampleFit::kCutBySlice && found.cut >= 0);
+  return aligned && found.frames > 0 ? std::optional<CausalWindow>(std::move(found)) : std::nullopt;
+}
+
 /// The causal window at main-graph node `n`, or nullopt.
 std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& flow, int n) {
   const onnx::NodeProto& node = index.model().graph().node(n);
@@ -158,7 +175,7 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   }
   const int rank = RankOf(index, GraphPath{}, node.input(0));
   const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, x.axis, rank);
-  if (!window || window->transpose || window->Span() == 0) return std::nullopt;
+  if (!window || window->Span() == 0) return std::nullopt;
   CausalWindow found;
   found.window = n;
   found.axis = x.axis;
@@ -166,6 +183,7 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   found.shape = *window;
   found.what = NodeLabel(index, GraphPath{}, n);
   found.value = node.input(0);
+  if (window->transpose) return UpsampleAt(index, node, std::move(found), rank);
   const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
   const bool own_zeros = (auto_pad == "NOTSET" || auto_pad.empty()) && PadsWithCountedZeros(node);
   if (window->pad_after > 0 && window->pad_before + window->pad_after == window->Span()) {
@@ -184,7 +202,12 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   }
   if (window->pad_after != 0) return std::nullopt;
   found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank, found.fill);
-  if (found.pad < 0) return std::nullopt;
+  if (found.pad < 0) {
+    // No padding at all ("valid"): carried at stride 1 over frames chunks reproduce (a Pad on time breaks).
+    found.fill.clear();
+    found.valid = window->stride == 1 && x.exact() && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER";
+    return found.valid ? std::optional<CausalWindow>(found) : std::nullopt;
+  }
   found.value = index.model().graph().node(found.pad).input(0);
   return found;
 }
@@ -250,7 +273,7 @@ std::vector<CausalWindow> FindCausalWindows(const ModelIndex& index, const TimeF
 StreamedNodes StreamedNodesOf(const std::vector<CausalWindow>& windows) {
   StreamedNodes nodes;
   for (const CausalWindow& window : windows) {
-    nodes[window.window] = window.shape.stride;
+    nodes[window.window] = window.shape.transpose ? 1 : window.shape.stride;  // an upsampling keeps the multiple
     if (window.pad >= 0) nodes[window.pad] = 1;
     if (window.cut >= 0) nodes[window.cut] = 1;
   }
@@ -269,6 +292,7 @@ std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& inde
     return pads;
   }
   const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, axis, rank);
+  if (window && window->transpose) return UpsamplePads(node, *window, axis, rank);
   const onnx::AttributeProto* attribute = FindAttribute(node, "pads");
   if (!window || (attribute == nullptr && !window->flipped)) return std::nullopt;
   std::vector<int64_t> pads;

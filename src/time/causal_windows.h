@@ -18,8 +18,11 @@
 ///
 /// The first call's context is the padding itself (zeros), so the unfed rewrite equals the original; a Pad
 /// with another value or in `edge`/`reflect` mode is carried with an empty first context, the Pad padding
-/// what the context lacks (time/pad_fill.h). Windows that look ahead or are transposed are not carried: the time flow's
-/// verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
+/// what the context lacks (time/pad_fill.h); a window without padding ("valid") with an empty first context
+/// too, its first call emitting fewer frames as one run does. A ConvTranspose with a stride over time is
+/// carried when it is an aligned upsampling (time/upsample_windows.h): its context is floor(S / s) input
+/// frames. Windows that look ahead (but with --lookahead) or are transposed otherwise are not carried: the
+/// time flow's verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
 /// stride need no context: the time rules let them stream as they are.) Pure analysis.
 
 #include <cstdint>
@@ -56,6 +59,10 @@ struct CausalWindow {
   /// How the Pad in front fills (time/pad_fill.h): "" for zeros; "constant" (another value), "edge" or
   /// "reflect": the context's default is then empty and the rewrite computes the Pad's amounts on time.
   std::string fill;
+  /// A window without padding on time at stride 1 (a "valid" window, no Pad in front): its output has span
+  /// frames fewer than its input. Its context's first call holds no frames, so each call emits the frames
+  /// its input completes: the first call span fewer, as one run does, the later ones as many as fed.
+  bool valid = false;
 
   /// The node the context's Concat feeds: the Pad when there is one, else the window.
   int Reader() const { return pad >= 0 ? pad : window; }

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "graph/graph_path.h"
+#include "graph/proto_access.h"
+#include "time/time_window.h"
 
 namespace rnnstate {
 
@@ -45,6 +47,11 @@ class LookaheadWalk {
         if (first.empty()) first = name;
         in = std::max(in, late);
       }
+      if (in > 0 && result.problem.empty() && Upsamples(n, first)) {
+        // The delay is counted in frames at one rate: an upsampling would change it on the way.
+        result.problem = DescribeNode(index_.model(), GraphPath{}, n) + " upsamples " + FramesLate(in) +
+                         ": a lookahead before a ConvTranspose with a stride over time is not carried";
+      }
       if (own > 0) {
         result.windows.push_back(DescribeNode(index_.model(), GraphPath{}, n) + " " + std::to_string(own));
         in += own;
@@ -61,6 +68,15 @@ class LookaheadWalk {
   }
 
  private:
+  /// True when node `n` is a ConvTranspose with a stride over the time axis of its input `input`.
+  bool Upsamples(int n, const std::string& input) const {
+    const onnx::NodeProto& node = index_.model().graph().node(n);
+    if (node.op_type() != "ConvTranspose" || input.empty() || node.input(0) != input) return false;
+    const std::optional<TimeWindow> window =
+        ReadTimeWindow(index_, GraphPath{}, node, flow_.Of(GraphPath{}, input).axis, -1);
+    return window && window->stride > 1;
+  }
+
   const ModelIndex& index_;
   const TimeFlow& flow_;
   const std::map<int, int64_t>& delays_;

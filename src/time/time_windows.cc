@@ -6,6 +6,7 @@
 #include "ops/op_semantics.h"
 #include "time/time_rules.h"
 #include "time/time_window.h"
+#include "time/upsample_windows.h"
 
 namespace rnnstate {
 
@@ -135,6 +136,7 @@ TimeFact WindowTime(const NodeTime& n) {
   if (x.axis == 1) return n.Mixed("combines channels that hold time");
   const std::optional<TimeWindow> window = ReadTimeWindow(n.index, n.graph, n.node, x.axis, n.InRank(0));
   if (!window) return n.Mixed("slides a window of unknown size over time");
+  if (std::optional<TimeFact> upsampled = UpsampleTime(n, x, *window)) return *upsampled;
   if (x.context > 0) return ContextWindow(n, x, *window);
   if (window->PerFrame()) return x;
   TimeFact out = x;
@@ -144,15 +146,16 @@ TimeFact WindowTime(const NodeTime& n) {
   }
   std::string why = window->Text();
   if (window->transpose) {
-    why += ": its overlap with the next chunk's frames is lost";
+    const std::string problem = UpsampleProblem(n.node, *window, x.axis);
+    why += problem.empty() ? ": its overlap with the next chunk's frames is lost" : problem;
   } else if (window->pad_before > 0 || window->Span() > 0) {
     why += ": each chunk's first frames lack the frames before them, which the previous chunk held";
   }
-  if (window->pad_after > 0) {
+  if (window->pad_after > 0 && !window->transpose) {  // a ConvTranspose's pads crop its output
     why +=
         "; it looks " + std::to_string(window->pad_after) + (window->pad_after == 1 ? " frame" : " frames") + " ahead";
   }
-  if (window->stride > 1) why += "; its stride makes each chunk's frames start a new phase";
+  if (window->stride > 1 && !window->transpose) why += "; its stride makes each chunk's frames start a new phase";
   if (out.broken) return out;  // the first break is the one to show
   out.broken = n.Break(why);
   out.broken->past = window->transpose ? window->Span() : window->Span() - window->pad_after;

@@ -49,9 +49,11 @@ std::string OutputText(const OutputVerdict& out) {
 
 /// A carried window, for the report: what it is, and what its context state holds.
 std::string WindowText(const CausalWindow& w) {
-  return w.what + " " + w.shape.Text() + ": a rewrite carries the last " + std::to_string(w.frames) +
-         (w.frames == 1 ? " frame" : " frames") + " of '" + w.value + "' from call to call in place of its " +
-         (w.pad >= 0 ? "Pad's " : "") +
+  const std::string carried = w.what + " " + w.shape.Text() + ": a rewrite carries the last " +
+                              std::to_string(w.frames) + (w.frames == 1 ? " frame" : " frames") + " of '" + w.value +
+                              "' from call to call";
+  if (w.valid) return carried + " (a context state, none on the first call: it has no padding)";
+  return carried + " in place of its " + (w.pad >= 0 ? "Pad's " : "") +
          (w.fill.empty() ? "zeros (a context state)"
                          : w.fill + " padding (a context state, empty on the first call, when the Pad pads as it did)");
 }

@@ -103,8 +103,9 @@ function rewriteAll(m, cli) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }
-    // A context whose first call holds fewer frames than the later ones is not packed (documented).
-    if (r.status === 4 && /cannot pack context state .* holds fewer frames than the later ones/.test(r.stderr)) {
+    // A context whose first call holds fewer frames than the later ones (a Pad filling in another mode, a
+    // valid window) is not packed (documented).
+    if (r.status === 4 && /cannot pack context state .* holds fewer frames than the later ones|cannot pack state .* its size on axis \d+ is not fixed/.test(r.stderr)) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }

@@ -312,8 +312,8 @@ export async function checkZeroState(m) {
  * (`context.pad`) starts empty on its time axis, one that looked ahead with the padding before time. */
 function firstDims(p, dims) {
   const c = p.context;
-  if (!c || !(c.pad || c.lookahead > 0)) return dims;
-  return dims.map((d, axis) => (axis === c.axis ? (c.pad ? 0 : c.frames - c.lookahead) : d));
+  if (!c || !(c.pad || c.valid === true || c.lookahead > 0)) return dims;
+  return dims.map((d, axis) => (axis === c.axis ? (c.pad || c.valid === true ? 0 : c.frames - c.lookahead) : d));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -65,9 +65,10 @@ export function firstFeedPlan(m, model, feeds) {
       typeof st.shape[st.batch_axis] !== 'number';
     const fullShape = ownBatch ? null : st.shape.map((d, axis) => {
       if (typeof d === 'number') return d;
-      // A context that starts empty (its Pad fills what it lacks) or with the padding before a lookahead.
-      if (st.context && axis === st.context.axis && (st.context.pad || st.context.lookahead > 0)) {
-        return st.context.pad ? 0 : st.context.frames - st.context.lookahead;
+      // A context that starts short: empty (its Pad fills what it lacks; a valid window has no frames before
+      // its first call) or with the padding before a lookahead.
+      if (st.context && axis === st.context.axis && (st.context.pad || st.context.valid === true || st.context.lookahead > 0)) {
+        return st.context.pad || st.context.valid === true ? 0 : st.context.frames - st.context.lookahead;
       }
       if (d in dims) {
         if (axis === st.batch_axis) batch ??= dims[d];
@@ -91,7 +92,7 @@ export function firstFeedPlan(m, model, feeds) {
     const shape = ownBatch ? st.shape.map((d, axis) => (axis === emptyAxis ? 0 : d))
       : fullShape.map((d, axis) => (axis === emptyAxis && st.init === 'empty' ? 0 : d));
     // What the first call returns: a context that started short holds its frames then.
-    const named = st.context && (st.context.pad || st.context.lookahead > 0);
+    const named = st.context && (st.context.pad || st.context.valid === true || st.context.lookahead > 0);
     const outShape = named && fullShape ? fullShape.map((d, axis) => (axis === st.context.axis ? st.context.frames : d)) : fullShape;
     return { input, output, dtype: st.dtype, init: st.init, batchAxis: st.batch_axis, shape, fullShape, outShape };
   });

@@ -56,7 +56,7 @@ TEST(Metadata, EveryFieldSurvivesARoundTrip) {
 TEST(Metadata, AContextSurvivesARoundTrip) {
   StatePair pair = FullPair();
   pair.kind = kKindContext;
-  pair.context = ContextSpec{"onnx::input", 1, 64, "", 0, ""};
+  pair.context = ContextSpec{"onnx::input", 1, 64, "", 0, "", false};
   onnx::ModelProto model;
   WriteStatePairs(model, {pair});
   std::string error;

@@ -47,7 +47,7 @@ StatePair ContextPair(const std::string& input = "ctx_in") {
   pair.shape = {MetaDim{-1, "batch"}, MetaDim{4, ""}};
   pair.batch_axis = 0;
   pair.init = kInitZeros;
-  pair.context = ContextSpec{"audio", 1, 4, "", 0, ""};
+  pair.context = ContextSpec{"audio", 1, 4, "", 0, "", false};
   return pair;
 }
 

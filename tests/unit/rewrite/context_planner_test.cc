@@ -126,7 +126,7 @@ TEST(InputContext, RequiredModeConcatenatesTheContextInFrontForEveryReader) {
   EXPECT_EQ(pair.batch_axis, 0);
   EXPECT_EQ(pair.init, kInitZeros);
   ASSERT_TRUE(pair.context.has_value());
-  EXPECT_EQ(*pair.context, (ContextSpec{"audio", 1, 2, "", 0, ""}));
+  EXPECT_EQ(*pair.context, (ContextSpec{"audio", 1, 2, "", 0, "", false}));
   EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
 }
 

@@ -66,7 +66,7 @@ TEST(FillContext, AReflectPadKeepsItsModeAndPadsWhatAnEmptyContextLacks) {
   ASSERT_NE(amounts, nullptr);
   EXPECT_EQ(amounts->op_type(), "Sub");
   const StatePair pair = ContextPair(model);
-  EXPECT_EQ(*pair.context, (ContextSpec{"x", 2, 2, testing::NodeOfType(g, "Conv").name(), 0, "reflect"}));
+  EXPECT_EQ(*pair.context, (ContextSpec{"x", 2, 2, testing::NodeOfType(g, "Conv").name(), 0, "reflect", false}));
   ASSERT_EQ(pair.shape.size(), 3u);
   EXPECT_LT(pair.shape[2].value, 0);
   EXPECT_FALSE(pair.shape[2].symbol.empty());

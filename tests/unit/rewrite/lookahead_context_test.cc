@@ -54,7 +54,7 @@ TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePadd
   EXPECT_EQ(concat->op_type(), "Concat");
   EXPECT_EQ(concat->input(1), "r");
   const StatePair pair = ContextPair(model);
-  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 8, conv.name(), 5, ""}));
+  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 8, conv.name(), 5, "", false}));
   // The time axis is named: 3 frames on the first call, 8 on every later one.
   ASSERT_EQ(pair.shape.size(), 3u);
   EXPECT_LT(pair.shape[2].value, 0);

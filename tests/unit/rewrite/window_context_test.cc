@@ -132,7 +132,7 @@ TEST(WindowContext, AConvWithItsOwnPadsLosesThemAndItsContextFollowsTheValueItRe
   const StatePair pair = ContextPair(model);
   EXPECT_FALSE(pair.optional);  // required: no default
   EXPECT_THAT(testing::InitializerNames(g), Not(Contains(pair.input)));
-  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 1, conv.name(), 0, ""}));
+  EXPECT_EQ(*pair.context, (ContextSpec{"r", 2, 1, conv.name(), 0, "", false}));
   EXPECT_THAT(CheckForStreaming(model).problems, IsEmpty());
 }
 

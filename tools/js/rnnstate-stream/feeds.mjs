@@ -61,9 +61,11 @@ export function firstFeedSpecs(states, { dims = {}, batch } = {}) {
     const shape = st.shape.map((d, axis) => {
       if (axis === emptyAxis && st.init === 'empty') return 0;
       // A window that looked ahead (rewrite --lookahead): the first context is its padding before time alone;
-      // one whose Pad fills in another mode (context.pad): empty (the model pads what the context lacks).
-      if (st.kind === 'context' && (st.context?.lookahead > 0 || st.context?.pad) && axis === st.context.axis) {
-        return st.context.pad ? 0 : st.context.frames - st.context.lookahead;
+      // one whose Pad fills in another mode (context.pad) or a window without padding ("valid"): empty (the
+      // model pads what the context lacks; the valid window's first call emits fewer frames).
+      if (st.kind === 'context' && (st.context?.lookahead > 0 || st.context?.pad || st.context?.valid === true) &&
+          axis === st.context.axis) {
+        return st.context.pad || st.context.valid === true ? 0 : st.context.frames - st.context.lookahead;
       }
       if (typeof d === 'number') return d;
       if (axis === st.batch_axis && batch !== undefined) return batch;

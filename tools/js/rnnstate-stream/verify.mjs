@@ -90,9 +90,11 @@ export async function verifyStreaming(options) {
     checkTimeAxes(timeAxes, dataInputs, declared);
     // rewrite --lookahead: the outputs lag by `delay` frames; the first call must hold more than that.
     const delay = metadata.stream?.delay ?? 0;
-    // A context whose Pad reflects the first call's frames: the first call must hold stream.first_chunk_min.
-    const least = Math.max(delay + 1, metadata.stream?.first_chunk_min ?? 0);
-    const { chunks, length } = chunkPlan(options, timeAxes, given, metadata.stream?.chunk_multiple ?? 1, least);
+    // A context whose Pad reflects the first call's frames: the first call must hold stream.first_chunk_min;
+    // windows without padding ("valid") take their frames off the first call's outputs.
+    const multiple = metadata.stream?.chunk_multiple ?? 1;
+    const least = Math.max(delay + validFrames(metadata) * multiple + 1, metadata.stream?.first_chunk_min ?? 0);
+    const { chunks, length } = chunkPlan(options, timeAxes, given, multiple, least);
     const dims = { ...(options.dims ?? {}) };
     for (const [name, axis] of Object.entries(timeAxes)) {
       const d = declared.get(name)?.shape?.[axis];
@@ -286,6 +288,12 @@ function checkTimeAxes(timeAxes, dataInputs, declared) {
   }
 }
 
+/** The frames the windows without padding ("valid") take off the first call: their contexts' frames, summed. */
+function validFrames(metadata) {
+  return metadata.states.filter((st) => st.kind === 'context' && st.context?.valid === true)
+    .reduce((n, st) => n + st.context.frames, 0);
+}
+
 /** The state pairs of windows carried with their lookahead (rewrite --lookahead). */
 function lookaheadWindows(metadata) {
   return metadata.states.filter((st) => st.kind === 'context' && st.context?.lookahead > 0).length;
@@ -302,8 +310,9 @@ function zeroFeeds(feeds, timeAxes) {
 
 /** The chunk lengths: given, or random from the seed; their sum is the sequence length. Each a multiple of
  * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`); the first at least `least`
- * frames long (more than the outputs' lag `stream.delay`: the first call emits its frames but that many; at
- * least `stream.first_chunk_min`), random or default ones merged to be. */
+ * frames long (more than the outputs' lag `stream.delay` plus the frames windows without padding take off the
+ * first call: the first call emits its frames but that many; at least `stream.first_chunk_min`), random or
+ * default ones merged to be. */
 function chunkPlan(options, timeAxes, given, multiple = 1, least = 1) {
   const fromInputs = Object.entries(timeAxes).filter(([n]) => given[n]).map(([n, a]) => given[n].dims[a]);
   if (new Set(fromInputs).size > 1) throw new VerifyError(2, `the given inputs disagree on the sequence length (${fromInputs.join(', ')})`);
@@ -329,7 +338,8 @@ function chunkPlan(options, timeAxes, given, multiple = 1, least = 1) {
   }
   if (chunks[0] < least && options.chunks) {
     throw new VerifyError(2, `the first chunk must be longer than ${least - 1} frames (the model's outputs lag by ` +
-      `metadata stream.delay, or its stream.first_chunk_min: a Pad that reflects the first frames), not ${chunks[0]}`);
+      `metadata stream.delay, windows without padding take frames off the first call: context "valid", or its ` +
+      `stream.first_chunk_min: a Pad that reflects the first frames), not ${chunks[0]}`);
   }
   while (chunks.length > 1 && chunks[0] < least) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
   const length = chunks.reduce((a, b) => a + b, 0);
