@@ -11,6 +11,18 @@ namespace {
 
 const Consumers kNoConsumers;
 
+/// How many value infos each subgraph below `main` declares, by its address (what inference appends comes
+/// after them): validate/'s changed region compares a rewritten body's declarations with these.
+std::shared_ptr<const std::unordered_map<const onnx::GraphProto*, int>> DeclaredInSubgraphs(
+    const onnx::GraphProto& main) {
+  auto declared = std::make_shared<std::unordered_map<const onnx::GraphProto*, int>>();
+  GraphPath root;
+  ForEachGraph(main, root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+    if (!path.empty()) declared->emplace(&graph, graph.value_info_size());
+  });
+  return declared;
+}
+
 void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
   for (const auto& dim : type.tensor_type().shape().dim()) {
@@ -117,6 +129,7 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
   });
   onnx::ModelProto& inferred = *copy.model;
   declared_value_infos_ = inferred.graph().value_info_size();
+  declared_in_subgraphs_ = DeclaredInSubgraphs(inferred.graph());
   inference_error_ = InferShapes(inferred);
   structure.get();
   for (auto& [path, index] : graphs_) {
