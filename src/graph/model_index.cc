@@ -1,6 +1,7 @@
 #include "graph/model_index.h"
 
 #include <future>
+#include <stdexcept>
 
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
@@ -132,9 +133,17 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
   declared_in_subgraphs_ = DeclaredInSubgraphs(inferred.graph());
   inference_error_ = InferShapes(inferred);
   structure.get();
+  by_path_.reserve(graphs_.size());
   for (auto& [path, index] : graphs_) {
     AddTypes(*ResolveGraph(inferred, path), index, *arena_, used_dim_params_);
+    by_path_.emplace(path, &index);
   }
+}
+
+const GraphIndex& ModelIndex::graph(const GraphPath& path) const {
+  const auto found = by_path_.find(path);
+  if (found == by_path_.end()) throw std::out_of_range("no graph at this path in the model");
+  return *found->second;
 }
 
 void ModelIndex::CollectNames(const onnx::GraphProto& graph, const GraphIndex& index) {

@@ -119,7 +119,7 @@ class ModelIndex {
 
   const onnx::ModelProto& model() const { return *model_; }
   /// The index of the graph at `path`; throws std::out_of_range for an unknown path.
-  const GraphIndex& graph(const GraphPath& path) const { return graphs_.at(path); }
+  const GraphIndex& graph(const GraphPath& path) const;
   const std::map<GraphPath, GraphIndex>& graphs() const { return graphs_; }
   /// Resolves `name` as seen from the graph at `path`, following outer-scope references upwards: where
   /// it is defined, and by which node.
@@ -157,6 +157,8 @@ class ModelIndex {
   // The memory of the maps below, released at once with the index (declared first: dropped last).
   std::unique_ptr<std::pmr::monotonic_buffer_resource> memory_;
   std::map<GraphPath, GraphIndex> graphs_;
+  /// The same graphs by hashed path: graph() is called for nearly every name looked up.
+  std::unordered_map<GraphPath, const GraphIndex*, GraphPathHash> by_path_;
   /// Adds the names of `graph` that its index's maps do not hold to used_names_.
   void CollectNames(const onnx::GraphProto& graph, const GraphIndex& index);
 
