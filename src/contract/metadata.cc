@@ -4,12 +4,17 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "contract/metadata_bound.h"
 
 namespace rnnstate {
 
 namespace {
+
+/// The most keys a state entry has: the 7 every entry has, the 7 StatePairsJson adds where they apply
+/// (carried, rows, region, axes, view, variable, context) and WriteContractFields's 6.
+constexpr size_t kMaxEntryKeys = 20;
 
 /// The fields added to the contract after its first version: optional when reading, checked when present.
 void ReadContractFields(const Json& entry, StatePair& pair) {
@@ -271,10 +276,19 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
 
 Json StatePairsJson(const std::vector<StatePair>& pairs) {
   Json states = Json::array();
+  states.get_ref<Json::array_t&>().reserve(pairs.size());
   for (const auto& pair : pairs) {
-    Json entry = {{"input", pair.input},          {"output", pair.output}, {"node", pair.node},
-                  {"graph", pair.graph},          {"kind", pair.kind},     {"optional", pair.optional},
-                  {"streamable", pair.streamable}};
+    Json entry = Json::object();
+    // Room for every key up front: an object's keys and values sit in one vector whose elements (pairs
+    // with a const key) are copied, not moved, each time it grows.
+    entry.get_ref<Json::object_t&>().reserve(kMaxEntryKeys);
+    entry["input"] = pair.input;
+    entry["output"] = pair.output;
+    entry["node"] = pair.node;
+    entry["graph"] = pair.graph;
+    entry["kind"] = pair.kind;
+    entry["optional"] = pair.optional;
+    entry["streamable"] = pair.streamable;
     // Written where it says more than `streamable` (a recurrence that carries its state in a model whose
     // chunked runs differ from one run): readers take `streamable` when it is absent.
     if (pair.carried != pair.streamable) entry["carried"] = pair.carried;
@@ -333,11 +347,13 @@ void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
   if (written) return;
   auto* prop = model.add_metadata_props();
   prop->set_key(kMetadataKey);
-  prop->set_value(value);
+  prop->set_value(std::move(value));
 }
 
 void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream) {
-  Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
+  // The states take their place now and their value last: adding the other keys may grow the object's
+  // vector, and growing it copies every value in it (its pairs have a const key: they cannot be moved).
+  Json document = {{"version", kMetadataVersion}, {"states", nullptr}};
   // Its other keys are kept; its states are not even read (a hostile document lists a million).
   if (std::optional<Json> old = ReadDocumentBesideStates(model, kMetadataKey)) {
     for (const auto& [key, value] : old->items()) {
@@ -345,6 +361,7 @@ void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pair
     }
   }
   if (!stream.is_null()) document[kStreamKey] = stream;
+  document["states"] = StatePairsJson(pairs);
   WriteStateDocument(model, document);
 }
 

@@ -1,5 +1,6 @@
 #include "find/axis_chain.h"
 
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -34,30 +35,38 @@ bool KeepsLength(const onnx::NodeProto& node, int slot, int64_t opset) {
 
 }  // namespace
 
+size_t AxisChainRoots::ChainAxisHash::operator()(const ChainAxis& key) const {
+  const size_t name = std::hash<std::string>()(key.value);
+  const size_t graph = std::hash<const GraphIndex*>()(key.graph);
+  return name ^ (graph * 31 + static_cast<size_t>(key.axis) + 0x9e3779b97f4a7c15ULL + (name << 6) + (name >> 2));
+}
+
 AxisRoot AxisChainRoots::Find(const GraphPath& path, const std::string& value, int64_t axis) {
-  ResolvedName at = index_.Resolve(path, value);
-  AxisRoot here{at.graph, value, axis};
-  std::vector<std::string> passed;  // the keys of the values walked, all with the root found at the end
+  const ResolvedName start = index_.Resolve(path, value);
+  const GraphIndex* graph = start.index;  // the chain never leaves the graph that defines `value`
+  Producer producer = start.producer;
+  const onnx::NodeProto* node = start.node;
+  ChainAxis here{graph, value, axis};
+  std::vector<ChainAxis> passed;  // the values walked, all with the root found at the end
   while (true) {
-    // The same form of key as the traces' memo: a value is named by its defining graph and name.
-    std::string key = AxisTraceMemo::Key(AxisTraceMemo::Kind::kAxis, here.graph, here.value, here.axis);
-    if (auto it = roots_.find(key); it != roots_.end()) {
+    if (auto it = roots_.find(here); it != roots_.end()) {
       here = it->second;
       break;
     }
-    passed.push_back(std::move(key));
-    const onnx::NodeProto* node = at.node;
-    if (node == nullptr || !KeepsLength(*node, at.producer.slot, index_.onnx_opset())) break;
+    passed.push_back(here);
+    if (node == nullptr || !KeepsLength(*node, producer.slot, index_.onnx_opset())) break;
     const std::optional<std::pair<int, int64_t>> source =
-        SourceAxis(index_, at.graph, *node, at.producer.slot, here.axis);
+        SourceAxis(index_, graph->path, *node, producer.slot, here.axis);
     if (!source || source->first >= node->input_size() || node->input(source->first).empty()) break;
-    ResolvedName next = index_.Resolve(at.graph, node->input(source->first));
-    if (next.graph != at.graph) break;  // the chain stays in one graph: the root is read where the value is
-    here = AxisRoot{next.graph, node->input(source->first), source->second};
-    at = std::move(next);
+    const std::string& input = node->input(source->first);
+    producer = graph->ProducerOf(input);
+    // Defined in an enclosing graph: the chain stays in one graph, the root is read where the value is.
+    if (producer.kind == Producer::Kind::kOuterScope) break;
+    node = producer.kind == Producer::Kind::kNode ? &graph->proto->node(producer.index) : nullptr;
+    here = ChainAxis{graph, input, source->second};
   }
   for (auto& key : passed) roots_.emplace(std::move(key), here);
-  return here;
+  return AxisRoot{here.graph->path, here.value, here.axis};
 }
 
 }  // namespace rnnstate

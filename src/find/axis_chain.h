@@ -29,7 +29,9 @@ struct AxisRoot {
 };
 
 /// Finds roots, remembering every value it passes: the chains of many states run through the same
-/// values (each layer's batch through every layer before it), and each value is followed once.
+/// values (each layer's batch through every layer before it), and each value is followed once. A chain
+/// stays in one graph, so it is walked and remembered by that graph's index, not by its path: a step in a
+/// graph nested 20 levels deep neither copies nor compares a 20-step path.
 class AxisChainRoots {
  public:
   /// Roots in `index`'s model; `index` must outlive this.
@@ -40,8 +42,22 @@ class AxisChainRoots {
   AxisRoot Find(const GraphPath& path, const std::string& value, int64_t axis);
 
  private:
+  /// An axis of a value in the graph whose index is `graph` (a start or a root of a chain).
+  struct ChainAxis {
+    const GraphIndex* graph = nullptr;
+    std::string value;
+    int64_t axis = -1;
+
+    bool operator==(const ChainAxis& other) const {
+      return graph == other.graph && axis == other.axis && value == other.value;
+    }
+  };
+  struct ChainAxisHash {
+    size_t operator()(const ChainAxis& key) const;
+  };
+
   const ModelIndex& index_;
-  std::unordered_map<std::string, AxisRoot> roots_;  // by the key of (defining graph, value, axis)
+  std::unordered_map<ChainAxis, ChainAxis, ChainAxisHash> roots_;  // each value passed -> its root
 };
 
 }  // namespace rnnstate

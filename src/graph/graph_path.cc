@@ -1,12 +1,24 @@
 #include "graph/graph_path.h"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 namespace rnnstate {
 
 bool GraphStep::operator<(const GraphStep& other) const {
   return std::tie(node, attribute, list_index) < std::tie(other.node, other.attribute, other.list_index);
+}
+
+size_t GraphPathHash::operator()(const GraphPath& path) const {
+  size_t hash = path.size();
+  for (const GraphStep& step : path) {
+    for (const size_t part : {static_cast<size_t>(step.node), std::hash<std::string>()(step.attribute),
+                              static_cast<size_t>(step.list_index)}) {
+      hash ^= part + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);  // boost's hash_combine
+    }
+  }
+  return hash;
 }
 
 namespace {

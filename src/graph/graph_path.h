@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct GraphStep {
 
 /// A path from the main graph (empty path) down to a subgraph.
 using GraphPath = std::vector<GraphStep>;
+
+/// Hashes a path for unordered containers: a look-up then compares one path for equality, where an
+/// ordered map compares the path at every level of its tree (in graphs nested 20 deep, 20 steps each).
+struct GraphPathHash {
+  size_t operator()(const GraphPath& path) const;
+};
 
 /// True when `outer` is `inner` or one of its enclosing graphs.
 bool Encloses(const GraphPath& outer, const GraphPath& inner);

@@ -1,6 +1,7 @@
 #include "graph/model_index.h"
 
 #include <future>
+#include <stdexcept>
 
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
@@ -10,6 +11,18 @@ namespace rnnstate {
 namespace {
 
 const Consumers kNoConsumers;
+
+/// How many value infos each subgraph below `main` declares, by its address (what inference appends comes
+/// after them): validate/'s changed region compares a rewritten body's declarations with these.
+std::shared_ptr<const std::unordered_map<const onnx::GraphProto*, int>> DeclaredInSubgraphs(
+    const onnx::GraphProto& main) {
+  auto declared = std::make_shared<std::unordered_map<const onnx::GraphProto*, int>>();
+  GraphPath root;
+  ForEachGraph(main, root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+    if (!path.empty()) declared->emplace(&graph, graph.value_info_size());
+  });
+  return declared;
+}
 
 void CollectDimParams(const onnx::TypeProto& type, NameViews& out) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
@@ -117,11 +130,20 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
   });
   onnx::ModelProto& inferred = *copy.model;
   declared_value_infos_ = inferred.graph().value_info_size();
+  declared_in_subgraphs_ = DeclaredInSubgraphs(inferred.graph());
   inference_error_ = InferShapes(inferred);
   structure.get();
+  by_path_.reserve(graphs_.size());
   for (auto& [path, index] : graphs_) {
     AddTypes(*ResolveGraph(inferred, path), index, *arena_, used_dim_params_);
+    by_path_.emplace(path, &index);
   }
+}
+
+const GraphIndex& ModelIndex::graph(const GraphPath& path) const {
+  const auto found = by_path_.find(path);
+  if (found == by_path_.end()) throw std::out_of_range("no graph at this path in the model");
+  return *found->second;
 }
 
 void ModelIndex::CollectNames(const onnx::GraphProto& graph, const GraphIndex& index) {

@@ -119,7 +119,7 @@ class ModelIndex {
 
   const onnx::ModelProto& model() const { return *model_; }
   /// The index of the graph at `path`; throws std::out_of_range for an unknown path.
-  const GraphIndex& graph(const GraphPath& path) const { return graphs_.at(path); }
+  const GraphIndex& graph(const GraphPath& path) const;
   const std::map<GraphPath, GraphIndex>& graphs() const { return graphs_; }
   /// Resolves `name` as seen from the graph at `path`, following outer-scope references upwards: where
   /// it is defined, and by which node.
@@ -141,7 +141,9 @@ class ModelIndex {
   const std::string& inference_error() const { return inference_error_; }
   /// The structural copy shape inference ran on, with the types it inferred: the model as it was when
   /// indexed (later changes to the model do not reach it). Shares its memory, which outlives the index.
-  InferredModel inferred() const { return InferredModel{arena_, inferred_, declared_value_infos_}; }
+  InferredModel inferred() const {
+    return InferredModel{arena_, inferred_, declared_value_infos_, declared_in_subgraphs_};
+  }
 
  private:
   const onnx::ModelProto* model_;
@@ -150,9 +152,13 @@ class ModelIndex {
   std::shared_ptr<google::protobuf::Arena> arena_;
   const onnx::ModelProto* inferred_ = nullptr;
   int declared_value_infos_ = 0;  ///< of the main graph, before inference added its own
+  /// Of every subgraph of the inferred copy, by its address there, before inference added its own.
+  std::shared_ptr<const std::unordered_map<const onnx::GraphProto*, int>> declared_in_subgraphs_;
   // The memory of the maps below, released at once with the index (declared first: dropped last).
   std::unique_ptr<std::pmr::monotonic_buffer_resource> memory_;
   std::map<GraphPath, GraphIndex> graphs_;
+  /// The same graphs by hashed path: graph() is called for nearly every name looked up.
+  std::unordered_map<GraphPath, const GraphIndex*, GraphPathHash> by_path_;
   /// Adds the names of `graph` that its index's maps do not hold to used_names_.
   void CollectNames(const onnx::GraphProto& graph, const GraphIndex& index);
 

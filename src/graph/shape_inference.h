@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 namespace rnnstate {
 
@@ -40,6 +41,8 @@ struct InferredModel {
   const onnx::ModelProto* model = nullptr;  ///< nullptr: none kept
   /// How many of the main graph's value infos the model declared: inference appends the rest after them.
   int declared_value_infos = 0;
+  /// The same for every subgraph of `model`, by its address there (nullptr: not known).
+  std::shared_ptr<const std::unordered_map<const onnx::GraphProto*, int>> declared_in_subgraphs;
 };
 
 /// Options for the arena of a StructuralCopy: blocks that grow to 1 MiB (protobuf's default stops growing

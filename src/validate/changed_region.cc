@@ -1,5 +1,6 @@
 #include "validate/changed_region.h"
 
+#include <algorithm>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
 #include "validate/changed_nodes.h"
+#include "validate/pruned_bodies.h"
 
 namespace rnnstate {
 
@@ -56,6 +58,25 @@ void DefinedInSubgraphs(const onnx::NodeProto& node, std::unordered_set<std::str
   }
 }
 
+/// The region's nodes of `now`: those holding subgraphs pruned to what changed in them (pruned_bodies.h)
+/// where every name is defined once in both models, else whole. `bodies` gets what the pruned bodies hold.
+std::vector<const onnx::NodeProto*> RegionNodes(const onnx::GraphProto& now, const InferredModel& inferred,
+                                                const std::vector<int>& nodes, const InterfaceChanges& changes,
+                                                google::protobuf::Arena& arena, BodyValues& bodies) {
+  const bool holds_subgraphs = std::any_of(nodes.begin(), nodes.end(), [&](int n) { return HasSubgraph(now.node(n)); });
+  if (holds_subgraphs && inferred.declared_in_subgraphs != nullptr && NamesDefinedOnce(now) &&
+      NamesDefinedOnce(inferred.model->graph())) {
+    BodyPruner pruner(*inferred.declared_in_subgraphs, changes.changed, arena);
+    std::vector<const onnx::NodeProto*> pruned = pruner.Prune(now, inferred.model->graph(), nodes);
+    bodies = pruner.values();
+    return pruned;
+  }
+  std::vector<const onnx::NodeProto*> whole;
+  whole.reserve(nodes.size());
+  for (int n : nodes) whole.push_back(&now.node(n));
+  return whole;
+}
+
 /// What the region's nodes define, and what they read from the rest of the graph (in order of first use).
 struct RegionValues {
   NameSet defined;
@@ -69,10 +90,10 @@ struct RegionValues {
   int64_t inner_nodes = 0;
 };
 
-RegionValues ValuesOf(const onnx::GraphProto& now, const std::vector<int>& nodes, const InterfaceChanges& changes) {
+RegionValues ValuesOf(const std::vector<const onnx::NodeProto*>& nodes, const InterfaceChanges& changes) {
   RegionValues values;
-  for (int n : nodes) {
-    const onnx::NodeProto& node = now.node(n);
+  for (const onnx::NodeProto* region_node : nodes) {
+    const onnx::NodeProto& node = *region_node;
     std::set<std::string> subgraph_reads;
     if (HasSubgraph(node)) {
       DefinedInSubgraphs(node, values.inner_names, values.inner_nodes);
@@ -126,23 +147,28 @@ InputTypes TypesInInput(const onnx::GraphProto& was, const RegionValues& values,
       in.types.emplace(info.name(), &info.type());
     }
   };
-  for (const auto& info : was.input()) take(info);
-  for (const auto& info : was.output()) take(info);
-  for (const auto& info : was.value_info()) take(info);
-  for (const auto& tensor : was.initializer()) {
-    if (values.defined.count(tensor.name())) in.existed.insert(tensor.name());
-    if (values.read_set.count(tensor.name()) && !in.types.count(tensor.name())) {
-      in.types.emplace(tensor.name(), InitializerType(tensor, arena));
+  // Every graph: pruned bodies (pruned_bodies.h) read and define values of the input's subgraphs too,
+  // whose names are then defined once in the whole model.
+  GraphPath root;
+  ForEachGraph(was, root, [&](const GraphPath&, const onnx::GraphProto& graph) {
+    for (const auto& info : graph.input()) take(info);
+    for (const auto& info : graph.output()) take(info);
+    for (const auto& info : graph.value_info()) take(info);
+    for (const auto& tensor : graph.initializer()) {
+      if (values.defined.count(tensor.name())) in.existed.insert(tensor.name());
+      if (values.read_set.count(tensor.name()) && !in.types.count(tensor.name())) {
+        in.types.emplace(tensor.name(), InitializerType(tensor, arena));
+      }
     }
-  }
-  for (const auto& input : was.input()) {
-    if (values.defined.count(input.name())) in.existed.insert(input.name());
-  }
-  for (const auto& node : was.node()) {
-    for (const auto& output : node.output()) {
-      if (values.defined.count(output)) in.existed.insert(output);
+    for (const auto& input : graph.input()) {
+      if (values.defined.count(input.name())) in.existed.insert(input.name());
     }
-  }
+    for (const auto& node : graph.node()) {
+      for (const auto& output : node.output()) {
+        if (values.defined.count(output)) in.existed.insert(output);
+      }
+    }
+  });
   return in;
 }
 
@@ -220,7 +246,12 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   // When most of the graph changed, the whole is checked: it costs no more.
   if (!nodes || nodes->size() > static_cast<size_t>(now.node_size()) / 2 + 16) return std::nullopt;
 
-  const RegionValues values = ValuesOf(now, *nodes, changes);
+  BodyValues values_in_bodies;
+  const std::vector<const onnx::NodeProto*> region_nodes =
+      RegionNodes(now, inferred, *nodes, changes, arena, values_in_bodies);
+  RegionValues values = ValuesOf(region_nodes, changes);
+  values.defined.insert(values_in_bodies.defined.begin(), values_in_bodies.defined.end());
+  values.constant_outputs.insert(values_in_bodies.constant_outputs.begin(), values_in_bodies.constant_outputs.end());
   // Subgraphs that hold more than the main graph (a model inside a Loop) are as cheap to check whole.
   if (values.inner_nodes > now.node_size() || InnerNamesClash(now, values.inner_names)) return std::nullopt;
   for (const auto* output : changes.outputs) {
@@ -252,7 +283,7 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   for (const auto* tensor : changes.initializers) *graph.add_initializer() = *tensor;
   if (!AddBoundary(now, boundary, in, graph)) return std::nullopt;
   for (int n : constant_nodes) *graph.add_node() = now.node(n);
-  for (int n : *nodes) *graph.add_node() = now.node(n);
+  for (const onnx::NodeProto* node : region_nodes) *graph.add_node() = *node;
   for (const auto* output : changes.outputs) *graph.add_output() = *output;
   for (const auto& info : now.value_info()) {
     if (values.defined.count(info.name())) *graph.add_value_info() = info;

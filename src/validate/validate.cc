@@ -74,13 +74,16 @@ bool ChangedRegionPasses(const onnx::ModelProto& model, const ValidationBaseline
   }
   if (CheckerProblem(*region->model, baseline.model_dir)) return false;
   if (!InferShapes(*region->model).empty()) return false;
+  // Every graph's: pruned bodies (pruned_bodies.h) define kept values too, each name defined once.
   std::unordered_map<std::string_view, const onnx::TypeProto*> inferred;
-  const onnx::GraphProto& graph = region->model->graph();
-  for (const auto* infos : {&graph.input(), &graph.output(), &graph.value_info()}) {
-    for (const auto& info : *infos) {
-      if (info.has_type()) inferred.emplace(info.name(), &info.type());
+  GraphPath root;
+  ForEachGraph(region->model->graph(), root, [&](const GraphPath&, const onnx::GraphProto& graph) {
+    for (const auto* infos : {&graph.input(), &graph.output(), &graph.value_info()}) {
+      for (const auto& info : *infos) {
+        if (info.has_type()) inferred.emplace(info.name(), &info.type());
+      }
     }
-  }
+  });
   for (const auto& [name, type] : region->kept) {
     auto found = inferred.find(name);
     const onnx::TypeProto* now = found == inferred.end() ? nullptr : found->second;

@@ -39,7 +39,8 @@ g (float[seq, batch, 2] x, float[1, 16, 2] W, float[1, 16, 4] R, float[seq, batc
   branch = If (cond) <then_branch = t () => (float[seq, batch, 4] inner) {
     inner = Relu (s1)
   }, else_branch = e () => (float[seq, batch, 4] inner2) {
-    inner2 = Neg (s1)
+    mid = Neg (s1)
+    inner2 = Relu (mid)
   }>
 })";
 
@@ -79,6 +80,19 @@ TEST(AxisChain, StaysInTheGraphThatDefinesTheValue) {
   EXPECT_EQ(f.Root("inner", 1, then_branch), "1:inner:1");
   // An outer-scope name seen from the branch is rooted in its own graph.
   EXPECT_EQ(f.Root("s1", 1, then_branch), "0:x:1");
+}
+
+TEST(AxisChain, FollowsAChainInsideABranch) {
+  Fixture f;
+  const GraphPath else_branch{GraphStep{static_cast<int>(f.model.graph().node_size()) - 1, "else_branch"}};
+  // Relu, then Neg, inside the branch; Neg's operand is the main graph's: the root is the branch's `mid`,
+  // whichever of the two is asked first and however often.
+  EXPECT_EQ(f.Root("inner2", 1, else_branch), "1:mid:1");
+  EXPECT_EQ(f.Root("mid", 1, else_branch), "1:mid:1");
+  EXPECT_EQ(f.Root("inner2", 1, else_branch), "1:mid:1");
+  // The main graph's chain is remembered apart from the branch's.
+  EXPECT_EQ(f.Root("s1", 1), "0:x:1");
+  EXPECT_EQ(f.Root("s1", 1, else_branch), "0:x:1");
 }
 
 TEST(AxisChain, ARootIsTheSameWhicheverValueOfItsChainIsAskedFirst) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "graph/graph_path.h"
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
@@ -388,15 +389,20 @@ std::vector<std::pair<std::string, onnx::ModelProto>> Faults(const onnx::ModelPr
       faults.emplace_back(name + " declared of another element type", std::move(retyped));
     }
   }
-  for (int n = 0; n < model.graph().node_size(); ++n) {
-    const auto& op = model.graph().node(n).op_type();
-    if (op != "LSTM" && op != "GRU" && op != "RNN") continue;
-    onnx::ModelProto resized = model;
-    for (auto& attribute : *resized.mutable_graph()->mutable_node(n)->mutable_attribute()) {
-      if (attribute.name() == "hidden_size") attribute.set_i(attribute.i() + 1);
+  // Recurrent nodes at any depth: in a branch or body, the region holds them in pruned subgraphs.
+  GraphPath root;
+  ForEachGraph(model.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {
+    for (int n = 0; n < graph.node_size(); ++n) {
+      const auto& op = graph.node(n).op_type();
+      if (op != "LSTM" && op != "GRU" && op != "RNN") continue;
+      onnx::ModelProto resized = model;
+      for (auto& attribute : *ResolveGraph(resized, path)->mutable_node(n)->mutable_attribute()) {
+        if (attribute.name() == "hidden_size") attribute.set_i(attribute.i() + 1);
+      }
+      faults.emplace_back("node " + std::to_string(n) + " at depth " + std::to_string(path.size()) + " hidden_size + 1",
+                          std::move(resized));
     }
-    faults.emplace_back("node " + std::to_string(n) + " hidden_size + 1", std::move(resized));
-  }
+  });
   return faults;
 }
 
