@@ -9,14 +9,12 @@
 #include "loops/axis_trace.h"
 #include "rewrite/context_fill.h"
 #include "rnnstate/error.h"
+#include "time/pad_fill.h"
 #include "time/stream_verdict.h"
 
 namespace rnnstate {
 
 namespace {
-
-/// The opset from which Pad takes its `pads` as input 1 (an attribute before).
-constexpr int64_t kPadInputsOpset = 11;
 
 [[noreturn]] void Refuse(const InputContextOption& option, const std::string& why) {
   throw Error(ExitCode::kUsage, "--input-context " + option.Text() + ": " + why);
@@ -127,7 +125,7 @@ class ContextPlanner {
     edit.lookahead = window.lookahead;
     edit.valid = window.valid;
     const std::string stem = NodeStem(name.empty() ? window.value : name);
-    const bool pads_input = IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadInputsOpset;
+    const bool pads_input = IsOnnxOp(reader, {"Pad"}) && index_.onnx_opset() >= kPadAmountsInputOpset;
     if (!window.fill.empty()) {
       // Padded in another way than zeros: the Pad pads what the context lacks (context_fill.h).
       edit.fill = PlanContextFill(window, std::move(*pads), names_, stem);
@@ -149,9 +147,8 @@ class ContextPlanner {
       if (!d.fixed() && !d.name.empty()) dim->set_dim_param(d.name);
     }
     edit.shape = ContextShape(window.value, window.axis, window.frames, declared, batch_axis, false);
-    if (edit.lookahead > 0 || edit.fill || edit.valid) {
-      edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
-    }
+    const bool starts_short = edit.lookahead > 0 || edit.fill || edit.valid;  // its first call: fewer frames
+    if (starts_short) edit.shape[window.axis] = Dim{-1, dim_names_.Allocate(stem + ".context_frames")};
     AddNew(
         std::move(edit), elem_type, stem, node.op_type(), {ContextReader{GraphPath{}, window.Reader()}}, batch_axis,
         [&](ExitCode, const std::string& why) {
@@ -182,8 +179,8 @@ class ContextPlanner {
       zeros.initializer = !required_;
       // The padding before time alone: the window's first outputs are those the original's start with.
       if (edit.lookahead > 0) zeros.dims[edit.axis] = edit.frames - edit.lookahead;
-      if (edit.fill) zeros.dims[edit.axis] = 0;  // empty: the Pad fills as the original does
-      if (edit.valid) zeros.dims[edit.axis] = 0;  // a valid window: the first call has no frames before it
+      // Empty: the Pad fills as the original does; a valid window's first call has no frames before it.
+      if (edit.fill || edit.valid) zeros.dims[edit.axis] = 0;
       added.default_value = std::move(zeros);
     }
     edit.change = std::move(added);
