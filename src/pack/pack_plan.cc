@@ -28,19 +28,24 @@ class Planner {
     plan_.packed.kind = options.pack == PackKind::kTensor ? kPackedTensor : kPackedSequence;
   }
 
+  /// Why a context's first call holds fewer frames than the later ones, for the refusal.
+  static std::string ShortStart(const ContextSpec& context) {
+    if (!context.pad.empty()) return "a Pad in mode " + context.pad;
+    return context.valid ? "a window without padding" : "a window that looked ahead";
+  }
+
   /// Below opset 8 a context's zero default is tiled to the data's batch (no Expand): packed, that
   /// default's rows do not match the batch the other states' defaults take (ONNX Runtime refused the first
   /// unfed call of such a packed model, in Concat), so such a model is not packed. Nor is a context whose
-  /// first call holds fewer frames than the later ones (a lookahead's, or one whose Pad fills): no one size.
+  /// first call holds fewer frames than the later ones (a lookahead's, a valid window's, or one whose Pad
+  /// fills): no one size.
   void RefuseTiledContexts(const std::vector<StatePair>& pairs) const {
     for (const StatePair& pair : pairs) {
       if (pair.kind != kKindContext) continue;
       if (pair.context && pair.context->NamedTime()) {
         throw Error(ExitCode::kUnsupported, "cannot pack context state '" + pair.input +
                                                 "': its first call holds fewer frames than the later ones (" +
-                                                (pair.context->pad.empty() ? "a window that looked ahead"
-                                                                           : "a Pad in mode " + pair.context->pad) +
-                                                "): rewrite without --pack");
+                                                ShortStart(*pair.context) + "): rewrite without --pack");
       }
       if (plan_.opset >= kExpandOpset) continue;
       throw Error(

@@ -92,5 +92,20 @@ TEST(ValidContext, MetadataWithAValidThatDoesNotFitIsRefused) {
   EXPECT_THAT(error, ::testing::HasSubstr("'valid'"));
 }
 
+TEST(ValidContext, PackingRefusesItNamingTheWindowWithoutPadding) {
+  for (PackKind kind : {PackKind::kTensor, PackKind::kSequence}) {
+    PlanOptions options = InMode(StateInputMode::kDefaults);
+    options.pack = kind;
+    onnx::ModelProto model = ParseModel(kValidConvGru);
+    try {
+      RewriteModel(model, options, /*strict=*/false);
+      ADD_FAILURE() << "--pack packed a context whose first call holds no frames";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kUnsupported);
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("fewer frames than the later ones (a window without padding)"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rnnstate::valid_context_test
