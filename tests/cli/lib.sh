@@ -12,7 +12,10 @@ check() {  # check NAME CONDITION-COMMAND...
 
 # start_runner [SECONDS]: with $RNNSTATE_FORK_RUNNER set (ctest sets it in Release builds), keeps
 # tests/cli/fork_runner.cc as a coprocess that `run_to` sends its command lines to, ended after SECONDS.
+# With SECONDS, a run that goes to the binary itself runs under timeout(1) with the same limit.
+direct=()
 start_runner() {
+  [ -z "${1:-}" ] || direct=(timeout "$1")
   [ -n "${RNNSTATE_FORK_RUNNER:-}" ] || return 0
   coproc RUNNER { exec "$RNNSTATE_FORK_RUNNER" ${1:+--time-limit "$1"}; }
 }
@@ -23,12 +26,12 @@ start_runner() {
 run_to() {
   local out=$1 err=$2 arg code; shift 2
   if [ -n "${RUNNER_PID:-}" ]; then
-    for arg in "$@"; do [[ -n $arg && $arg != *[$'\t\n']* ]] || { "$bin" "$@" >"$out" 2>"$err"; return; }; done
+    for arg in "$@"; do [[ -n $arg && $arg != *[$'\t\n']* ]] || { "${direct[@]}" "$bin" "$@" >"$out" 2>"$err"; return; }; done
     job_line "$PWD" "$out" "$err" "$bin" "$@" >&"${RUNNER[1]}"
     read -r code <&"${RUNNER[0]}" || { echo "  $RNNSTATE_FORK_RUNNER ended: no exit code for rnnstate $*"; return 125; }
     return "$code"
   fi
-  "$bin" "$@" >"$out" 2>"$err"
+  "${direct[@]}" "$bin" "$@" >"$out" 2>"$err"
 }
 
 # run EXPECTED_CODE ARGS...: runs the binary, keeps stdout/stderr in $work/out, $work/err
