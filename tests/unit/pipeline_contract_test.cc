@@ -14,16 +14,13 @@
 #include "io/model_io.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::pipeline_contract_test {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::AddFloatInitializer;
-using testing::DeclaredShape;
-using testing::InputNames;
-using testing::OutputNames;
-using testing::ParseModel;
+using namespace test_names;
 
 /// An LSTM over X [5,128,28], hidden 28, its weights initializers; `initial` is the ONNX text of its
 /// inputs after R ("" for none). IR 3 declares every initializer as a graph input too, unless

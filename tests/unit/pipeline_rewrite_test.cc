@@ -12,23 +12,14 @@
 #include "rnnstate/metadata.h"
 #include "rules/structure_rules.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "validate/validate.h"
 
 namespace rnnstate::pipeline_rewrite_test {
 namespace {
 
-using testing::Bytes;
-using testing::DeclaredShape;
-using testing::InitializerNames;
-using testing::InputNames;
-using testing::NodeOfType;
-using testing::RecordedPairs;
-using testing::OutputNames;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::Not;
 
 const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
 )";

@@ -9,19 +9,13 @@
 #include "rnnstate/metadata.h"
 #include "rules/structure_rules.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::pipeline_subgraph_test {
 namespace {
 
-using testing::Bytes;
-using testing::InputNames;
-using testing::NodeOfType;
-using testing::RecordedPairs;
-using testing::OutputNames;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 onnx::ModelProto Model(const std::string& graph, int opset = 14) {
   onnx::ModelProto model = ParseModel("<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]>\n" + graph);

@@ -7,12 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::pipeline_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
+using namespace test_names;
 
 const char* kGru = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {

@@ -9,12 +9,12 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::export_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {

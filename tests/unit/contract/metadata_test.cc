@@ -8,13 +8,12 @@
 
 #include "pipeline_stages.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::metadata_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
+using namespace test_names;
 
 onnx::ModelProto WithMetadata(const std::string& value) {
   onnx::ModelProto model;

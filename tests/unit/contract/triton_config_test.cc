@@ -14,14 +14,13 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "triton_model_config.pb.h"
 
 namespace rnnstate::triton_config_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 /// Collects the parser's errors instead of printing them.
 class Errors : public google::protobuf::io::ErrorCollector {

@@ -10,20 +10,12 @@
 #include "exposure_test_models.h"
 #include "states/state_origin.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate {
 namespace {
 
-using testing::Analyzed;
-using testing::ExposureOf;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::Kinds;
-using testing::kPackedRead;
-using testing::kPackedWrite;
-using testing::PackedLstm;
-using testing::Region;
-using testing::Replace;
+using namespace test_names;
 
 /// PackedLstm with an int64 input `sr` and stateN = Add(Concat(...), `addend`), `addend` computed by
 /// `nodes` (which may use `sr`, `izero` = 0, `ione` = 1, `fzero` = 0.0).

@@ -14,15 +14,12 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::branch_facts_test {
 namespace {
 
-using testing::Analyzed;
-using testing::ExposureOf;
-using testing::kHeader;
-using testing::Region;
-using testing::Replace;
+using namespace test_names;
 
 /// The rank tests of an unbatched-capable LSTM (x2 is rank 2: the then branches never run).
 std::string RankTested() {

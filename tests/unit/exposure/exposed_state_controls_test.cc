@@ -10,25 +10,13 @@
 #include "exposure_test_models.h"
 #include "find/analysis.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::exposed_state_controls_test {
 namespace {
 
-using testing::Analyzed;
-using testing::Cache;
-using ::testing::ElementsAre;
-using testing::ExposureOf;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::kHeader;
-using testing::Kinds;
-using testing::kPackedRead;
-using testing::kPackedWrite;
-using testing::PackedLstm;
-using testing::Region;
-using testing::Replace;
-using testing::StackedGrus;
+using namespace test_names;
 
 // ---------------------------------------------------------------------------------------------------
 // Form 4: a cache updated in place with ScatterND.

@@ -16,25 +16,13 @@
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::exposed_state_rewrite_test {
 namespace {
 
-using testing::Analyzed;
-using testing::Bytes;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InputNames;
-using ::testing::IsEmpty;
-using testing::kHeader;
-using testing::Kinds;
-using testing::OutputNames;
-using testing::PackedLstm;
-using testing::ParseModel;
-using testing::RecordedPairs;
-using testing::Replace;
-using ::testing::SizeIs;
+using namespace test_names;
 
 // ---------------------------------------------------------------------------------------------------
 // rewrite, check and --streamable-only on exposed models.

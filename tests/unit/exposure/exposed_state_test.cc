@@ -19,26 +19,13 @@
 #include "rnnstate/json.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::exposed_state_test {
 namespace {
 
-using testing::Analyzed;
-using testing::BranchedLstm;
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using testing::ExposureOf;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::kHeader;
-using testing::Kinds;
-using testing::PackedLstm;
-using testing::ParseModel;
-using testing::Region;
-using testing::Replace;
-using ::testing::SizeIs;
-using testing::StackedGrus;
+using namespace test_names;
 
 // ---------------------------------------------------------------------------------------------------
 // Form 1: h and c of one LSTM in one tensor state [2, batch, 3] (Silero v5's chain).

@@ -12,24 +12,12 @@
 #include "rnnstate/error.h"
 #include "rules/model_rules.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::exposure_soundness_test {
 namespace {
 
-using testing::Analyzed;
-using testing::BranchedLstm;
-using testing::Cache;
-using ::testing::ElementsAre;
-using testing::ExposureOf;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::kHeader;
-using testing::Kinds;
-using testing::kPackedRead;
-using testing::kPackedWrite;
-using testing::PackedLstm;
-using testing::Region;
-using testing::Replace;
+using namespace test_names;
 
 std::string With(std::string text, const std::string& from, const std::string& to) {
   Replace(text, from, to);

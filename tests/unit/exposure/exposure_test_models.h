@@ -12,6 +12,7 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "rewrite/plan.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::testing {
@@ -72,3 +73,21 @@ std::string StackedGrus(const std::string& second_rows = "one, two");
 std::string Cache(const std::vector<int>& read, const std::vector<int>& write);
 
 }  // namespace rnnstate::testing
+
+// The exposure tests read these unqualified too (test_names.h).
+namespace rnnstate::test_names {
+
+using testing::Analyzed;
+using testing::BranchedLstm;
+using testing::Cache;
+using testing::ExposureOf;
+using testing::kHeader;
+using testing::Kinds;
+using testing::kPackedRead;
+using testing::kPackedWrite;
+using testing::PackedLstm;
+using testing::Region;
+using testing::Replace;
+using testing::StackedGrus;
+
+}  // namespace rnnstate::test_names

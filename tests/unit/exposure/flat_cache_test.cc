@@ -15,25 +15,13 @@
 #include "rewrite/plan.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::flat_cache_test {
 namespace {
 
-using testing::Analyzed;
-using testing::Bytes;
-using ::testing::ElementsAre;
-using testing::ExposureOf;
-using ::testing::HasSubstr;
-using testing::InputNames;
-using ::testing::IsEmpty;
-using testing::kHeader;
-using testing::Kinds;
-using testing::OutputNames;
-using testing::ParseModel;
-using testing::RecordedPairs;
-using testing::Replace;
-using ::testing::SizeIs;
+using namespace test_names;
 
 /// Four GRUs (batch 4, hidden 3) in two blocks of cache [1, 48]; `write` joins the blocks into cache_out.
 std::string FlatCache(const std::string& write = "cache_out = Concat <axis = 1> (f1, f2)") {

@@ -10,14 +10,13 @@
 #include "pipeline_stages.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::packed_state_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kLstmGru = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, float[1, 20, 2] W1, float[1, 20, 5] R1, float[1, 9, 5] W2, float[1, 9, 3] R2)

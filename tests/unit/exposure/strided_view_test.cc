@@ -11,12 +11,12 @@
 #include <cstdint>
 
 #include "rnnstate/metadata.h"
+#include "test_names.h"
 
 namespace rnnstate::strided_view_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::Optional;
+using namespace test_names;
 
 SymDim Fixed(int64_t value) { return SymDim{value, ""}; }
 MetaDim Meta(int64_t value) { return MetaDim{value, ""}; }

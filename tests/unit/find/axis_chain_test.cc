@@ -10,11 +10,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::axis_chain_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kChains = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] x, float[1, 16, 2] W, float[1, 16, 4] R, float[seq, batch, 4] other, bool cond,

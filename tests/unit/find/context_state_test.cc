@@ -12,11 +12,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 /// The wiring of a 4-frame context of audio [batch, seq] along axis 1, with `concat`, `slice` and
 /// `front` (what the Concat reads before audio) replaceable one at a time.

@@ -12,17 +12,13 @@
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::loop_author_state_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InputNames;
-using ::testing::IsEmpty;
-using testing::ParseModel;
-using testing::RecordedPairs;
+using namespace test_names;
 
 /// A tf2onnx Keras-like Loop over x [B, 6, 3] (time-major by Transpose), carried counter t, h and c read
 /// from the authors' `st` [B, 2, 4]; `h_out` is what st_out packs for h (the final `h_n`, or a control's).

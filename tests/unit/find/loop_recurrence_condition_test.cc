@@ -8,12 +8,12 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::loop_recurrence_condition_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 /// A Loop over axis 0 of x with trip count Shape(x)[0] and the initial condition `cond0`, which
 /// `inputs` and `initializers` may declare; the body passes its condition through.

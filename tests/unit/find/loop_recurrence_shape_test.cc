@@ -11,18 +11,13 @@
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::loop_recurrence_shape_test {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using testing::ParseModel;
-using testing::RecordedPairs;
+using namespace test_names;
 
 Analysis AnalyzeText(const std::string& text) {
   onnx::ModelProto model = ParseModel(text);

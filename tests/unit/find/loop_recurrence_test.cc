@@ -10,16 +10,13 @@
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::loop_recurrence_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::ParseModel;
-using testing::RecordedPairs;
+using namespace test_names;
 
 /// A tf2onnx-style Loop over axis 0 of x: carried counter t (indexes x), weight U (passed through), state h
 /// (the Loop is node 9, "Loop_9"). `trip` defines the trip count, `h_next` computes h_next from `cell`.

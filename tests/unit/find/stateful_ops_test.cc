@@ -10,17 +10,14 @@
 #include "pipeline_stages.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 #include "views/report.h"
 
 namespace rnnstate::stateful_ops_test {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using testing::ParseModel;
+using namespace test_names;
 
 /// A DynamicQuantizeLSTM as quantize_dynamic writes it: 12 slots, empty placeholders, no hidden_size
 /// attribute here, W [1, 3, 16] and R [1, 4, 16] int8 (transposed), per-tensor scales.

@@ -9,13 +9,12 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::tf2onnx_loop_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
-using testing::Tf2onnxStacked;
+using namespace test_names;
 
 Analysis AnalyzeText(const std::string& text) {
   onnx::ModelProto model = ParseModel(text);

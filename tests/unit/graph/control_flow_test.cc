@@ -7,13 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::control_flow_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// Loop (n, c, a0, b0) carrying a and b, with one scan output.
 onnx::NodeProto LoopNode() {

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::graph_edit_test {
 namespace {
 
-using testing::ParseModel;
-using ::testing::ElementsAre;
+using namespace test_names;
 
 std::vector<std::string> NodeNames(const onnx::GraphProto& graph) {
   std::vector<std::string> names;

@@ -14,11 +14,12 @@
 #include "io/external_data.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::external_data_rules_test {
 namespace {
 
-using testing::ExpectError;
+using namespace test_names;
 
 namespace fs = std::filesystem;
 

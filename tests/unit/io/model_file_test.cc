@@ -21,11 +21,12 @@
 
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::model_file_test {
 namespace {
 
-using testing::ExpectError;
+using namespace test_names;
 
 namespace fs = std::filesystem;
 using google::protobuf::util::MessageDifferencer;

@@ -13,12 +13,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::axis_trace_test {
 namespace {
 
-using testing::NodeOfType;
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kShapes = R"(<ir_version: 8, opset_import: ["" : 15]>
 g (float[seq, batch, 3] x, float[seq, batch, 3, 5] x2, float[batch, 5] v, float[batch, 1] xa) => (float[batch, 4] zeros) {

@@ -10,14 +10,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::carried_variables_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// A Loop over axis 0 of x carrying (in this order) t (from t0 = 0), U (weights), h (from zeros) and `extra`
 /// (from e0); `body` computes the body outputs t_next, U_out, h_next, e_next and `uses` adds more.

@@ -12,12 +12,12 @@
 #include "graph/control_flow.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::chunk_dependence_test {
 namespace {
 
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kAround = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[batch, 4] hb, int64 M, float[3, 4] W, bool flag) => (float[batch, 4] after) {

@@ -9,14 +9,13 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::loop_chunks_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 /// A Loop over axis 0 of x: h = tanh(x[t] W + h U) `extra`, h0 zeros of the batch, y the per-step h.
 /// `before` adds main-graph nodes, `after` computes the graph outputs y and h_n from ys and h_end.

@@ -18,6 +18,7 @@
 #include "graph/model_index.h"
 #include "loops/carried_variables.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate {
 
@@ -29,10 +30,7 @@ static void PrintTo(const TimeRef& time, std::ostream* os) { *os << time.Text();
 namespace rnnstate::loop_streaming_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// Judges the Loop or Scan at `node` of the graph at `path` (the first Loop or Scan of the main graph by
 /// default).

@@ -11,12 +11,12 @@
 #include "graph/model_index.h"
 #include "loops/carried_variables.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::time_source_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 /// Main-graph values of every kind of trip count and of traces from x [seq, batch, 3] and xt [batch, 5, 3].
 const char* kValues = R"(<ir_version: 8, opset_import: ["" : 15]>

@@ -7,11 +7,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::axis_map_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 /// One node of each axis effect over x [2, 5, 7] (opset 13).
 onnx::ModelProto EffectsModel() {

@@ -7,12 +7,13 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "values/shape_eval.h"
 
 namespace rnnstate::int_fold_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 TEST(IntFold, PyTorchsPadAmountsFold) {
   // F.pad(x, (4, 0)) on a rank-3 input, as torch 1.13 exports it: the pairs reversed with a Slice of step -1.

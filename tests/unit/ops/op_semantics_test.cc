@@ -11,11 +11,12 @@
 #include "graph/model_index.h"
 #include "ops/axis_map.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::op_semantics_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 /// The newest default-domain opset onnx's registry knows.
 int NewestOpset() {

@@ -8,12 +8,12 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::pack_plan_limits_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 /// An LSTM (or GRU) whose W and R have no shape (see Parse): only `hidden_size` says how big its states are.
 std::string Unshaped(const std::string& hidden_size, const std::string& batch = "1", const std::string& op = "LSTM",

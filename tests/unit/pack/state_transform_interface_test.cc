@@ -11,18 +11,12 @@
 #include "rnnstate/error.h"
 #include "rnnstate/packed_metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::state_transform_interface_test {
 namespace {
 
-using testing::DeclaredShape;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InitializerNames;
-using testing::InputNames;
-using testing::OutputNames;
-using testing::ParseModel;
-using testing::RecordedPairs;
+using namespace test_names;
 
 RewriteOutcome Rewrite(onnx::ModelProto& model, PackKind pack, StateLayout layout = StateLayout::kAsNode,
                        StateInputMode mode = StateInputMode::kDefaults) {

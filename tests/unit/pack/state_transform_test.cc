@@ -16,20 +16,13 @@
 #include "rnnstate/error.h"
 #include "rnnstate/packed_metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "views/check.h"
 
 namespace rnnstate::state_transform_test {
 namespace {
 
-using testing::DeclaredShape;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InitializerNames;
-using testing::InputNames;
-using testing::NodeOfType;
-using testing::OutputNames;
-using testing::ParseModel;
-using testing::RecordedPairs;
+using namespace test_names;
 
 /// Two stacked LSTMs (h and c each) and a GRU, no initial states, dynamic batch: five zero states.
 std::string TwoLstmsAndGru(int opset) {

@@ -8,17 +8,13 @@
 
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::apply_test {
 namespace {
 
-using testing::InitializerNames;
-using testing::InputNames;
-using testing::NodeOfType;
-using testing::OutputNames;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
-using ::testing::ElementsAre;
 
 onnx::ModelProto GruModel() {
   return ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>

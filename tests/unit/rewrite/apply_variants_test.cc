@@ -9,18 +9,12 @@
 #include "rewrite/apply.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::apply_variants_test {
 namespace {
 
-using testing::AddFloatInitializer;
-using testing::DeclaredShape;
-using ::testing::ElementsAre;
-using testing::InitializerNames;
-using testing::InputNames;
-using testing::NodeOfType;
-using testing::OutputNames;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
 
 /// A GRU of hidden size 3 on X [5, B, 2] whose h slot reads `h0`.

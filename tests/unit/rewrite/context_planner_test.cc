@@ -11,19 +11,12 @@
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate {
 namespace {
 
-using ::testing::Contains;
-using testing::ContextPair;
-using testing::DeclaredShape;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InMode;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
 
 /// Audio framed into pairs of samples for a GRU, and read again inside both branches of an If.

@@ -11,11 +11,12 @@
 #include "find/analysis.h"
 #include "rewrite/planner.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 /// Two keras2onnx LSTM layers (H 4) over input_1 [N, 6, 5]; the first's sequence output reshaped to
 /// `target` (a computed shape: keras2onnx's dynamic-length form).

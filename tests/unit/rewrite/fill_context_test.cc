@@ -15,18 +15,13 @@
 #include "rnnstate/json.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::fill_context_test {
 namespace {
 
-using testing::ContextPair;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InMode;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
-using testing::StreamObject;
 
 /// A Pad (2 frames before time, `pad` its mode and value operands) in front of a Conv of kernel 3, then a GRU.
 std::string PadConvGru(const std::string& pad, int opset = 14) {

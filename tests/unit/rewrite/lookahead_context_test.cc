@@ -13,18 +13,13 @@
 #include "rnnstate/json.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::lookahead_context_test {
 namespace {
 
-using testing::ContextPair;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InMode;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
-using testing::StreamObject;
 
 /// A "same" Conv (kernel 5, dilation 2: 3 frames of padding before, 5 after) after a Relu, then a GRU.
 const char* kSameConvGru = R"(<ir_version: 8, opset_import: ["" : 14]>

@@ -7,13 +7,12 @@
 #include "find/analysis.h"
 #include "rewrite/planner.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::planner_test {
 namespace {
 
-using testing::ParseModel;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
+using namespace test_names;
 
 const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
 )";

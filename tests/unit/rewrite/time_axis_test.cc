@@ -11,15 +11,14 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "values/shape_eval.h"
 #include "views/check.h"
 
 namespace rnnstate::time_axis_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
 
 /// tf2onnx's form: trip count M = 6 (x is [batch, 6, 3]), an int32 counter t with the inlined condition

@@ -14,16 +14,12 @@
 #include "pipeline_stages.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::upsample_context_test {
 namespace {
 
-using testing::ContextPair;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InMode;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
 
 /// A GRU's output [seq, 1, batch, 3] made [batch, 3, seq], a ConvTranspose (kernel 4, stride 2) over time

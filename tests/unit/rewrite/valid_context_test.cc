@@ -12,15 +12,12 @@
 #include "pipeline_stages.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::valid_context_test {
 namespace {
 
-using testing::ContextPair;
-using ::testing::ElementsAre;
-using testing::InMode;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
 
 /// x [batch, 2, seq] through a valid Conv (kernel 3: seq - 2 frames), then a GRU over time.

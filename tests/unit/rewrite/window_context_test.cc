@@ -14,20 +14,12 @@
 #include "pipeline_stages.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::window_context_test {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using testing::ContextPair;
-using testing::DeclaredShape;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::InMode;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using testing::ParseModel;
+using namespace test_names;
 using testing::Producer;
 
 /// PyTorch's `F.pad(x, (4, 0))` + `Conv1d(2, 3, 3, dilation=2)` on x [batch, seq, 2] (transposed to put

@@ -16,12 +16,12 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::metadata_rules_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 /// Two GRUs, the second reading the first's Y: rewritten, two pairs with every contract field.
 onnx::ModelProto Rewritten() {

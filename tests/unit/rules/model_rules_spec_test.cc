@@ -19,12 +19,12 @@
 #include "rnnstate/error.h"
 #include "rules/model_rules.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::model_rules_spec_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::Verdict;
+using namespace test_names;
 
 /// A model of ONNX text (graph only), with LSTM weights W [1,16,2] and R [1,16,4].
 onnx::ModelProto Model(const std::string& graph) {

@@ -13,13 +13,13 @@
 #include "rnnstate/error.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "validate/validate.h"
 
 namespace rnnstate::model_rules_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::Verdict;
+using namespace test_names;
 
 /// A model of ONNX text (graph only) at `opset`, with GRU weights W [1,9,2] and R [1,9,3].
 onnx::ModelProto Model(const std::string& graph, int opset = 14) {

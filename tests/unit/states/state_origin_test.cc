@@ -9,13 +9,12 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::state_origin_test {
 namespace {
 
-using testing::ParseModel;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
+using namespace test_names;
 
 /// PyTorch's default state: zeros shaped [1, batch of X, 3], the batch read through Shape and Gather.
 onnx::ModelProto BatchSizedZeros() {

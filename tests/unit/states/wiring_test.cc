@@ -6,11 +6,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::wiring_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 TEST(ComputedFrom, ShapeAndSizeCarryNoValues) {
   onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>

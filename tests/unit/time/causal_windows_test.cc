@@ -14,15 +14,14 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "time/time_flow.h"
 #include "values/shape_eval.h"
 
 namespace rnnstate::causal_windows_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// The causal windows of the model `body` (a graph at opset `opset` over x [batch, 2, seq], time on 2).
 struct Windows {

@@ -11,15 +11,14 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "time/causal_windows.h"
 #include "time/time_flow.h"
 
 namespace rnnstate::pad_fill_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// The causal windows of `body` (over x [batch, 2, seq], time on 2) at `opset`.
 struct Filled {

@@ -13,12 +13,12 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::stream_verdict_test {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 struct Judged {
   explicit Judged(const std::string& text, std::vector<InputAxis> given = {})

@@ -11,11 +11,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::time_flow_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 /// The flow of `text` from axis `axis` of input `input`.
 struct Flow {

@@ -14,15 +14,13 @@
 #include "find/analysis.h"
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "time/stream_verdict.h"
 
 namespace rnnstate::time_lookahead_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// The verdict on `text`, judged as `rewrite` judges it (windows carried; with `lookahead`, those too).
 struct Judged {

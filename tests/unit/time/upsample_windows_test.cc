@@ -14,16 +14,14 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "time/causal_windows.h"
 #include "time/time_flow.h"
 
 namespace rnnstate::upsample_windows_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::ParseModel;
+using namespace test_names;
 
 /// The model `body` (opset 14, over x [batch, 2, seq], time on axis 2), its flow and its carried windows.
 struct Upsampled {

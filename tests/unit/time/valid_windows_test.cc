@@ -9,14 +9,14 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "time/causal_windows.h"
 #include "time/time_flow.h"
 
 namespace rnnstate::valid_windows_test {
 namespace {
 
-using ::testing::ElementsAre;
-using testing::ParseModel;
+using namespace test_names;
 
 /// The windows `FindCausalWindows` carries in `body` (opset 14, x [batch, 2, seq], time on 2): "node:valid".
 std::vector<std::string> Carried(const std::string& body) {

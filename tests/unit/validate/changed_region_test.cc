@@ -17,14 +17,13 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "validate/validate.h"
 
 namespace rnnstate::changed_region_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
 )";

@@ -12,16 +12,14 @@
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "validate/changed_region.h"
 #include "validate/validate.h"
 
 namespace rnnstate::pruned_bodies_test {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using testing::ParseModel;
+using namespace test_names;
 
 /// A GRU two If levels deep, each level behind a chain of cheap nodes (bench_scale's `nest` in small): the
 /// rewrite threads its state out through both Ifs, changing both, and leaves the chains alone.

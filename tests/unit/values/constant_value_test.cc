@@ -7,11 +7,12 @@
 
 #include "graph/model_index.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::constant_value_test {
 namespace {
 
-using testing::ParseModel;
+using namespace test_names;
 
 // One Constant node per value attribute, an initializer, an overridable initializer (a graph input with a
 // default) and a computed value.

@@ -1,6 +1,7 @@
 // ElementMap (the affine map from a state's indices to a tensor's that proves an exposure), on small
 // hand-made shapes.
 
+#include "test_names.h"
 #include "values/element_map.h"
 
 #include <gmock/gmock.h>
@@ -12,9 +13,7 @@
 namespace rnnstate::element_map_test {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::Optional;
-using ::testing::Pair;
+using namespace test_names;
 
 const SymDim kBatch{-1, "batch"};
 

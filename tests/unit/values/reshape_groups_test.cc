@@ -1,6 +1,7 @@
 // ReshapeGroups (how a Reshape relates its input's axes to its output's, the groups an ElementMap is
 // split and merged by), on small hand-made shapes.
 
+#include "test_names.h"
 #include "values/reshape_groups.h"
 
 #include <gmock/gmock.h>
@@ -11,7 +12,7 @@
 namespace rnnstate::reshape_groups_test {
 namespace {
 
-using ::testing::ElementsAre;
+using namespace test_names;
 
 const SymDim kBatch{-1, "batch"};
 

@@ -13,17 +13,13 @@
 #include "pipeline_stages.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
+#include "test_names.h"
 #include "time/stream_verdict.h"
 
 namespace rnnstate::check_test {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using testing::NodeOfType;
-using testing::ParseModel;
+using namespace test_names;
 
 /// Two GRUs over the same X, without initial states: unnamed, they become GRU_0 and GRU_1.
 const char* kTwoGrus = R"(<ir_version: 8, opset_import: ["" : 14]>

@@ -8,13 +8,12 @@
 
 #include "pipeline_stages.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::dot_test {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-using testing::ParseModel;
+using namespace test_names;
 
 const char* kGru = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
