@@ -64,11 +64,7 @@ class PipelineContractTest : public ::testing::Test {
   std::string Rewrite(const std::string& in, const std::string& out, StateInputMode mode = StateInputMode::kDefaults,
                       PackKind pack = PackKind::kNone, StateLayout layout = StateLayout::kAsNode) {
     OpenedModel opened = OpenModel(PathOf(in));
-    PlanOptions options;
-    options.mode = mode;
-    options.pack = pack;
-    options.layout = layout;
-    RewriteModel(opened.file.model(), options, /*strict=*/false, opened.directory);
+    RewriteModel(opened.file.model(), Packing(pack, layout, mode), /*strict=*/false, opened.directory);
     WriteModel(opened, PathOf(out));
     return Read(out);
   }

@@ -1,5 +1,6 @@
 #include "test_models.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <onnx/defs/parser.h>
 #include <sys/socket.h>
@@ -14,6 +15,29 @@
 
 namespace rnnstate::testing {
 
+const char* const kGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R)
+})";
+
+const char* const kReverseGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = GRU <hidden_size = 3, direction = "reverse"> (X, W, R)
+})";
+
+const char* const kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
+  Y = LSTM <hidden_size = 3> (X, W, R)
+})";
+
+const char* const kResidualSameConvGru = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 3] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  c = Conv <pads = [1, 1]> (x, w)
+  a = Add (x, c)
+  s = Transpose <perm = [2, 0, 1]> (a)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+
 const char* const kLoopOverAxis0Start = R"(  shape = Shape (x)
   zero = Constant <value = int64 {0}> ()
   one = Constant <value = int64[1] {1}> ()
@@ -23,6 +47,32 @@ const char* const kLoopOverAxis0Start = R"(  shape = Shape (x)
   dims = Concat <axis = 0> (b, four)
   h0 = ConstantOfShape (dims)
 )";
+
+std::string LstmThenGru(int lstm_hidden) {
+  const std::string h = std::to_string(lstm_hidden), gates = std::to_string(4 * lstm_hidden);
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, )" +
+         gates + ", 2] W1, float[1, " + gates + ", " + h + "] R1, float[1, 9, " + h + R"(] W2, float[1, 9, 3] R2)
+    => (float[seq, 1, batch, 3] Y, float[1, batch, 3] h_n) {
+  Y1 = LSTM <hidden_size = )" +
+         h + R"(> (X, W1, R1)
+  one = Constant <value = int64[1] {1}> ()
+  S1 = Squeeze (Y1, one)
+  Y, h_n = GRU <hidden_size = 3> (S1, W2, R2)
+})";
+}
+
+std::string LoopZerosOfTheBatch(int width) {
+  return R"(  shape = Shape (x)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64[1] {1}> ()
+  b = Gather <axis = 0> (shape, one)
+  width = Constant <value = int64[1] {)" +
+         std::to_string(width) + R"(}> ()
+  dims = Concat <axis = 0> (b, width)
+  h0 = ConstantOfShape (dims)
+)";
+}
 
 onnx::ModelProto ParseModel(const std::string& text) {
   onnx::ModelProto model;
@@ -116,6 +166,18 @@ StatePair ContextPair(const onnx::ModelProto& model) {
   throw std::runtime_error("no context pair");
 }
 
+void ExpectContextDefault(const onnx::GraphProto& graph, const StatePair& pair, const std::vector<int64_t>& dims) {
+  ASSERT_EQ(pair.shape.size(), dims.size());
+  EXPECT_LT(pair.shape.back().value, 0) << "the time axis of " << pair.input << " is named";
+  EXPECT_FALSE(pair.shape.back().symbol.empty());
+  const onnx::TensorProto* value = nullptr;
+  for (const auto& tensor : graph.initializer()) {
+    if (tensor.name() == pair.input) value = &tensor;
+  }
+  ASSERT_NE(value, nullptr) << "no default for " << pair.input;
+  EXPECT_THAT(value->dims(), ::testing::ElementsAreArray(dims));
+}
+
 Json StreamObject(const onnx::ModelProto& model) {
   for (const auto& prop : model.metadata_props()) {
     if (prop.key() == "rnnstate") return Json::parse(prop.value()).at("stream");
@@ -126,6 +188,13 @@ Json StreamObject(const onnx::ModelProto& model) {
 PlanOptions InMode(StateInputMode mode) {
   PlanOptions options;
   options.mode = mode;
+  return options;
+}
+
+PlanOptions Packing(PackKind pack, StateLayout layout, StateInputMode mode) {
+  PlanOptions options = InMode(mode);
+  options.pack = pack;
+  options.layout = layout;
   return options;
 }
 
@@ -193,14 +262,20 @@ g (float[1, 6, 3] x) => (float[1, 4] y)
 })";
 }
 
-void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text) {
+std::string ErrorMessage(const std::function<void()>& action, ExitCode code) {
   try {
     action();
-    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), code) << error.what();
-    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+    return error.what();
   }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text) {
+  const std::string message = ErrorMessage(action, code);
+  EXPECT_NE(message.find(text), std::string::npos) << "expected an error containing \"" << text << "\": " << message;
 }
 
 void MakeSocketFile(const std::string& path) {

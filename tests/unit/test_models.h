@@ -21,6 +21,27 @@ namespace rnnstate::testing {
 /// Ends with a newline.
 extern const char* const kLoopOverAxis0Start;
 
+/// ONNX text: kLoopOverAxis0Start without the trip count, which the caller defines (from `shape` and the
+/// int64 scalar `zero`, or otherwise): `h0` zeros [batch, `width`] sized from Shape(x)[1] (`one`, `b`,
+/// `width` and `dims` its steps). Starts with two spaces, ends with a newline.
+std::string LoopZerosOfTheBatch(int width);
+
+/// One recurrent layer as PyTorch exports it without an initial state (IR 8, ai.onnx opset 14): X [seq,
+/// batch, 2], hidden 3, weights W and R as graph inputs, Y [seq, 1, batch, 3] the only output.
+extern const char* const kGru;
+/// kGru with direction "reverse".
+extern const char* const kReverseGru;
+/// kGru's LSTM (W [1, 12, 2], R [1, 12, 3]).
+extern const char* const kLstm;
+
+/// PyTorch's export of an LSTM of hidden size `lstm_hidden` then a GRU of hidden size 3 on X [seq, batch, 2]
+/// (opset 14): Y and the GRU's h_n are the model's outputs, the LSTM's finals are not.
+std::string LstmThenGru(int lstm_hidden);
+
+/// x [batch, 2, seq] + a "same" Conv of x (kernel 3, pads [1, 1]), then a GRU over time: the window looks
+/// one frame ahead, the skip path none.
+extern const char* const kResidualSameConvGru;
+
 /// Parses a model in ONNX text syntax; fails the test (throws) on a syntax error.
 onnx::ModelProto ParseModel(const std::string& text);
 
@@ -49,11 +70,19 @@ std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model);
 /// The first recorded pair of kind "context"; throws std::runtime_error when there is none.
 StatePair ContextPair(const onnx::ModelProto& model);
 
+/// Expects a context pair of `dims.size()` axes whose time axis (the last) is named, since the first call
+/// carries another number of frames than the later ones, and whose default, the initializer named as its
+/// input in `graph`, has `dims`.
+void ExpectContextDefault(const onnx::GraphProto& graph, const StatePair& pair, const std::vector<int64_t>& dims);
+
 /// The "stream" object of `model`'s rnnstate metadata (null when it has none).
 Json StreamObject(const onnx::ModelProto& model);
 
 /// Options of a rewrite in `mode`, the rest as by default.
 PlanOptions InMode(StateInputMode mode);
+
+/// Options that pack the states with `pack` in `layout`, in `mode`.
+PlanOptions Packing(PackKind pack, StateLayout layout, StateInputMode mode = StateInputMode::kDefaults);
 
 /// The serialized bytes of a model.
 std::string Bytes(const onnx::ModelProto& model);
@@ -61,6 +90,10 @@ std::string Bytes(const onnx::ModelProto& model);
 /// The message IndexValidModel (every command's validation) throws for `model`, "" when it accepts it;
 /// fails the test when the exit code is not kBadInput.
 std::string Verdict(const onnx::ModelProto& model);
+
+/// Runs `action`, expects it to throw an Error with `code` and returns the message ("" and a failure when
+/// it throws none).
+std::string ErrorMessage(const std::function<void()>& action, ExitCode code);
 
 /// Runs `action` and expects an Error with `code` whose message contains `text`.
 void ExpectError(const std::function<void()>& action, ExitCode code, const std::string& text);

@@ -13,23 +13,14 @@
 namespace rnnstate::applied_transforms_test {
 namespace {
 
-/// One LSTM without initial states, dynamic batch: h and c become state pairs.
-constexpr const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = LSTM <hidden_size = 3> (X, W, R)
-})";
-
 onnx::ModelProto Rewritten(PackKind pack, StateLayout layout) {
-  onnx::ModelProto model = testing::ParseModel(kLstm);
-  PlanOptions options;
-  options.pack = pack;
-  options.layout = layout;
-  EXPECT_TRUE(RewriteModel(model, options, /*strict=*/true).changed);
+  onnx::ModelProto model = testing::ParseModel(testing::kLstm);  // h and c become state pairs
+  EXPECT_TRUE(RewriteModel(model, testing::Packing(pack, layout), /*strict=*/true).changed);
   return model;
 }
 
 TEST(AppliedTransforms, AModelWithoutMetadataHasNone) {
-  const AppliedTransforms applied = TransformsOf(testing::ParseModel(kLstm));
+  const AppliedTransforms applied = TransformsOf(testing::ParseModel(testing::kLstm));
   EXPECT_FALSE(applied.packed);
   EXPECT_FALSE(applied.batch_first);
   EXPECT_FALSE(applied.any());

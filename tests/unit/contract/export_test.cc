@@ -16,31 +16,13 @@ namespace {
 
 using namespace test_names;
 
-const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = LSTM <hidden_size = 3> (X, W, R)
-})";
-
 onnx::ModelProto Rewritten(PackKind pack, StateLayout layout, StateInputMode mode = StateInputMode::kRequired) {
   onnx::ModelProto model = ParseModel(kLstm);
-  PlanOptions options;
-  options.pack = pack;
-  options.layout = layout;
-  options.mode = mode;
-  RewriteModel(model, options, false);
+  RewriteModel(model, Packing(pack, layout, mode), false);
   return model;
 }
 
-std::string ErrorOf(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kUnsupported);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+std::string ErrorOf(const std::function<void()>& run) { return ErrorMessage(run, ExitCode::kUnsupported); }
 
 TEST(ExportTriton, PackedTensorIsOneZeroInitializedState) {
   const std::string config = TritonStateConfig(Rewritten(PackKind::kTensor, StateLayout::kAsNode), "m.onnx");
@@ -99,18 +81,9 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2
               HasSubstr("input 'GRU_0.in' would get the state of 'GRU_2.out' instead of 'zz.out'"));
 }
 
-const char* kReverseGru = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = GRU <hidden_size = 3, direction = "reverse"> (X, W, R)
-})";
-
 onnx::ModelProto RewrittenText(const char* text, PackKind pack, StateLayout layout) {
   onnx::ModelProto model = ParseModel(text);
-  PlanOptions options;
-  options.pack = pack;
-  options.layout = layout;
-  options.mode = StateInputMode::kRequired;
-  RewriteModel(model, options, false);
+  RewriteModel(model, Packing(pack, layout, StateInputMode::kRequired), false);
   return model;
 }
 

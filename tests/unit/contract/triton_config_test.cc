@@ -68,24 +68,13 @@ onnx::ModelProto WithWeights(const char* text) {
 
 onnx::ModelProto Rewritten(const char* text, PackKind pack, StateLayout layout) {
   onnx::ModelProto model = WithWeights(text);
-  PlanOptions options;
-  options.pack = pack;
-  options.layout = layout;
-  options.mode = StateInputMode::kRequired;
-  RewriteModel(model, options, false);
+  RewriteModel(model, Packing(pack, layout, StateInputMode::kRequired), false);
   return model;
 }
 
 /// The error of a config asked with max_batch_size 8.
 std::string ErrorOf(const onnx::ModelProto& model) {
-  try {
-    TritonModelConfig(model, "m", 8);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kUnsupported);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
+  return ErrorMessage([&] { TritonModelConfig(model, "m", 8); }, ExitCode::kUnsupported);
 }
 
 TEST(TritonModelConfig, PackedModelParsesAsAWholeConfig) {

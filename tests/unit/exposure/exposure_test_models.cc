@@ -1,5 +1,9 @@
 #include "exposure_test_models.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "pipeline_stages.h"
 #include "rewrite/planner.h"
 #include "test_models.h"
 #include "time/stream_verdict.h"
@@ -170,6 +174,14 @@ std::string StackedGrus(const std::string& second_rows) {
   Y1, Yh1 = GRU <hidden_size = 3> (X1, W1, R1, , , h0_1)
   h_n = Concat <axis = 0> (Yh0, Yh1)
 })";
+}
+
+void ExpectCheckedAndSettled(const onnx::ModelProto& model, const PlanOptions& options, const std::string& why) {
+  const ModelIndex index(model);
+  EXPECT_THAT(CheckModel(index, Analyze(index)), ::testing::IsEmpty()) << why;
+  onnx::ModelProto again = model;
+  EXPECT_FALSE(RewriteModel(again, options, /*strict=*/true).changed);
+  EXPECT_EQ(Bytes(again), Bytes(model));
 }
 
 }  // namespace rnnstate::testing

@@ -45,6 +45,10 @@ const Exposure& ExposureOf(const StateAnalysis& state);
 /// The kinds of check problems ("not_exposed", ...).
 std::vector<std::string> Kinds(const std::vector<CheckProblem>& problems);
 
+/// Expects what a strict rewrite with `options` promises of its output `model`: `check` finds nothing (`why`
+/// says what that proves) and a rewrite of the rewrite changes no byte.
+void ExpectCheckedAndSettled(const onnx::ModelProto& model, const PlanOptions& options, const std::string& why);
+
 /// Replaces the first `from` in `text` by `to`; throws when `text` has no `from`.
 void Replace(std::string& text, const std::string& from, const std::string& to);
 
@@ -80,6 +84,7 @@ namespace rnnstate::test_names {
 using testing::Analyzed;
 using testing::BranchedLstm;
 using testing::Cache;
+using testing::ExpectCheckedAndSettled;
 using testing::ExposureOf;
 using testing::kHeader;
 using testing::Kinds;

@@ -18,21 +18,9 @@ namespace {
 
 using namespace test_names;
 
-const char* kLstmGru = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 20, 2] W1, float[1, 20, 5] R1, float[1, 9, 5] W2, float[1, 9, 3] R2)
-    => (float[seq, 1, batch, 3] Y, float[1, batch, 3] h_n) {
-  Y1 = LSTM <hidden_size = 5> (X, W1, R1)
-  one = Constant <value = int64[1] {1}> ()
-  S1 = Squeeze (Y1, one)
-  Y, h_n = GRU <hidden_size = 3> (S1, W2, R2)
-})";
-
 onnx::ModelProto Packed(PackKind pack, StateInputMode mode) {
-  onnx::ModelProto model = ParseModel(kLstmGru);
-  PlanOptions options;
-  options.pack = pack;
-  options.mode = mode;
-  RewriteModel(model, options, false);
+  onnx::ModelProto model = ParseModel(LstmThenGru(5));
+  RewriteModel(model, Packing(pack, StateLayout::kAsNode, mode), false);
   return model;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "find/analysis.h"
+#include "find/analyze_text.h"
 #include "graph/model_index.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -21,14 +22,8 @@ std::string ConditionedLoop(const std::string& inputs, const std::string& initia
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x)" +
          inputs + R"() => (float[batch, 3] h_n) )" + initializers + R"( {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  b = Gather <axis = 0> (shape, one)
-  three = Constant <value = int64[1] {3}> ()
-  dims = Concat <axis = 0> (b, three)
-  h0 = ConstantOfShape (dims)
-  )" + trip + R"(
+)" + LoopZerosOfTheBatch(3) + "  " +
+         trip + R"(
   h_n = Loop (trip, cond0, h0) <body = body (int64 i, bool cond, float[batch, 3] h) => (bool cond_out, float[batch, 3] h_next) {
     x_t = Gather <axis = 0> (x, i)
     s = Add (h, x_t)
@@ -36,14 +31,6 @@ g (float[seq, batch, 3] x)" +
     cond_out = Identity (cond)
   }>
 })";
-}
-
-const char* kLengthTrip = "trip = Gather <axis = 0> (shape, zero)";
-
-Analysis AnalyzeText(const std::string& text) {
-  onnx::ModelProto model = ParseModel(text);
-  ModelIndex index(model);
-  return Analyze(index);
 }
 
 TEST(LoopCondition, AnInitializerTrueConditionPassedThroughStreams) {

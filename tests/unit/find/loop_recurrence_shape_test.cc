@@ -8,6 +8,7 @@
 
 #include "contract/first_feeds.h"
 #include "find/analysis.h"
+#include "find/analyze_text.h"
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
@@ -18,12 +19,6 @@ namespace rnnstate::loop_recurrence_shape_test {
 namespace {
 
 using namespace test_names;
-
-Analysis AnalyzeText(const std::string& text) {
-  onnx::ModelProto model = ParseModel(text);
-  ModelIndex index(model);
-  return Analyze(index);
-}
 
 PlanOptions Required() {
   PlanOptions options;

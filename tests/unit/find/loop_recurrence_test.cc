@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "find/analysis.h"
+#include "find/analyze_text.h"
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
@@ -25,15 +26,8 @@ std::string TimeLoop(const std::string& trip, const std::string& h_next = "h_nex
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g ()" + x_type +
          R"( x, float[3, 4] W, float[4, 4] U0) => (float[batch, 4] h_n, float[seq, batch, 4] ys) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
-  )" + trip +
-         R"(
+)" + LoopZerosOfTheBatch(4) +
+         "  " + trip + R"(
   t0 = Constant <value = int64 {0}> ()
   t_n, U_n, h_n, ys = Loop (trip, , t0, U0, h0) <body = body (int64 i, bool cond, int64 t, float[4, 4] U, float[batch, 4] h)
       => (bool cond_out, int64 t_next, float[4, 4] U_out, float[batch, 4] h_next, float[batch, 4] y) {
@@ -50,14 +44,6 @@ g ()" + x_type +
     cond_out = Identity (cond)
   }>
 })";
-}
-
-const char* kLengthTrip = "trip = Gather <axis = 0> (shape, zero)";
-
-Analysis AnalyzeText(const std::string& text) {
-  onnx::ModelProto model = ParseModel(text);
-  ModelIndex index(model);
-  return Analyze(index);
 }
 
 std::vector<std::string> Notes(const Analysis& analysis) {

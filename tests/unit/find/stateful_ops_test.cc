@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "find/analysis.h"
+#include "find/analyze_text.h"
 #include "pipeline_stages.h"
 #include "rnnstate/pipeline.h"
 #include "test_models.h"
@@ -26,12 +27,6 @@ g (float[seq, batch, 3] x, int8[1, 3, 16] W, int8[1, 4, 16] R, float[1] ws, int8
     => (float[seq, 1, batch, 4] Y, float[1, batch, 4] h_n, float[1, batch, 4] c_n) {
   Y, h_n, c_n = com.microsoft.DynamicQuantizeLSTM (x, W, R, , , , , , ws, wz, rs, rz)
 })";
-
-Analysis AnalyzeText(const std::string& text) {
-  onnx::ModelProto model = ParseModel(text);
-  ModelIndex index(model);
-  return Analyze(index);
-}
 
 TEST(DynamicQuantizeLstm, HiddenSizeComesFromTheTransposedWeights) {
   const Analysis analysis = AnalyzeText(kQuantized);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "find/analysis.h"
+#include "find/analyze_text.h"
 #include "graph/model_index.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -15,12 +16,6 @@ namespace rnnstate::tf2onnx_loop_test {
 namespace {
 
 using namespace test_names;
-
-Analysis AnalyzeText(const std::string& text) {
-  onnx::ModelProto model = ParseModel(text);
-  ModelIndex index(model);
-  return Analyze(index);
-}
 
 TEST(Tf2onnxLoops, StackedLayersThroughReshapesWalkTheInputsTimeAxis) {
   // Before: "the body reads 'x_tm1' at the iteration index, and it is not a graph input" (the Reshape

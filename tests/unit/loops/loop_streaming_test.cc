@@ -55,15 +55,8 @@ std::string Walk(const std::string& trip_def = "trip = Gather <axis = 0> (shape,
                  const std::string& read = "x_t = Gather <axis = 0> (x, i)") {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U, int64 M) => (float[batch, 4] h_n, float[seq, batch, 4] ys) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64[1] {1}> ()
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
-  )" + trip_def +
-         R"(
+)" + LoopZerosOfTheBatch(4) +
+         "  " + trip_def + R"(
   h_n, ys = Loop ()" +
          trip +
          R"(, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "contract/packed_first_feeds.h"
+#include "pack/packed_rewrite.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/packed_metadata.h"
@@ -18,31 +19,8 @@ namespace {
 
 using namespace test_names;
 
-RewriteOutcome Rewrite(onnx::ModelProto& model, PackKind pack, StateLayout layout = StateLayout::kAsNode,
-                       StateInputMode mode = StateInputMode::kDefaults) {
-  PlanOptions options;
-  options.pack = pack;
-  options.layout = layout;
-  options.mode = mode;
-  return RewriteModel(model, options, /*strict=*/false);
-}
-
-PackedStates Packed(const onnx::ModelProto& model) {
-  std::string error;
-  std::optional<PackedStates> packed = ReadPackedStates(model, RecordedPairs(model).size(), &error);
-  EXPECT_EQ(error, "");
-  return packed.value_or(PackedStates{});
-}
-
 /// PyTorch's export of LSTM + GRU: y and the GRU's h_n are the model's outputs; the LSTM's finals are not.
-const char* kLstmGru = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 12, 2] W1, float[1, 12, 3] R1, float[1, 9, 3] W2, float[1, 9, 3] R2)
-    => (float[seq, 1, batch, 3] Y, float[1, batch, 3] h_n) {
-  Y1 = LSTM <hidden_size = 3> (X, W1, R1)
-  one = Constant <value = int64[1] {1}> ()
-  S1 = Squeeze (Y1, one)
-  Y, h_n = GRU <hidden_size = 3> (S1, W2, R2)
-})";
+const std::string kLstmGru = LstmThenGru(3);
 
 /// A Scan whose state [2] has no batch axis, from a zero initializer (added by the tests).
 const char* kNoBatchScan = R"(<ir_version: 8, opset_import: ["" : 14]>

@@ -11,6 +11,7 @@
 #include "graph/naming.h"
 #include "graph/node_builder.h"
 #include "pack/pack_plan.h"
+#include "pack/packed_rewrite.h"
 #include "pack/state_layout.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
@@ -49,23 +50,6 @@ g (float[seq, batch, 2] X, float[1, 12, 2] W1, float[1, 12, 3] R1, float[1, 12, 
   S2 = Squeeze (Y2, one)
   Y = GRU <hidden_size = 3> (S2, W3, R3)
 })";
-}
-
-RewriteOutcome Rewrite(onnx::ModelProto& model, PackKind pack, StateLayout layout = StateLayout::kAsNode,
-                       StateInputMode mode = StateInputMode::kDefaults) {
-  PlanOptions options;
-  options.pack = pack;
-  options.layout = layout;
-  options.mode = mode;
-  return RewriteModel(model, options, /*strict=*/false);
-}
-
-PackedStates Packed(const onnx::ModelProto& model) {
-  std::string error;
-  std::optional<PackedStates> packed = ReadPackedStates(model, RecordedPairs(model).size(), &error);
-  EXPECT_EQ(error, "");
-  EXPECT_TRUE(packed.has_value());
-  return packed.value_or(PackedStates{});
 }
 
 int CountOps(const onnx::GraphProto& graph, const std::string& op) {

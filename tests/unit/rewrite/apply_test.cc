@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "rewrite/gru_state_edit.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -25,20 +26,7 @@ g (float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[5, 1, 2, 3] Y
 
 /// An edit of the GRU's h with the given sides.
 StateEdit GruEdit(InputEdit input, OutputEdit output) {
-  StateEdit edit;
-  edit.key = StateKey{{}, 0, 5};
-  edit.owner_name = "gru";
-  edit.graph_name = "main";
-  edit.kind = "h";
-  edit.op = "GRU";
-  edit.site = StateSite{{}, 0, 5, 1, false};
-  edit.elem_type = onnx::TensorProto::FLOAT;
-  edit.shape = {Dim{1, ""}, Dim{2, ""}, Dim{3, ""}};
-  edit.input = "h_in";
-  edit.input_edit = std::move(input);
-  edit.output = "h_out";
-  edit.output_edit = std::move(output);
-  return edit;
+  return GruHEdit(std::move(input), std::move(output), {Dim{1, ""}, Dim{2, ""}, Dim{3, ""}});
 }
 
 TEST(Apply, NewInputWithZeroDefaultAndANamedSlot) {
@@ -165,12 +153,7 @@ TEST(Apply, APlanThatDoesNotFitTheModelIsAnInternalError) {
   StateEdit edit = GruEdit(NewInput{ZerosDefault{{1, 2, 3}}, "h_in", {}}, NameSlot{});
   edit.site.node = 7;
   plan.edits.push_back(edit);
-  try {
-    ApplyPlan(plan, model);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kInternal);
-  }
+  ExpectError([&] { ApplyPlan(plan, model); }, ExitCode::kInternal, "");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "rewrite/apply.h"
+#include "rewrite/gru_state_edit.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -27,22 +28,9 @@ g (float[5, )" + batch +
 })");
 }
 
+/// The edit of the GRU's h, which read h0.
 StateEdit HEdit(InputEdit input, OutputEdit output, std::vector<Dim> shape) {
-  StateEdit edit;
-  edit.key = StateKey{{}, 0, 5};
-  edit.owner_name = "gru";
-  edit.graph_name = "main";
-  edit.kind = "h";
-  edit.op = "GRU";
-  edit.site = StateSite{{}, 0, 5, 1, false};
-  edit.elem_type = onnx::TensorProto::FLOAT;
-  edit.shape = std::move(shape);
-  edit.input = "h_in";
-  edit.original = "h0";
-  edit.input_edit = std::move(input);
-  edit.output = "h_out";
-  edit.output_edit = std::move(output);
-  return edit;
+  return GruHEdit(std::move(input), std::move(output), std::move(shape), "h0");
 }
 
 const std::vector<Dim> kFixed{Dim{1, ""}, Dim{2, ""}, Dim{3, ""}};
@@ -283,12 +271,7 @@ g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 
   edit.input_edit = KeepInput{};
   Plan plan;
   plan.edits.push_back(edit);
-  try {
-    ApplyPlan(plan, model);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kInternal);
-  }
+  ExpectError([&] { ApplyPlan(plan, model); }, ExitCode::kInternal, "");
 }
 
 }  // namespace

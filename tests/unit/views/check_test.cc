@@ -28,16 +28,6 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
   B = GRU <hidden_size = 3> (X, W, R)
 })";
 
-const char* kLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = LSTM <hidden_size = 3> (X, W, R)
-})";
-
-const char* kReverseGru = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = GRU <hidden_size = 3, direction = "reverse"> (X, W, R)
-})";
-
 /// An LSTM inside a Loop body whose state the Loop carries from step to step.
 const char* kLoopLstm = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 2] context, int64 steps, float[1, 12, 2] W, float[1, 12, 3] R) => (float[1, batch, 3] h_n, float[1, batch, 3] c_n) {

@@ -15,16 +15,6 @@ namespace {
 
 using namespace test_names;
 
-const char* kGru = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = GRU <hidden_size = 3> (X, W, R)
-})";
-
-const char* kReverseGru = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
-  Y = GRU <hidden_size = 3, direction = "reverse"> (X, W, R)
-})";
-
 const char* kIfGru = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 2] X, bool cond, float[1, 9, 2] W, float[1, 9, 3] R, float[seq, 1, batch, 3] Z) => (float[seq, 1, batch, 3] Y) {
   Y = If (cond) <
