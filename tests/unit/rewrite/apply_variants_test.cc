@@ -237,15 +237,18 @@ g (int64 n, bool c, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[
   EXPECT_THAT(OutputNames(model.graph()), ElementsAre("v", "h_out"));
 }
 
-TEST(ApplyVariants, ThreadsAStateOutOfAScanAsANewStateVariable) {
-  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+/// A Scan carrying s over xs, with a GRU in its body that reads X, W and R from outer scope.
+const char* kScanBesideAGru = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[2] s, float[4, 2] ys) {
   s, ys = Scan <num_scan_inputs = 1, body = b (float[2] si, float[2] xi) => (float[2] so, float[2] yo) {
     Y = GRU <hidden_size = 3> (X, W, R)
     so = Add (si, xi)
     yo = Identity (so)
   }> (s0, xs)
-})");
+})";
+
+TEST(ApplyVariants, ThreadsAStateOutOfAScanAsANewStateVariable) {
+  onnx::ModelProto model = ParseModel(kScanBesideAGru);
   Plan plan;
   plan.edits.push_back(BodyEdit(StepOutOf(ContainerKind::kScan9), 0));
   ApplyPlan(plan, model);
@@ -259,14 +262,7 @@ g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 
 }
 
 TEST(ApplyVariants, AThreadedOutputWithoutANewInputIsAnInternalError) {
-  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[2] s0, float[4, 2] xs, float[5, 2, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[2] s, float[4, 2] ys) {
-  s, ys = Scan <num_scan_inputs = 1, body = b (float[2] si, float[2] xi) => (float[2] so, float[2] yo) {
-    Y = GRU <hidden_size = 3> (X, W, R)
-    so = Add (si, xi)
-    yo = Identity (so)
-  }> (s0, xs)
-})");
+  onnx::ModelProto model = ParseModel(kScanBesideAGru);
   StateEdit edit = BodyEdit(StepOutOf(ContainerKind::kScan9), 0);
   edit.input_edit = KeepInput{};
   Plan plan;

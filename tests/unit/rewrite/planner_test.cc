@@ -215,20 +215,16 @@ TEST(Planner, SkipsAreKeyedLikeEditsAndSayWhy) {
 }
 
 TEST(Planner, NodeFilterLeavesOtherStatesAlone) {
+  const char* two_grus = R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
+  Y = GRU <hidden_size = 3> (X, W, R)
+  Z = GRU <hidden_size = 3> (X, W, R)
+})";
   PlanOptions options;
   options.node_filter = NodePattern("^second$");
-  Planned p = PlanOf(R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
-  Y = GRU <hidden_size = 3> (X, W, R)
-  Z = GRU <hidden_size = 3> (X, W, R)
-})",
-                     options);
+  Planned p = PlanOf(two_grus, options);
   EXPECT_TRUE(p.plan.edits.empty());  // neither node is named "second"
   options.node_filter = NodePattern("GRU_1");
-  Planned q = PlanOf(R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
-  Y = GRU <hidden_size = 3> (X, W, R)
-  Z = GRU <hidden_size = 3> (X, W, R)
-})",
-                     options);
+  Planned q = PlanOf(two_grus, options);
   ASSERT_EQ(q.plan.edits.size(), 1u);
   EXPECT_EQ(q.plan.edits[0].key, (StateKey{{}, 1, 5}));
 }

@@ -141,6 +141,16 @@ TEST(TimeAxis, ConstantUsedElsewhereIsNotReplaced) {
   EXPECT_THAT(WarningTexts(outcome.warnings), ::testing::Not(::testing::Contains(HasSubstr("rewrite with --time-axis x:1"))));
 }
 
+/// Expects the rewrite of two stacked layers: two streamable pairs, and `check` passes.
+void ExpectTwoStreamablePairsThatCheck(const onnx::ModelProto& model) {
+  const auto pairs = testing::RecordedPairs(model);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_TRUE(pairs[0].streamable);
+  EXPECT_TRUE(pairs[1].streamable);
+  ModelIndex index(model);
+  EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
+}
+
 TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
   // Before: "no Loop walks x:1 with the constant trip count 6; nothing changed for it". The shared trip
   // count, the float bounds (main graph and bodies) and both Reshape targets hold the length.
@@ -157,12 +167,7 @@ TEST(TimeAxis, StackedTf2onnxLayersGetTheFedLengthEverywhereItHides) {
     EXPECT_EQ(shape->int64_data(0), -1) << target;
   }
   EXPECT_EQ(Producer(g, "T")->op_type(), "Cast");  // the float bound of the initial condition
-  const auto pairs = testing::RecordedPairs(model);
-  ASSERT_EQ(pairs.size(), 2u);
-  EXPECT_TRUE(pairs[0].streamable);
-  EXPECT_TRUE(pairs[1].streamable);
-  ModelIndex index(model);
-  EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
+  ExpectTwoStreamablePairsThatCheck(model);
 }
 
 /// The stacked layers with one float bound for all: `T = Cast(M)` in the main graph, read by the initial
@@ -193,12 +198,7 @@ TEST(TimeAxis, OneTripCountCastToTheBoundOfEveryLoopIsOneFactAboutTheLength) {
   ASSERT_NE(Producer(g, "T"), nullptr);
   EXPECT_EQ(Producer(g, "T")->op_type(), "Cast");
   EXPECT_EQ(Producer(g, "T")->input(0), "M");
-  const auto pairs = testing::RecordedPairs(model);
-  ASSERT_EQ(pairs.size(), 2u);
-  EXPECT_TRUE(pairs[0].streamable);
-  EXPECT_TRUE(pairs[1].streamable);
-  ModelIndex index(model);
-  EXPECT_TRUE(CheckModel(index, Analyze(index)).empty());
+  ExpectTwoStreamablePairsThatCheck(model);
   const std::string once = testing::Bytes(model);
   EXPECT_FALSE(RewriteModel(model, WithTimeAxis("x:1"), /*strict=*/true).changed);
   EXPECT_EQ(testing::Bytes(model), once);
