@@ -191,4 +191,26 @@ name256=$(printf 'n%.0s' $(seq 251)).onnx
 check "a 256-byte output name: exit 5" timed 5 rewrite "$model" -o "$work/$name256"
 check "-o in a missing directory: exit 5" timed 5 rewrite "$model" -o "$work/no/such/dir/out.onnx"
 
+# ---------------------------------------------------------------------------------------------------
+# The limit itself: the fork runner ends a job that hangs and answers 124 within its --time-limit. The job is
+# `verify`, which waits for Node.js: here a `node` first on PATH that sleeps, run by a copy of the runner with
+# a stand-in helper beside it (verify looks for rnnstate-stream/cli.mjs beside the running binary).
+answers_hang_in_time() {  # answers_hang_in_time RUNNER
+  local dir=$work/hang answer start=$SECONDS
+  mkdir -p "$dir/bin" "$dir/rnnstate-stream" && : >"$dir/rnnstate-stream/cli.mjs" && cp "$1" "$dir/runner" || return 1
+  printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 60\n' "$dir/node.pid" >"$dir/bin/node" && chmod +x "$dir/bin/node"
+  answer=$(job_line "$dir" "$dir/out" "$dir/err" rnnstate verify a.onnx b.onnx |
+    PATH="$dir/bin:$PATH" "$dir/runner" --time-limit 2)
+  local took=$((SECONDS - start))
+  [ -s "$dir/node.pid" ] && kill "$(cat "$dir/node.pid")" 2>/dev/null  # the sleeping `node` outlives its parent
+  [ "$answer" = 124 ] && [ "$took" -lt 10 ] && [ -s "$dir/node.pid" ] && return 0
+  echo "  answered '$answer' after $took s; the job's node started: $([ -s "$dir/node.pid" ] && echo yes || echo no)"
+  return 1
+}
+if [ -n "${RNNSTATE_FORK_RUNNER:-}" ]; then
+  check "the runner's --time-limit 2: a job that hangs is answered 124 within 10 s" answers_hang_in_time "$RNNSTATE_FORK_RUNNER"
+else
+  echo "SKIP  the runner's --time-limit: no RNNSTATE_FORK_RUNNER (a Release build's ctest sets it)"
+fi
+
 finish
