@@ -13,7 +13,7 @@ import { InferenceSession } from 'onnxruntime-node';
 
 import { runExact } from './lib/checks.mjs';
 import { metadataProblems } from './lib/json-schema.mjs';
-import { buildFeeds, normalizeEntry } from './lib/manifest.mjs';
+import { buildFeeds } from './lib/manifest.mjs';
 import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import * as pack from './lib/pack_checks.mjs';
@@ -234,14 +234,7 @@ async function tritonChecks(label, m, symbol) {
   }
 }
 
-async function verifyModel(raw, index, label, opts) {
-  let entry;
-  try {
-    entry = normalizeEntry(raw);
-  } catch (err) {
-    results.record(label, 'manifest', { ok: false, diff: NaN, detail: err.message });
-    return;
-  }
+async function verifyModel(entry, index, label, opts) {
   if (entry.expectExit !== 0) { results.skip(label, 'pack', `the plain rewrite is expected to exit ${entry.expectExit}`); return; }
   const m = {
     entry, label, tol: entry.tolerance ?? opts.tol, seedBase: `${opts.seed}|${entry.file}`,
@@ -298,7 +291,7 @@ async function main() {
     models: resolve(args.models), tol: Number(args.tol), seed: args.seed,
     cli: new RnnstateCli(resolve(args.rnnstate), { timeoutSec: Number(args.timeout), verbose: args.verbose }),
   };
-  await runManifestSuite(args, opts, 'rnnstate-pack-e2e-', prefetchRewrites, verifyModel);
+  await runManifestSuite(results, args, opts, 'rnnstate-pack-e2e-', prefetchRewrites, verifyModel);
   results.finish();
 }
 

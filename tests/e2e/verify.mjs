@@ -175,7 +175,7 @@ function prefetchRewrites(all, selected, opts) {
       const f = { orig: resolve(opts.models, entry.file), def: join(dir, 'rewritten.onnx'), req: join(dir, 'required.onnx') };
       return [{ args: entry.rewriteArgs, f, reqDirect: join(dir, 'required-direct.onnx') }];
     } catch {
-      return [];  // verifyModel reports the entry
+      return [];  // runManifestSuite reports the entry
     }
   });
   const again = (file) => file.replace(/\.onnx$/, '-again.onnx');
@@ -189,14 +189,7 @@ function prefetchRewrites(all, selected, opts) {
   opts.cli.prefetchReports(written.flatMap(({ f }) => [f.def, f.orig]));
 }
 
-async function verifyModel(raw, index, label, opts) {
-  let entry;
-  try {
-    entry = normalizeEntry(raw);
-  } catch (err) {
-    results.record(label, 'manifest', { ok: false, diff: NaN, detail: err.message });
-    return;
-  }
+async function verifyModel(entry, index, label, opts) {
   const m = {
     entry, label,
     tol: entry.tolerance ?? opts.tol,
@@ -296,7 +289,7 @@ async function main() {
     threads: Number(args.threads),
     cli: new RnnstateCli(resolve(args.rnnstate), { timeoutSec: Number(args.timeout), verbose: args.verbose }),
   };
-  await runManifestSuite(args, opts, 'rnnstate-e2e-', prefetchRewrites, verifyModel);
+  await runManifestSuite(results, args, opts, 'rnnstate-e2e-', prefetchRewrites, verifyModel);
   results.finish();
 }
 

@@ -63,7 +63,7 @@ export function prefetchRewrites(all, selected, opts) {
       mkdirSync(dir, { recursive: true });
       return [{ entry, dir, origPath: resolve(opts.models, entry.file) }];
     } catch {
-      return [];  // verifyModel reports the entry
+      return [];  // runManifestSuite reports the entry
     }
   });
   const variantJobs = entries.flatMap(({ entry, dir, origPath }) => Object.entries(VARIANTS).map(([name, variant]) => ({

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { loadManifest } from './manifest.mjs';
+import { loadManifest, normalizeEntry } from './manifest.mjs';
 
 /**
  * The suite's options (node:util parseArgs `options`, plus -h/--help printing `usage`); a missing one of
@@ -96,10 +96,11 @@ export const MANIFEST_OPTIONS = {
 /**
  * The run of a suite over a manifest (verify.mjs, pack_verify.mjs), `opts` holding its `cli` (RnnstateCli):
  * the entries selectEntries takes, in --workdir or a temporary folder named from `prefix` (removed at the
- * end; a --workdir is kept for inspection); `prefetch(all, selected, opts)` once, then
- * `verifyModel(entry, index, label, opts)` for each; then the tally.
+ * end; a --workdir is kept for inspection); `prefetch(all, selected, opts)` once, then for each entry
+ * `verifyModel(entry, index, label, opts)` with the entry normalized (an entry that is not valid is one FAIL
+ * line of `results`, "manifest").
  */
-export async function runManifestSuite(args, opts, prefix, prefetch, verifyModel) {
+export async function runManifestSuite(results, args, opts, prefix, prefetch, verifyModel) {
   if (!existsSync(opts.cli.binary)) {
     console.error(`rnnstate binary not found: ${opts.cli.binary}`);
     process.exit(2);
@@ -109,7 +110,16 @@ export async function runManifestSuite(args, opts, prefix, prefetch, verifyModel
   opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), prefix));
   mkdirSync(opts.workdir, { recursive: true });
   prefetch(all, selected, opts);
-  for (const i of selected) await verifyModel(all[i], i, labels[i], opts);
+  for (const i of selected) {
+    let entry;
+    try {
+      entry = normalizeEntry(all[i]);
+    } catch (err) {
+      results.record(labels[i], 'manifest', { ok: false, diff: NaN, detail: err.message });
+      continue;
+    }
+    await verifyModel(entry, i, labels[i], opts);
+  }
   if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
 }
 
