@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/proto_access.h"
+#include "ops/slice_bounds.h"
 #include "states/state_origin.h"
 #include "values/reshape_groups.h"
 #include "values/shape_eval.h"
@@ -60,20 +61,13 @@ bool RemoveUnitAxes(ElementMap& map, const std::vector<int64_t>& axes) {
 
 std::optional<SliceSpec> SliceOf(const ModelIndex& index, const GraphPath& path, const onnx::NodeProto& node,
                                  size_t rank) {
-  auto operand = [&](int slot, const char* attribute) -> std::optional<std::vector<int64_t>> {
-    if (const onnx::AttributeProto* a = FindAttribute(node, attribute)) {
-      return std::vector<int64_t>(a->ints().begin(), a->ints().end());
-    }
-    if (slot < node.input_size() && !node.input(slot).empty()) return IntValues(index, path, node.input(slot));
-    return std::vector<int64_t>{};
-  };
+  std::optional<SliceBounds> bounds = ConstantSliceBounds(index, path, node);
+  if (!bounds || bounds->starts.size() != bounds->ends.size()) return std::nullopt;
   SliceSpec spec;
-  auto starts = operand(1, "starts"), ends = operand(2, "ends"), axes = operand(3, "axes"), steps = operand(4, "steps");
-  if (!starts || !ends || !axes || !steps || starts->size() != ends->size()) return std::nullopt;
-  spec.starts = *starts;
-  spec.ends = *ends;
-  spec.axes = *axes;
-  spec.steps = *steps;
+  spec.starts = std::move(bounds->starts);
+  spec.ends = std::move(bounds->ends);
+  spec.axes = std::move(bounds->axes);
+  spec.steps = std::move(bounds->steps);
   if (spec.axes.empty()) {
     for (size_t i = 0; i < spec.starts.size(); ++i) spec.axes.push_back(static_cast<int64_t>(i));
   }

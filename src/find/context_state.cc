@@ -5,6 +5,7 @@
 
 #include "graph/proto_access.h"
 #include "ops/op_semantics.h"
+#include "ops/slice_bounds.h"
 #include "states/wiring.h"
 #include "values/constant_value.h"
 
@@ -24,30 +25,18 @@ int64_t RankOf(const ModelIndex& index, const std::string& name) {
 /// `axis` counted from the front (a negative axis counts from the back of a tensor of `rank`).
 int64_t Normalized(int64_t axis, int64_t rank) { return axis < 0 && rank > 0 ? axis + rank : axis; }
 
-/// A Slice bound as a list of integers: input `slot` (opset 10 on) or attribute `attribute` (before).
-std::optional<std::vector<int64_t>> SliceBound(const ModelIndex& index, const onnx::NodeProto& slice, int slot,
-                                               const char* attribute) {
-  if (const onnx::AttributeProto* found = FindAttribute(slice, attribute)) {
-    return std::vector<int64_t>(found->ints().begin(), found->ints().end());
-  }
-  if (slice.input_size() <= slot || slice.input(slot).empty()) return std::nullopt;
-  const std::optional<ConstantValue> constant = FindConstant(index, GraphPath{}, slice.input(slot));
-  return constant ? IntegerValues(*constant) : std::nullopt;
-}
-
 /// True when `slice` takes exactly the last `frames` frames along `axis` of its data (rank `rank`).
 bool TakesLastFrames(const ModelIndex& index, const onnx::NodeProto& slice, int64_t axis, int64_t frames,
                      int64_t rank) {
-  const auto starts = SliceBound(index, slice, 1, "starts");
-  const auto ends = SliceBound(index, slice, 2, "ends");
-  const auto axes = SliceBound(index, slice, 3, "axes");
-  const bool unit_steps = slice.input_size() <= 4 || slice.input(4).empty() ||
-                          SliceBound(index, slice, 4, "steps") == std::vector<int64_t>{1};
-  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !unit_steps) return false;
+  const std::optional<SliceBounds> bounds = ConstantSliceBounds(index, GraphPath{}, slice);
+  if (!bounds || bounds->starts.size() != 1 || bounds->ends.size() != 1) return false;
+  if (!bounds->steps.empty() && bounds->steps != std::vector<int64_t>{1}) return false;
   // Without axes a Slice's bounds are for axes 0, 1, ...: one bound is axis 0.
-  const int64_t sliced = axes ? (axes->size() == 1 ? Normalized(axes->front(), rank) : -1) : 0;
+  const std::vector<int64_t>& axes = bounds->axes;
+  const int64_t sliced = axes.empty() ? 0 : (axes.size() == 1 ? Normalized(axes.front(), rank) : -1);
   // "To the end" is any end past every length a tensor can have here (exporters write INT64_MAX or INT32_MAX).
-  return sliced == axis && starts->front() == -frames && ends->front() >= std::numeric_limits<int32_t>::max();
+  return sliced == axis && bounds->starts.front() == -frames &&
+         bounds->ends.front() >= std::numeric_limits<int32_t>::max();
 }
 
 /// The Pad in mode `mode` that reads `value` and pads it by amounts the graph computes (a pair with a

@@ -204,7 +204,7 @@ class TimeFlow {
         return moved ? moved_out(0) : "moves, merges or drops the time axis in a way not followed";
       case AxisEffect::kNormalize:
         // The normalizations along a named `axis` (Softmax and its kin, LayerNormalization).
-        if (row->axes.attribute != "axis") break;
+        if (!NamesOneAxis(*row)) break;
         if (slot != 0 || !OthersInvariant(flow, node, 0) || MixesNamedAxis(*row, node, t, rank)) {
           return "normalizes over the time axis";
         }

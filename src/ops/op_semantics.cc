@@ -143,6 +143,8 @@ std::optional<std::vector<int64_t>> AxesOperand(const ModelIndex& index, const G
   return IntsOperand(index, path, node, attribute, slot);
 }
 
+bool NamesOneAxis(const OpSemantics& row) { return row.axes.attribute == "axis"; }
+
 int64_t AxisAttribute(const onnx::NodeProto& node, int64_t opset) {
   if (const onnx::AttributeProto* axis = FindAttribute(node, "axis")) return axis->i();
   const OpSemantics* row = RowOf(node, opset);

@@ -98,6 +98,10 @@ struct OpSemantics {
   static constexpr int kLatestOpset = 1 << 20;
 };
 
+/// `row` names the one axis it works on in an `axis` attribute (Softmax and its kin, LayerNormalization;
+/// AxisAttribute reads it), not a list of axes.
+bool NamesOneAxis(const OpSemantics& row);
+
 /// The whole table, for the schema test and for documentation.
 const std::vector<OpSemantics>& AllOpSemantics();
 

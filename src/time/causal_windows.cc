@@ -6,6 +6,7 @@
 #include "graph/proto_access.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "ops/slice_bounds.h"
 #include "time/pad_fill.h"
 #include "time/time_rules.h"
 #include "time/upsample_windows.h"
@@ -60,24 +61,17 @@ std::optional<std::pair<int64_t, int64_t>> TimePadding(const ModelIndex& index, 
 /// The position of axis `axis` among the bounds of `slice` (input `rank`), when its starts, ends, axes
 /// and steps are constants and its step there is 1; nullopt otherwise.
 std::optional<size_t> SliceEntry(const ModelIndex& index, const onnx::NodeProto& slice, int64_t axis, int rank) {
-  const auto starts = ConstantInts(index, slice, "starts", 1), ends = ConstantInts(index, slice, "ends", 2);
-  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
-  std::vector<int64_t> axes(starts->size());
-  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
-  if (slice.input_size() > 3 && !slice.input(3).empty()) {
-    const auto given = ConstantInts(index, slice, "axes", 3);
-    if (!given || given->size() != axes.size()) return std::nullopt;
-    axes = *given;
-  } else if (const onnx::AttributeProto* given = FindAttribute(slice, "axes")) {
-    axes.assign(given->ints().begin(), given->ints().end());
+  const std::optional<SliceBounds> bounds = ConstantSliceBounds(index, GraphPath{}, slice, BoundReading::kFolded);
+  if (!bounds || bounds->starts.size() != bounds->ends.size()) return std::nullopt;
+  std::vector<int64_t> axes = bounds->axes;
+  if (axes.empty()) {
+    for (size_t i = 0; i < bounds->starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
-  if (axes.size() != starts->size()) return std::nullopt;
+  if (axes.size() != bounds->starts.size()) return std::nullopt;
   for (size_t i = 0; i < axes.size(); ++i) {
     if ((axes[i] < 0 && rank > 0 ? axes[i] + rank : axes[i]) != axis) continue;
-    if (slice.input_size() > 4 && !slice.input(4).empty()) {
-      const auto steps = ConstantInts(index, slice, "steps", 4);
-      if (!steps || steps->size() != axes.size() || (*steps)[i] != 1) return std::nullopt;
-    }
+    const std::vector<int64_t>& steps = bounds->steps;
+    if (!steps.empty() && (steps.size() != axes.size() || steps[i] != 1)) return std::nullopt;
     return i;
   }
   return std::nullopt;

@@ -137,7 +137,6 @@ check "no checker warning about the external file" bash -c "! grep -q 'validatio
 # Hostile input (issue 13): refused at once with exit 3 and a clear message by rewrite, report and check
 # alike (all go through OpenModel), with nothing written and the input untouched. Each command gets 10 s:
 # an open that blocks (a FIFO nobody writes to) fails the test instead of hanging it.
-err_has_text() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; sed 's/^/  /' "$work/err"; return 1; }; }
 run_limited() {  # run_limited EXPECTED ARGS...: `run` with a time limit (exit 124 when it expires)
   local expected=$1; shift
   timeout 10 "$bin" "$@" >"$work/out" 2>"$work/err"

@@ -73,10 +73,4 @@ check "-o with openvino is a usage error" test $? -eq 2
 "$bin" export triton "$work/lstm2-tensor.onnx" --name a/b >/dev/null 2>&1
 check "--name with a slash is a usage error" test $? -eq 2
 
-if [ "$update" = "--update" ]; then
-  cp "$actual" "$golden"
-  echo "updated $golden ($(wc -l <"$golden") lines)"
-  exit 0
-fi
-check "every export is as in $(basename "$golden")" diff -u "$golden" "$actual"
-finish
+golden_check "every export is as in $(basename "$golden")"

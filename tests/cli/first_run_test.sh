@@ -12,17 +12,16 @@ bin=$1
 src=$2
 source "$(dirname "$0")/lib.sh"
 model=$src/models/torch/lstm2_bf_dyn.onnx
-err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; sed 's/^/  /' "$work/err"; return 1; }; }
 out_has() { grep -qF -- "$1" "$work/out" || { echo "  stdout lacks '$1':"; head -20 "$work/out" | sed 's/^/  /'; return 1; }; }
 out_lacks() { ! grep -qF -- "$1" "$work/out" || { echo "  stdout has '$1'"; return 1; }; }
 
 # A mistyped command: what was meant, exit 2 (not "A subcommand is required").
 check "rewirte: exit 2" run 2 rewirte "$model"
-check "rewirte: did you mean 'rewrite'?" err_has "unknown command 'rewirte'; did you mean 'rewrite'?"
+check "rewirte: did you mean 'rewrite'?" err_has_text "unknown command 'rewirte'; did you mean 'rewrite'?"
 check "-q reprot: exit 2" run 2 -q reprot "$model"
-check "-q reprot: did you mean 'report'?" err_has "did you mean 'report'?"
+check "-q reprot: did you mean 'report'?" err_has_text "did you mean 'report'?"
 check "frobnicate: exit 2" run 2 frobnicate "$model"
-check "frobnicate: the commands listed" err_has "unknown command 'frobnicate' (the commands: rewrite, report, check, init, export, verify)"
+check "frobnicate: the commands listed" err_has_text "unknown command 'frobnicate' (the commands: rewrite, report, check, init, export, verify)"
 check "a file named like a typo after a command is a file (exit 3)" run 3 report rewirte.onnx
 
 # export triton --help: export's options and examples, not every command's.
@@ -50,7 +49,7 @@ check "verify of a model without metadata: exit 3" run 3 verify "$model" "$model
 check "verify of states not streamable: exit 4" run 4 verify "$src/models/torch/lstm_bidir.onnx" "$work/bidir.onnx"
 "$bin" -q rewrite "$src/models/torch/lstm2_bf_static.onnx" -o "$work/static.onnx" >/dev/null
 check "verify on a fixed-length export: exit 4" run 4 verify "$src/models/torch/lstm2_bf_static.onnx" "$work/static.onnx"
-check "verify on a fixed-length export: says how to open it" err_has "rewrite --time-axis x:1"
+check "verify on a fixed-length export: says how to open it" err_has_text "rewrite --time-axis x:1"
 # One frame per call (no time axis inside one call, as Silero VAD): the calls are checked, exit 0, and the
 # checks that do not apply say why.
 "$bin" -q rewrite "$src/models/frame/frame_lstm_state.onnx" -o "$work/frame.onnx" >/dev/null
@@ -67,18 +66,18 @@ check "verify, one frame per call: PASS" out_has "PASS: 6 values of 3 calls"
 code_in() { (cd "$1" && shift && "$@" >/dev/null 2>"$work/err"); echo $?; }
 mkdir -p "$work/bare" "$work/empty" && cp "$bin" "$work/bare/rnnstate"
 check "no checker beside the binary: exit 3" test "$(code_in "$work/empty" "$work/bare/rnnstate" verify a b)" -eq 3
-check "no checker: where it looked" err_has "$work/bare/rnnstate-stream/cli.mjs"
+check "no checker: where it looked" err_has_text "$work/bare/rnnstate-stream/cli.mjs"
 mkdir -p "$work/usr/bin" "$work/usr/share/rnnstate/rnnstate-stream"
 cp "$bin" "$work/usr/bin/rnnstate" && cp "$src"/tools/js/rnnstate-stream/*.mjs "$work/usr/share/rnnstate/rnnstate-stream/"
 check "installed, no onnxruntime-node: exit 3" \
   test "$(code_in "$work/empty" "$work/usr/bin/rnnstate" verify "$model" "$work/lstm2.streaming.onnx")" -eq 3
-check "installed, no onnxruntime-node: the one install step" err_has \
+check "installed, no onnxruntime-node: the one install step" err_has_text \
   "install it where you run verify, with \`ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node\`"
 mkdir -p "$work/clone/tools/js" "$work/clone/build" && touch "$work/clone/tools/setup.sh"
 cp -r "$src/tools/js/rnnstate-stream" "$work/clone/tools/js/" && cp "$bin" "$work/clone/build/rnnstate"
 ln -s ../tools/js/rnnstate-stream "$work/clone/build/rnnstate-stream"
 check "a clone without onnxruntime-node: exit 3" test "$(code_in "$work/empty" "$work/clone/build/rnnstate" verify a b)" -eq 3
-check "a clone without onnxruntime-node: run tools/setup.sh" err_has "run $work/clone/tools/setup.sh"
+check "a clone without onnxruntime-node: run tools/setup.sh" err_has_text "run $work/clone/tools/setup.sh"
 
 # The exit-code table has verify's codes: --help, the README, the man page.
 "$bin" --help >"$work/help"

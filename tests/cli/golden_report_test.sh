@@ -62,10 +62,4 @@ done
 # The hashes in run order, each line "HASH MODEL LABEL" as the committed list has them.
 (cd "$runs" && seq 1 "$n" | xargs sha256sum) | cut -c1-64 | paste -d' ' - "$runs/names" >"$actual"
 
-if [ "$update" = "--update" ]; then
-  cp "$actual" "$golden"
-  echo "updated $golden ($(wc -l <"$golden") lines)"
-  exit 0
-fi
-check "every report, check and dry run of models/ prints what $(basename "$golden") recorded" diff -u "$golden" "$actual"
-finish
+golden_check "every report, check and dry run of models/ prints what $(basename "$golden") recorded"

@@ -56,10 +56,4 @@ while IFS= read -r rel; do
     [ -z "${hash[$rel/$mode.onnx]:-}" ] || echo "${hash[$rel/$mode.onnx]} $rel $mode" >>"$actual"
   done
 done <"$work/models"
-if [ "$update" = "--update" ]; then
-  cp "$actual" "$golden"
-  echo "updated $golden ($(wc -l <"$golden") lines)"
-  exit 0
-fi
-check "every rewrite of models/ is byte-identical to $(basename "$golden")" diff -u "$golden" "$actual"
-finish
+golden_check "every rewrite of models/ is byte-identical to $(basename "$golden")"

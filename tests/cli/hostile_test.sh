@@ -26,7 +26,6 @@ timed() {  # timed EXPECTED ARGS...: `run` under the time limit (exit 124 when i
   echo "  expected exit $expected, got $code (124: timed out): rnnstate $*"; head -c 600 "$work/err" | sed 's/^/  stderr: /'
   return 1
 }
-err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; head -c 600 "$work/err" | sed 's/^/  /'; return 1; }; }
 no_library_text() { ! grep -q 'json.exception\|\[json' "$work/err" "$work/out"; }
 
 "$bin" -q rewrite "$models/torch/gru2_dyn.onnx" -o "$work/base.onnx" >/dev/null
@@ -42,17 +41,17 @@ node "$here/hostile_models.mjs" "$work/m" "$work/base.onnx" "$work/packed.onnx" 
 metadata() {  # metadata NAME MESSAGE: every command's verdict on meta_NAME.onnx, each naming MESSAGE
   local name=$1 message=$2 model=$work/m/meta_$1.onnx
   check "$name: init refuses it (3)" timed 3 init "$model"
-  check "$name: init says what is wrong" err_has "$message"
+  check "$name: init says what is wrong" err_has_text "$message"
   check "$name: init prints no feeds" test ! -s "$work/out"
   check "$name: export openvino refuses it (3)" timed 3 export openvino "$model"
-  check "$name: export openvino says what is wrong" err_has "$message"
+  check "$name: export openvino says what is wrong" err_has_text "$message"
   check "$name: export triton refuses it (3)" timed 3 export triton "$model"
   check "$name: check fails (1)" timed 1 check "$model"
   check "$name: check says what is wrong" grep -qF -- "$message" "$work/out"
   check "$name: report warns (0)" timed 0 report "$model"
   check "$name: report says what is wrong" grep -qF -- "$message" "$work/out"
   check "$name: rewrite writes the pairs anew (0)" timed 0 rewrite "$model" -o "$work/fixed.onnx"
-  check "$name: rewrite warns" err_has "(it will be rewritten)"
+  check "$name: rewrite warns" err_has_text "(it will be rewritten)"
   check "$name: no library text in any message" no_library_text
   check "$name: the rewrite passes check" timed 0 check "$work/fixed.onnx"
   check "$name: the rewrite has one rnnstate entry, readable" test "$(timed 0 init "$work/fixed.onnx" && grep -c zeros "$work/out")" -ge 1
@@ -95,7 +94,7 @@ metadata string_1mb "' in graph 'main'"
 # The packed width that made export triton write dims of 2^62.
 packed=$work/m/meta_packed_width.onnx
 check "packed width: export triton refuses it (3)" timed 3 export triton "$packed"
-check "packed width: says the width contradicts the input" err_has "contradicts the declared shape [state_in_batch,12]"
+check "packed width: says the width contradicts the input" err_has_text "contradicts the declared shape [state_in_batch,12]"
 check "packed width: no dims of 2^62 written" test ! -s "$work/out"
 check "packed width: init refuses it (3)" timed 3 init "$packed"
 check "packed width: check fails (1)" timed 1 check "$packed"
@@ -106,9 +105,9 @@ check "control: a servable packed model exports" timed 0 export triton "$work/se
 "$bin" -q rewrite "$models/torch/lstm_h0.onnx" -o "$work/time_major.onnx" --pack tensor --state-inputs required >/dev/null
 check "time-major: export triton exports it (0)" timed 0 export triton "$work/time_major.onnx"
 check "time-major: max_batch_size 0" grep -qx "max_batch_size: 0" "$work/out"
-check "time-major: says why Triton does not batch it" err_has "'x' [seq,batch,5] has its batch on axis 1"
+check "time-major: says why Triton does not batch it" err_has_text "'x' [seq,batch,5] has its batch on axis 1"
 check "time-major, --max-batch-size 8: refused (4)" timed 4 export triton "$work/time_major.onnx" --max-batch-size 8
-check "time-major, --max-batch-size 8: advises an option" err_has "export it with --max-batch-size 0"
+check "time-major, --max-batch-size 8: advises an option" err_has_text "export it with --max-batch-size 0"
 advised=$(grep -o -- 'export it with --max-batch-size [0-9]*' "$work/err" | sed 's/^export it with //')
 # shellcheck disable=SC2086  # the advised option is two words
 check "time-major: the advised '$advised' writes the entry (0)" \
@@ -128,7 +127,7 @@ done
 check "graph_if_depth_8: the state is threaded out of 7 Ifs" \
   bash -c "'$bin' report '$work/m/graph_if_depth_8.onnx' | grep -q 'main/if_1:then_branch/if_2:then_branch'"
 check "graph_if_depth_40: refused (3), not a crash" timed 3 report "$work/m/graph_if_depth_40.onnx"
-check "graph_if_depth_40: says why" err_has "nested deeper than 100"
+check "graph_if_depth_40: says why" err_has_text "nested deeper than 100"
 
 # ---------------------------------------------------------------------------------------------------
 # Hostile names: --nodes is matched in linear time (RE2), names are quoted in JSON and never expand.
@@ -139,7 +138,7 @@ check "100,000-character name: --nodes '(a|aa)*c' finishes (0)" timed 0 rewrite 
 check "...and matches nothing: no pairs" grep -q "0 state pairs\|no recurrent nodes\|written unchanged" "$work/out"
 check "100,000-character name: --nodes '^(a+)+\$' (0)" timed 0 rewrite "$long" --nodes '^(a+)+$' --dry-run
 check "a backreference is not RE2 syntax: usage error (2)" timed 2 rewrite "$long" --nodes '(a)\1' --dry-run
-check "...saying so" err_has "is not a valid regular expression (RE2 syntax)"
+check "...saying so" err_has_text "is not a valid regular expression (RE2 syntax)"
 check "100,000-character name: report --json is valid JSON" \
   bash -c "timeout $limit '$bin' report --json '$long' | node -e 'JSON.parse(require(\"fs\").readFileSync(0))'"
 quoted=$work/m/name_quotes_braces.onnx
@@ -160,7 +159,7 @@ special() {  # special NAME PATH: rewrite -o PATH exits 5 naming PATH, and PATH 
   local name=$1 path=$2 before
   before=$(stat -c '%F %t:%T %i' "$path")
   check "-o $name: exit 5" timed 5 rewrite "$model" -o "$path"
-  check "-o $name: says it is not a regular file" err_has "is not a regular file"
+  check "-o $name: says it is not a regular file" err_has_text "is not a regular file"
   check "-o $name: left as it was" test "$(stat -c '%F %t:%T %i' "$path")" = "$before"
   check "-o $name: --dry-run does not write either (0)" timed 0 rewrite "$model" -o "$path" --dry-run
 }
@@ -191,5 +190,27 @@ check "a 255-byte name in --out-dir: written (0)" bash -c "mkdir -p '$work/tree'
 name256=$(printf 'n%.0s' $(seq 251)).onnx
 check "a 256-byte output name: exit 5" timed 5 rewrite "$model" -o "$work/$name256"
 check "-o in a missing directory: exit 5" timed 5 rewrite "$model" -o "$work/no/such/dir/out.onnx"
+
+# ---------------------------------------------------------------------------------------------------
+# The limit itself: the fork runner ends a job that hangs and answers 124 within its --time-limit. The job is
+# `verify`, which waits for Node.js: here a `node` first on PATH that sleeps, run by a copy of the runner with
+# a stand-in helper beside it (verify looks for rnnstate-stream/cli.mjs beside the running binary).
+answers_hang_in_time() {  # answers_hang_in_time RUNNER
+  local dir=$work/hang answer start=$SECONDS
+  mkdir -p "$dir/bin" "$dir/rnnstate-stream" && : >"$dir/rnnstate-stream/cli.mjs" && cp "$1" "$dir/runner" || return 1
+  printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 60\n' "$dir/node.pid" >"$dir/bin/node" && chmod +x "$dir/bin/node"
+  answer=$(job_line "$dir" "$dir/out" "$dir/err" rnnstate verify a.onnx b.onnx |
+    PATH="$dir/bin:$PATH" "$dir/runner" --time-limit 2)
+  local took=$((SECONDS - start))
+  [ -s "$dir/node.pid" ] && kill "$(cat "$dir/node.pid")" 2>/dev/null  # the sleeping `node` outlives its parent
+  [ "$answer" = 124 ] && [ "$took" -lt 10 ] && [ -s "$dir/node.pid" ] && return 0
+  echo "  answered '$answer' after $took s; the job's node started: $([ -s "$dir/node.pid" ] && echo yes || echo no)"
+  return 1
+}
+if [ -n "${RNNSTATE_FORK_RUNNER:-}" ]; then
+  check "the runner's --time-limit 2: a job that hangs is answered 124 within 10 s" answers_hang_in_time "$RNNSTATE_FORK_RUNNER"
+else
+  echo "SKIP  the runner's --time-limit: no RNNSTATE_FORK_RUNNER (a Release build's ctest sets it)"
+fi
 
 finish

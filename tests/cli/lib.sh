@@ -45,6 +45,21 @@ run() {
   fi
 }
 
+# err_has_text TEXT: the last run's stderr ($work/err) holds TEXT (a fixed string); else shows its start.
+err_has_text() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; head -c 600 "$work/err" | sed 's/^/  /'; return 1; }; }
+
+# golden_check WHAT: the golden suites' last step. With $update = --update, the file $actual becomes the
+# committed $golden (and the suite ends, passing); else the check "WHAT" that they are the same, then finish.
+golden_check() {
+  if [ "$update" = "--update" ]; then
+    cp "$actual" "$golden"
+    echo "updated $golden ($(wc -l <"$golden") lines)"
+    exit 0
+  fi
+  check "$1" diff -u "$golden" "$actual"
+  finish
+}
+
 # finish: the closing line test runners read, and the exit status.
 finish() {
   echo "$passed passed, $failed failed"

@@ -7,7 +7,6 @@
 // is refused, and the residual model is left as the default rewrite leaves it (not streamable, the Add named).
 //
 // Usage: node lookahead_test.mjs --rnnstate BIN --models DIR
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,27 +14,18 @@ import * as ort from 'onnxruntime-node';
 import { readRnnstateMetadata } from '../../tools/js/rnnstate-stream/index.mjs';
 import { verifyStreaming } from '../../tools/js/rnnstate-stream/verify.mjs';
 import { readModel, writeModel } from './lib/onnx-edit.mjs';
+import { RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { Results, suiteArgs } from './lib/suite.mjs';
 
 const SESSION_OPTIONS = { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 };
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
-if (!args.rnnstate || !args.models) throw new Error('usage: lookahead_test.mjs --rnnstate BIN --models DIR');
+const args = suiteArgs('usage: node lookahead_test.mjs --rnnstate BIN --models DIR',
+  { rnnstate: { type: 'string' }, models: { type: 'string' } }, ['rnnstate', 'models']);
+const cli = new RnnstateCli(args.rnnstate);
 
 // Each model with the delay its rewrite must record.
 const STREAMING = [['same_conv1d', 1], ['same_conv1d_dil', 4], ['same_conv_chain', 3]];
 
-let passed = 0;
-let failed = 0;
-function report(ok, label, what, detail = '') {
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${label}  ${what}${detail ? `  ${detail}` : ''}`);
-  if (ok) passed++;
-  else failed++;
-}
-
-function rnnstate(...argv) {
-  const run = spawnSync(args.rnnstate, argv, { encoding: 'utf8' });
-  return { code: run.status, out: run.stdout, err: run.stderr };
-}
+const results = new Results();
 
 const worst = (result) => Math.max(0, ...result.compared.filter((c) => c.role !== 'flush?').map((c) => c.max_abs));
 const metadataOf = (file) => readRnnstateMetadata(new Uint8Array(readFileSync(file)));  // (a promise)
@@ -47,20 +37,20 @@ try {
     for (const mode of ['defaults', 'required']) {
       const label = `${name} ${mode}`;
       const rewritten = join(work, `${name}.${mode}.onnx`);
-      const done = rnnstate('rewrite', original, '--lookahead', '--state-inputs', mode, '-o', rewritten);
-      report(done.code === 0, label, 'rewrite --lookahead', done.err.trim());
+      const done = cli.run(['rewrite', original, '--lookahead', '--state-inputs', mode, '-o', rewritten]);
+      results.report(done.status === 0, label, 'rewrite --lookahead', done.stderr.trim());
       const metadata = await metadataOf(rewritten);
-      report(metadata.stream?.delay === delay && metadata.stream?.chunk_exact === true, label,
+      results.report(metadata.stream?.delay === delay && metadata.stream?.chunk_exact === true, label,
         `metadata: delay ${delay}, chunk-exact`, JSON.stringify({ delay: metadata.stream?.delay, exact: metadata.stream?.chunk_exact }));
       const again = join(work, `${name}.${mode}.again.onnx`);
-      rnnstate('rewrite', rewritten, '--lookahead', '--state-inputs', mode, '-o', again);
-      report(Buffer.compare(readFileSync(rewritten), readFileSync(again)) === 0, label, 'a rewrite of the rewrite changes no byte');
-      report(rnnstate('check', rewritten).code === 0, label, 'check passes');
+      cli.run(['rewrite', rewritten, '--lookahead', '--state-inputs', mode, '-o', again]);
+      results.report(Buffer.compare(readFileSync(rewritten), readFileSync(again)) === 0, label, 'a rewrite of the rewrite changes no byte');
+      results.report(cli.run(['check', rewritten]).status === 0, label, 'check passes');
       for (const seed of [1, 2, 3, 4]) {
         const result = await verifyStreaming({ ort, original, rewritten, seed, length: 23, batch: 2, atol: 1e-5,
           sessionOptions: SESSION_OPTIONS });
         const flush = result.compared.filter((c) => c.role.startsWith('flush')).map((c) => `${c.role} ${c.name}`);
-        report(result.ok && flush.length > 0, label, `verify --seed ${seed}: chunks ${result.chunks} (delayed ${delay}) = whole`,
+        results.report(result.ok && flush.length > 0, label, `verify --seed ${seed}: chunks ${result.chunks} (delayed ${delay}) = whole`,
           `max_abs ${worst(result).toExponential(2)}; ${flush.join(', ')}`);
       }
     }
@@ -76,31 +66,30 @@ try {
     // (A first chunk longer than the window: ONNX Runtime runs it, the comparison fails.)
     const without = await verifyStreaming({ ort, original, rewritten: undelayed, chunks: [12, 11], atol: 1e-5,
       sessionOptions: SESSION_OPTIONS });
-    report(!without.ok, name, 'verify without the recorded delay fails',
+    results.report(!without.ok, name, 'verify without the recorded delay fails',
       without.compared.filter((c) => !c.ok).map((c) => `${c.name}: ${c.why ?? c.max_abs}`).join('; '));
     const plain = join(work, `${name}.plain.onnx`);
-    rnnstate('rewrite', original, '-o', plain);
-    report((await metadataOf(plain)).stream?.chunk_exact === false, name, 'the default rewrite records chunk_exact false');
+    cli.run(['rewrite', original, '-o', plain]);
+    results.report((await metadataOf(plain)).stream?.chunk_exact === false, name, 'the default rewrite records chunk_exact false');
     let refused = '';
     try {
       await verifyStreaming({ ort, original, rewritten, chunks: [delay, 10], sessionOptions: SESSION_OPTIONS });
     } catch (err) {
       refused = err.message;
     }
-    report(/first chunk must be longer/.test(refused), name, `a first chunk of ${delay} frames is refused`, refused);
+    results.report(/first chunk must be longer/.test(refused), name, `a first chunk of ${delay} frames is refused`, refused);
   }
   // The residual model: nothing is carried with a lookahead, the Add is named, the rewrite is the default one.
   const residual = join(args.models, 'conv_context', 'same_conv_residual.onnx');
   const asked = join(work, 'residual.lookahead.onnx');
   const plain = join(work, 'residual.plain.onnx');
-  const run = rnnstate('rewrite', residual, '--lookahead', '-o', asked);
-  rnnstate('rewrite', residual, '-o', plain);
-  report(run.code === 0 && /--lookahead: .*Add '\/Add'/.test(run.err), 'same_conv_residual', 'the warning names the Add', run.err.split('\n')[0]);
-  report(Buffer.compare(readFileSync(asked), readFileSync(plain)) === 0, 'same_conv_residual', 'rewritten as without --lookahead');
+  const run = cli.run(['rewrite', residual, '--lookahead', '-o', asked]);
+  cli.run(['rewrite', residual, '-o', plain]);
+  results.report(run.status === 0 && /--lookahead: .*Add '\/Add'/.test(run.stderr), 'same_conv_residual', 'the warning names the Add', run.stderr.split('\n')[0]);
+  results.report(Buffer.compare(readFileSync(asked), readFileSync(plain)) === 0, 'same_conv_residual', 'rewritten as without --lookahead');
   const meta = await metadataOf(asked);
-  report(meta.stream?.chunk_exact === false && meta.stream?.delay === undefined, 'same_conv_residual', 'not streamable, no delay');
+  results.report(meta.stream?.chunk_exact === false && meta.stream?.delay === undefined, 'same_conv_residual', 'not streamable, no delay');
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+process.exit(results.finish());

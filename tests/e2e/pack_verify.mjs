@@ -7,62 +7,24 @@
 //
 // Same manifest, output format and exit status as verify.mjs; the checks are in lib/pack_checks.mjs and
 // described in README.md ("Packed states").
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
 import { runExact } from './lib/checks.mjs';
 import { metadataProblems } from './lib/json-schema.mjs';
-import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
+import { buildFeeds } from './lib/manifest.mjs';
 import { ELEM_TYPE, sequenceWrapper, withoutInitializers, writeModel } from './lib/onnx-edit.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import * as pack from './lib/pack_checks.mjs';
-import { modelDir, prefetchRewrites, VARIANTS } from './lib/pack_variants.mjs';
+import { modelDir, packRefusal, prefetchRewrites, VARIANTS } from './lib/pack_variants.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { MANIFEST_OPTIONS, Results, runManifestSuite, suiteArgs } from './lib/suite.mjs';
 import { sliceAxis, zerosTensor } from './lib/tensors.mjs';
 
 const USAGE = 'usage: node pack_verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--shard K/N]\n' +
   '                             [--workdir DIR] [--tol 1e-5] [--seed S] [--timeout SEC] [--verbose]';
-
-function parseCli() {
-  const { values } = parseArgs({
-    options: {
-      rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
-      filter: { type: 'string' }, shard: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
-      seed: { type: 'string', default: 'rnnstate-e2e' }, timeout: { type: 'string', default: '600' },
-      verbose: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) { console.log(USAGE); process.exit(0); }
-  for (const k of ['rnnstate', 'models', 'manifest']) {
-    if (!values[k]) { console.error(`missing --${k}\n${USAGE}`); process.exit(2); }
-  }
-  return values;
-}
-
-const tally = { passed: 0, failed: 0 };
-const fmtDiff = (d) => (typeof d === 'number' && !Number.isNaN(d) ? d.toExponential(3) : '-');
-
-function record(label, check, result) {
-  if (result.ok) tally.passed++; else tally.failed++;
-  console.log(`${result.ok ? 'PASS' : 'FAIL'}  ${label}  ${check}  max_abs_diff=${fmtDiff(result.diff)}` +
-    (result.detail ? `  ${result.detail}` : ''));
-}
-const skip = (label, check, why) => console.log(`SKIP  ${label}  ${check}  ${why}`);
-
-async function runCheck(label, check, fn) {
-  let result;
-  try {
-    result = await fn();
-  } catch (err) {
-    result = { ok: false, diff: NaN, detail: `error: ${err.message}` };
-  }
-  if (result === null) skip(label, check, 'not applicable');
-  else record(label, check, result);
-  return result ?? { ok: false };
-}
+const results = new Results();
 
 // ---------------------------------------------------------------------------------------------
 // The rewrites under test.
@@ -82,36 +44,9 @@ function rewriteAll(m, cli) {
     const out = join(m.dir, `${name}.onnx`);
     const r = cli.rewrite(m.origPath, out, variant.mode ?? null, [...m.entry.rewriteArgs, ...variant.args]);
     if (name === 'sequence' && r.status === 4 && /opset 11/.test(r.stderr)) { m.sequenceRefused = lastLines(r.stderr, 1); continue; }
-    // Required mode has no default to size the zeros of a state whose batch no input names (documented).
-    // A state without a batch axis has no rows to put side by side: tensor packing refuses it (documented).
-    if (name.startsWith('tensor') && r.status === 4 && /no batch axis \(use --pack sequence\)/.test(r.stderr)) {
-      m.refused[name] = lastLines(r.stderr, 1);
-      continue;
-    }
-    // The authors' state whose batch has no name (Silero VAD's state [2, ?, 128]): an empty packed value
-    // cannot be sized; packing refuses and says what works instead (documented).
-    if (r.status === 4 && /cannot pack state .* leaves unnamed, which no data input declares/.test(r.stderr)) {
-      m.refused[name] = lastLines(r.stderr, 1);
-      continue;
-    }
-    if (variant.mode === 'required' && r.status === 4 && /which no graph input declares/.test(r.stderr)) {
-      m.refused[name] = lastLines(r.stderr, 1);
-      continue;
-    }
-    // A context state below opset 8 (its zero default tiled to the batch) is not packed (documented).
-    if (name.startsWith('tensor') && r.status === 4 && /cannot pack context state .* below ai\.onnx opset 8/.test(r.stderr)) {
-      m.refused[name] = lastLines(r.stderr, 1);
-      continue;
-    }
-    // A context whose first call holds fewer frames than the later ones (a Pad filling in another mode, a
-    // valid window) is not packed (documented).
-    if (r.status === 4 && /cannot pack context state .* holds fewer frames than the later ones|cannot pack state .* its size on axis \d+ is not fixed/.test(r.stderr)) {
-      m.refused[name] = lastLines(r.stderr, 1);
-      continue;
-    }
-    // A packed tensor is [batch, N]: a loop's state without a batch axis has no row in it (documented).
-    if (name.startsWith('tensor') && r.status === 4 && /it has no batch axis \(use --pack sequence\)/.test(r.stderr)) {
-      m.refused[name] = lastLines(r.stderr, 1);
+    const refused = packRefusal(r, { tensor: name.startsWith('tensor'), required: variant.mode === 'required' });
+    if (refused) {
+      m.refused[name] = refused;
       continue;
     }
     if (r.status !== 0) { problems.push(`${name}: '${r.command}' exited ${r.status}: ${lastLines(r.stderr)}`); continue; }
@@ -184,46 +119,46 @@ async function reference(m, entry, seedText) {
 }
 
 async function tensorChecks(label, m, name, base, batches) {
-  if (m.refused[name]) { skip(label, name, m.refused[name]); return; }
+  if (m.refused[name]) { results.skip(label, name, m.refused[name]); return; }
   const fed = { name, meta: m.meta[`${name}-fed`], req: m.sessions[`${name}-fed`] };
-  await runCheck(label, `(1) ${name} unfed==original`, () => pack.checkFirstCall(m, fed, m.sessions[name], false, base.full, base.out));
-  await runCheck(label, `(1) ${name} empty==original`, () => pack.checkFirstCall(m, fed, fed.req, true, base.full, base.out));
+  await results.check(label, `(1) ${name} unfed==original`, () => pack.checkFirstCall(m, fed, m.sessions[name], false, base.full, base.out));
+  await results.check(label, `(1) ${name} empty==original`, () => pack.checkFirstCall(m, fed, fed.req, true, base.full, base.out));
   if (m.entry.streaming) {
-    const streaming = await runCheck(label, `(2) ${name} streaming`, () => pack.checkStreaming(m, fed, base.full, base.out));
+    const streaming = await results.check(label, `(2) ${name} streaming`, () => pack.checkStreaming(m, fed, base.full, base.out));
     if (m.entry.chunkMode !== 'calls' && streaming.ok) {
-      await runCheck(label, `(2) ${name} self-test`, () => pack.checkSelfTest(m, fed, base.full, base.out));
+      await results.check(label, `(2) ${name} self-test`, () => pack.checkSelfTest(m, fed, base.full, base.out));
     }
     for (const b of batches) {
       const mb = { ...m, entry: b.entry };
-      await runCheck(label, `(1) ${name} empty==original batch=${b.size}`, () => pack.checkFirstCall(mb, fed, fed.req, true, b.full, b.out));
-      await runCheck(label, `(2) ${name} streaming batch=${b.size}`, () => pack.checkStreaming(mb, fed, b.full, b.out));
+      await results.check(label, `(1) ${name} empty==original batch=${b.size}`, () => pack.checkFirstCall(mb, fed, fed.req, true, b.full, b.out));
+      await results.check(label, `(2) ${name} streaming batch=${b.size}`, () => pack.checkStreaming(mb, fed, b.full, b.out));
     }
   }
   // Packed directly in required mode (no default; zeros where the model's default is zeros).
   const direct = `${name}-required`;
-  if (m.refused[direct]) { skip(label, `${direct}`, m.refused[direct]); return; }
+  if (m.refused[direct]) { results.skip(label, `${direct}`, m.refused[direct]); return; }
   const req = { name: direct, meta: m.meta[direct], req: m.sessions[direct] };
-  await runCheck(label, `(1) ${direct} empty==original`, () => pack.checkFirstCall(m, req, req.req, true, base.full, base.out));
-  if (m.entry.streaming) await runCheck(label, `(2) ${direct} streaming`, () => pack.checkStreaming(m, req, base.full, base.out));
+  await results.check(label, `(1) ${direct} empty==original`, () => pack.checkFirstCall(m, req, req.req, true, base.full, base.out));
+  if (m.entry.streaming) await results.check(label, `(2) ${direct} streaming`, () => pack.checkStreaming(m, req, base.full, base.out));
 }
 
 /** --state-layout batch-first alone: first feeds as `init` says, then every pair fed back. */
 async function layoutChecks(label, m, base, batches) {
   const v = { name: 'batch-first', meta: m.meta['bf-required'], req: m.sessions['bf-required'] };
   if (!v.meta) return;
-  await runCheck(label, '(1) batch-first init feeds==original', () => pack.checkLayoutFirstCall(m, v, base.full, base.out));
+  await results.check(label, '(1) batch-first init feeds==original', () => pack.checkLayoutFirstCall(m, v, base.full, base.out));
   if (!m.entry.streaming) return;
-  await runCheck(label, '(2) batch-first streaming', () => pack.checkLayoutStreaming(m, v, base.full, base.out));
+  await results.check(label, '(2) batch-first streaming', () => pack.checkLayoutStreaming(m, v, base.full, base.out));
   for (const b of batches) {
     const mb = { ...m, entry: b.entry };
-    await runCheck(label, `(2) batch-first streaming batch=${b.size}`, () => pack.checkLayoutStreaming(mb, v, b.full, b.out));
+    await results.check(label, `(2) batch-first streaming batch=${b.size}`, () => pack.checkLayoutStreaming(mb, v, b.full, b.out));
   }
 }
 
 async function sequenceChecks(label, m, base) {
-  if (m.sequenceRefused) { skip(label, 'sequence', `refused as expected below opset 11 (${m.sequenceRefused})`); return; }
+  if (m.sequenceRefused) { results.skip(label, 'sequence', `refused as expected below opset 11 (${m.sequenceRefused})`); return; }
   const meta = m.meta.sequence;
-  if (!meta?.packed || meta.packed.values.length !== 1) { skip(label, 'sequence', 'not one packed value'); return; }
+  if (!meta?.packed || meta.packed.values.length !== 1) { results.skip(label, 'sequence', 'not one packed value'); return; }
   const value = meta.packed.values[0];
   const ranks = [...value.members].sort((a, b) => a.position - b.position).map((x) => x.shape.length);
   const w = { members: [...value.members].sort((a, b) => a.position - b.position) };
@@ -235,11 +170,11 @@ async function sequenceChecks(label, m, base) {
     Object.assign(w, { memberInputs, memberOutputs });
   }
   m.wrappers = w;
-  await runCheck(label, '(1) sequence empty==original', () => pack.checkSequenceFirstCall(m, w, base.full, base.out));
+  await results.check(label, '(1) sequence empty==original', () => pack.checkSequenceFirstCall(m, w, base.full, base.out));
   if (!m.entry.streaming) return;
-  const streaming = await runCheck(label, '(2) sequence streaming', () => pack.checkSequenceStreaming(m, w, base.full, base.out));
+  const streaming = await results.check(label, '(2) sequence streaming', () => pack.checkSequenceStreaming(m, w, base.full, base.out));
   if (m.entry.chunkMode !== 'calls' && streaming.ok) {
-    await runCheck(label, '(2) sequence self-test', () => pack.checkSequenceSelfTest(m, w, base.full, base.out));
+    await results.check(label, '(2) sequence self-test', () => pack.checkSequenceSelfTest(m, w, base.full, base.out));
   }
 }
 
@@ -277,7 +212,7 @@ async function tritonChecks(label, m, symbol) {
   for (const [name, file] of [['tensor+bf', 'tensor+bf-required'], ['batch-first', 'bf-required']]) {
     const meta = m.meta[file];
     const why = meta ? tritonSkip(m, meta, symbol) : m.refused[file] ?? 'no such rewrite';
-    if (why) { skip(label, `(4) triton-like ${name}`, why); continue; }
+    if (why) { results.skip(label, `(4) triton-like ${name}`, why); continue; }
     const states = meta.packed
       ? meta.packed.values.map((v) => ({ input: v.input, output: v.output, type: v.dtype, row: [v.shape[1]] }))
       : [...new Map(meta.states.map((p) => [p.input, { input: p.input, output: p.output, type: p.dtype,
@@ -295,19 +230,12 @@ async function tritonChecks(label, m, symbol) {
     };
     // Rows that share a quantization range depend on their batch mates: compared within that model's bound.
     const mt = m.entry.batchMatesTolerance === null ? m : { ...m, tol: Math.max(m.tol, m.entry.batchMatesTolerance) };
-    await runCheck(label, `(4) triton-like ${name}`, () => pack.checkTritonLike(mt, m.sessions[file], states, symbol, referenceRun));
+    await results.check(label, `(4) triton-like ${name}`, () => pack.checkTritonLike(mt, m.sessions[file], states, symbol, referenceRun));
   }
 }
 
-async function verifyModel(raw, index, label, opts) {
-  let entry;
-  try {
-    entry = normalizeEntry(raw);
-  } catch (err) {
-    record(label, 'manifest', { ok: false, diff: NaN, detail: err.message });
-    return;
-  }
-  if (entry.expectExit !== 0) { skip(label, 'pack', `the plain rewrite is expected to exit ${entry.expectExit}`); return; }
+async function verifyModel(entry, index, label, opts) {
+  if (entry.expectExit !== 0) { results.skip(label, 'pack', `the plain rewrite is expected to exit ${entry.expectExit}`); return; }
   const m = {
     entry, label, tol: entry.tolerance ?? opts.tol, seedBase: `${opts.seed}|${entry.file}`,
     origPath: resolve(opts.models, entry.file), dir: modelDir(opts, index, entry),
@@ -315,9 +243,9 @@ async function verifyModel(raw, index, label, opts) {
     sessions: {}, sessionOptions: { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 },
   };
   mkdirSync(m.dir, { recursive: true });
-  const rw = await runCheck(label, 'pack rewrite', () => rewriteAll(m, opts.cli));
+  const rw = await results.check(label, 'pack rewrite', () => rewriteAll(m, opts.cli));
   if (!rw.ok || rw.stop) return;
-  if (!entry.ort) { skip(label, 'onnxruntime checks', 'manifest says "ort": false'); return; }
+  if (!entry.ort) { results.skip(label, 'onnxruntime checks', 'manifest says "ort": false'); return; }
   try {
     m.sessions.orig = await InferenceSession.create(m.origPath, m.sessionOptions);
     for (const [name, file] of Object.entries(m.files)) {
@@ -325,7 +253,7 @@ async function verifyModel(raw, index, label, opts) {
     }
     m.origOutputNames = m.sessions.orig.outputNames;
   } catch (err) {
-    record(label, 'load', { ok: false, diff: NaN, detail: `error: ${err.message}` });
+    results.record(label, 'load', { ok: false, diff: NaN, detail: `error: ${err.message}` });
     return;
   }
   let base;
@@ -333,7 +261,7 @@ async function verifyModel(raw, index, label, opts) {
     base = await reference(m, entry, m.seedBase);
     m.fullFeeds = base.full;
   } catch (err) {
-    record(label, 'reference', { ok: false, diff: NaN, detail: `error: ${err.message}` });
+    results.record(label, 'reference', { ok: false, diff: NaN, detail: `error: ${err.message}` });
     return;
   }
   const symbol = batchSymbol(m);
@@ -345,7 +273,7 @@ async function verifyModel(raw, index, label, opts) {
       try {
         batches.push({ size, entry: sized, ...(await reference(m, sized, `${m.seedBase}|batch${size}`)) });
       } catch (err) {
-        record(label, `reference batch=${size}`, { ok: false, diff: NaN, detail: `error: ${err.message}` });
+        results.record(label, `reference batch=${size}`, { ok: false, diff: NaN, detail: `error: ${err.message}` });
       }
     }
   }
@@ -357,39 +285,14 @@ async function verifyModel(raw, index, label, opts) {
   for (const s of [...Object.values(m.sessions), m.wrappers?.first, m.wrappers?.next]) await s?.release().catch(() => {});
 }
 
-function makeLabels(entries) {
-  const count = {};
-  for (const e of entries) count[e.file] = (count[e.file] ?? 0) + 1;
-  return entries.map((e, i) => (count[e.file] > 1 ? `${e.file}#${i}` : `${e.file}`));
-}
-
 async function main() {
-  const args = parseCli();
+  const args = suiteArgs(USAGE, MANIFEST_OPTIONS, ['rnnstate', 'models', 'manifest']);
   const opts = {
     models: resolve(args.models), tol: Number(args.tol), seed: args.seed,
     cli: new RnnstateCli(resolve(args.rnnstate), { timeoutSec: Number(args.timeout), verbose: args.verbose }),
   };
-  if (!existsSync(opts.cli.binary)) { console.error(`rnnstate binary not found: ${opts.cli.binary}`); process.exit(2); }
-  const all = loadManifest(args.manifest);
-  const filter = args.filter ? new RegExp(args.filter) : null;
-  const labels = makeLabels(all);
-  const selected = all.map((e, i) => i).filter((i) => !filter || filter.test(all[i].file ?? ''));
-  // --shard K/N: every Nth entry from the Kth, so that ctest runs N processes side by side.
-  const [shard, shards] = (args.shard ?? '1/1').split('/').map(Number);
-  if (!(shards >= 1 && shard >= 1 && shard <= shards)) { console.error(`--shard ${args.shard}: expected K/N with 1 <= K <= N`); process.exit(2); }
-  selected.splice(0, selected.length, ...selected.filter((i, k) => k % shards === shard - 1));
-  if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
-  opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-pack-e2e-'));
-  mkdirSync(opts.workdir, { recursive: true });
-  prefetchRewrites(all, selected, opts);
-  for (const i of selected) await verifyModel(all[i], i, labels[i], opts);
-  if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
-  console.log(`${tally.passed} passed, ${tally.failed} failed`);
-  process.exitCode = tally.failed > 0 ? 1 : 0;
+  await runManifestSuite(results, args, opts, 'rnnstate-pack-e2e-', prefetchRewrites, verifyModel);
+  results.finish();
 }
 
-main().catch((err) => {
-  console.error(err.stack || String(err));
-  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
-  process.exitCode = 1;
-});
+results.run(main);

@@ -9,7 +9,6 @@
 // no longer equals the whole run; --no-conv-context records chunk_exact false and verify fails.
 //
 // Usage: node pad_fill_test.mjs --rnnstate BIN --models DIR
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,28 +16,19 @@ import * as ort from 'onnxruntime-node';
 import { readRnnstateMetadata, StreamingSession } from '../../tools/js/rnnstate-stream/index.mjs';
 import { verifyStreaming } from '../../tools/js/rnnstate-stream/verify.mjs';
 import { readModel, writeModel } from './lib/onnx-edit.mjs';
+import { RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { Results, suiteArgs } from './lib/suite.mjs';
 
 const SESSION_OPTIONS = { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 };
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
-if (!args.rnnstate || !args.models) throw new Error('usage: pad_fill_test.mjs --rnnstate BIN --models DIR');
+const args = suiteArgs('usage: node pad_fill_test.mjs --rnnstate BIN --models DIR',
+  { rnnstate: { type: 'string' }, models: { type: 'string' } }, ['rnnstate', 'models']);
+const cli = new RnnstateCli(args.rnnstate);
 
 // Each model with the modes its contexts record and the first call's least length (0: any).
 const MODELS = [['reflect_pad_conv1d', ['reflect'], 3], ['edge_pad_conv1d', ['edge'], 0],
   ['const_pad_conv1d', ['constant', 'constant'], 0]];
 
-let passed = 0;
-let failed = 0;
-function report(ok, label, what, detail = '') {
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${label}  ${what}${detail ? `  ${detail}` : ''}`);
-  if (ok) passed++;
-  else failed++;
-}
-
-function rnnstate(...argv) {
-  const run = spawnSync(args.rnnstate, argv, { encoding: 'utf8' });
-  return { code: run.status, out: run.stdout, err: run.stderr };
-}
+const results = new Results();
 
 const worst = (result) => Math.max(0, ...result.compared.map((c) => c.max_abs));
 const metadataOf = (file) => readRnnstateMetadata(new Uint8Array(readFileSync(file)));
@@ -77,26 +67,26 @@ try {
     for (const mode of ['defaults', 'required']) {
       const label = `${name} ${mode}`;
       const rewritten = join(work, `${name}.${mode}.onnx`);
-      const done = rnnstate('rewrite', original, '--state-inputs', mode, '-o', rewritten);
-      report(done.code === 0, label, 'rewrite', done.err.trim());
+      const done = cli.run(['rewrite', original, '--state-inputs', mode, '-o', rewritten]);
+      results.report(done.status === 0, label, 'rewrite', done.stderr.trim());
       const metadata = await metadataOf(rewritten);
       const recorded = metadata.states.filter((st) => st.kind === 'context').map((st) => st.context.pad);
-      report(JSON.stringify(recorded) === JSON.stringify(modes) && metadata.stream?.chunk_exact === true &&
+      results.report(JSON.stringify(recorded) === JSON.stringify(modes) && metadata.stream?.chunk_exact === true &&
         (metadata.stream?.first_chunk_min ?? 0) === least, label, `metadata: pad ${modes}, first_chunk_min ${least}`,
       JSON.stringify({ recorded, exact: metadata.stream?.chunk_exact, least: metadata.stream?.first_chunk_min }));
       const again = join(work, `${name}.${mode}.again.onnx`);
-      rnnstate('rewrite', rewritten, '--state-inputs', mode, '-o', again);
-      report(Buffer.compare(readFileSync(rewritten), readFileSync(again)) === 0, label, 'a rewrite of the rewrite changes no byte');
-      report(rnnstate('check', rewritten).code === 0, label, 'check passes');
+      cli.run(['rewrite', rewritten, '--state-inputs', mode, '-o', again]);
+      results.report(Buffer.compare(readFileSync(rewritten), readFileSync(again)) === 0, label, 'a rewrite of the rewrite changes no byte');
+      results.report(cli.run(['check', rewritten]).status === 0, label, 'check passes');
       for (const seed of [1, 2, 3, 4]) {
         const result = await verifyStreaming({ ort, original, rewritten, seed, length: 23, batch: 2, atol: 1e-5,
           rtol: 0, sessionOptions: SESSION_OPTIONS });
-        report(result.ok, label, `verify --seed ${seed}: chunks ${result.chunks} = whole`, `max_abs ${worst(result).toExponential(2)}`);
+        results.report(result.ok, label, `verify --seed ${seed}: chunks ${result.chunks} = whole`, `max_abs ${worst(result).toExponential(2)}`);
       }
       if (mode !== 'required') continue;
       const chunks = [Math.max(least, 1), 1, 4, 1, 1, 6];
       const diff = await helperDifference(original, rewritten, chunks);
-      report(diff <= 1e-5, label, `the helper, chunks ${chunks} = whole`, `max_abs ${diff.toExponential(2)}`);
+      results.report(diff <= 1e-5, label, `the helper, chunks ${chunks} = whole`, `max_abs ${diff.toExponential(2)}`);
       // Negative control: the pad mode taken out of the metadata, the first feed is one frame of zeros.
       const model = readModel(rewritten);
       const prop = model.metadataProps.find((p) => p.key === 'rnnstate');
@@ -106,15 +96,15 @@ try {
       const unmarked = join(work, `${name}.unmarked.onnx`);
       writeModel(model, unmarked);
       const wrong = await helperDifference(original, unmarked, [Math.max(least, 1), 4, 6]);
-      report(wrong > 1e-3, label, 'without the recorded mode (a first context of one frame of zeros) it differs',
+      results.report(wrong > 1e-3, label, 'without the recorded mode (a first context of one frame of zeros) it differs',
         `max_abs ${wrong.toExponential(2)}`);
     }
     const plain = join(work, `${name}.plain.onnx`);
-    rnnstate('rewrite', original, '--no-conv-context', '-o', plain);
-    report((await metadataOf(plain)).stream?.chunk_exact === false, name, '--no-conv-context records chunk_exact false');
+    cli.run(['rewrite', original, '--no-conv-context', '-o', plain]);
+    results.report((await metadataOf(plain)).stream?.chunk_exact === false, name, '--no-conv-context records chunk_exact false');
     const unstreamed = await verifyStreaming({ ort, original, rewritten: plain, chunks: [5, 7, 6], atol: 1e-5,
       sessionOptions: SESSION_OPTIONS });
-    report(!unstreamed.ok, name, '--no-conv-context: verify fails', `max_abs ${worst(unstreamed).toExponential(2)}`);
+    results.report(!unstreamed.ok, name, '--no-conv-context: verify fails', `max_abs ${worst(unstreamed).toExponential(2)}`);
   }
   // A reflecting first chunk shorter than the recorded least length: refused by verify and by the helper.
   const reflect = join(work, 'reflect_pad_conv1d.required.onnx');
@@ -125,16 +115,15 @@ try {
   } catch (err) {
     refused = err.message;
   }
-  report(/first chunk must be longer than 2 frames/.test(refused), 'reflect_pad_conv1d', 'verify refuses a first chunk of 2', refused);
+  results.report(/first chunk must be longer than 2 frames/.test(refused), 'reflect_pad_conv1d', 'verify refuses a first chunk of 2', refused);
   refused = '';
   try {
     await helperDifference(original, reflect, [2, 10]);
   } catch (err) {
     refused = err.message;
   }
-  report(/first chunk of 2 frames.*at least 3/.test(refused), 'reflect_pad_conv1d', 'the helper refuses a first chunk of 2', refused);
+  results.report(/first chunk of 2 frames.*at least 3/.test(refused), 'reflect_pad_conv1d', 'the helper refuses a first chunk of 2', refused);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+process.exit(results.finish());

@@ -20,10 +20,12 @@ import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
 
 import { readRnnstateMetadata, StreamingSession } from '../../tools/js/rnnstate-stream/index.mjs';
-import { assembleChunks, chunkFeeds, compareOutputs, runExact } from './lib/checks.mjs';
+import { assembleChunks, chunkFeeds, compareOutputs, runExact, verdict } from './lib/checks.mjs';
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
+import { packRefusal } from './lib/pack_variants.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { Results } from './lib/suite.mjs';
 import { tensorFromValues } from './lib/tensors.mjs';
 
 const { values: args } = parseArgs({
@@ -48,24 +50,10 @@ mkdirSync(workdir, { recursive: true });
 // other suites ctest runs beside this one (twice the time on 2 cores).
 const sessionOptions = { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 };
 
-const tally = { passed: 0, failed: 0 };
-function line(ok, label, check, diff, detail = '') {
-  if (ok === null) { console.log(`SKIP  ${label}  ${check}  ${detail}`); return; }
-  if (ok) tally.passed++; else tally.failed++;
-  const d = typeof diff === 'number' && !Number.isNaN(diff) ? diff.toExponential(3) : '-';
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${label}  ${check}  max_abs_diff=${d}${detail ? `  ${detail}` : ''}`);
-}
-async function check(label, name, fn) {
-  try {
-    const r = await fn();
-    line(r.ok, label, name, r.diff, r.detail);
-  } catch (err) {
-    line(false, label, name, NaN, `error: ${err.message}`);
-  }
-}
+const results = new Results();
 /** Expects `fn` to throw with a message matching `pattern`. */
 async function expectError(label, name, pattern, fn) {
-  await check(label, name, async () => {
+  await results.check(label, name, async () => {
     try {
       await fn();
     } catch (err) {
@@ -161,10 +149,6 @@ async function callReferences(m, orig, stream, refFeeds, ref) {
   return refs;
 }
 
-const verdictOf = (cmp, tol, detail) => ({
-  ok: cmp.diff <= tol, diff: cmp.diff,
-  detail: [detail, cmp.diff <= tol ? '' : `worst '${cmp.worst}'${cmp.why ? ` (${cmp.why})` : ''}`].filter(Boolean).join('; '),
-});
 
 async function streamable(m, label, file) {
   const orig = await ort.InferenceSession.create(m.origPath, sessionOptions);
@@ -196,16 +180,16 @@ async function streamable(m, label, file) {
 
     const calls = await streamEntry(m, stream, dataInputs);
     const cmp = compareStream(m, calls, ref, names);
-    line(cmp.diff <= m.tol, label, 'helper stream==full run', cmp.diff, verdictOf(cmp, m.tol, `${plan}; data inputs only: ${dataInputs.join(', ')}`).detail);
+    results.record(label, 'helper stream==full run', verdict(cmp, m.tol, `${plan}; data inputs only: ${dataInputs.join(', ')}`));
 
-    await check(label, 'helper reset()', async () => {
+    await results.check(label, 'helper reset()', async () => {
       await stream.reset();
       if (stream.state !== null) throw new Error('state kept after reset()');
       const again = compareStream(m, await streamEntry(m, stream, dataInputs), ref, names);
-      return verdictOf(again, m.tol, 'second pass after reset() == full run');
+      return verdict(again, m.tol, 'second pass after reset() == full run');
     });
 
-    await check(label, 'helper negative control', async () => {
+    await results.check(label, 'helper negative control', async () => {
       const session = (await ort.InferenceSession.create(file, sessionOptions));
       try {
         const broken = await StreamingSession.create(brokenHandOver(session, stream.stateInputNames), { ort, model: file, ...batch });
@@ -237,7 +221,7 @@ async function streamable(m, label, file) {
 
 /** The helper's own metadata reader equals protobufjs's decoding of the same file. */
 async function readerAgrees(label, file) {
-  await check(label, 'helper metadata reader', async () => {
+  await results.check(label, 'helper metadata reader', async () => {
     const theirs = scanModel(file).metadata.rnnstate;
     const mine = await readRnnstateMetadata(file);
     const same = JSON.stringify(mine) === JSON.stringify(theirs === undefined ? null : JSON.parse(theirs));
@@ -277,7 +261,7 @@ async function edges(entries) {
     const x = rnn.fullFeeds.x;
     const other = new ort.Tensor(x.type, new Float32Array(x.dims[0] * 1 * x.dims[2]), [x.dims[0], 1, x.dims[2]]);
     await expectError(label, 'batch change without reset() refused', /reset\(\)/, () => stream.run({ x: other }));
-    await check(label, 'batch change after reset()', async () => {
+    await results.check(label, 'batch change after reset()', async () => {
       await stream.reset();
       const out = await stream.run({ x: other });
       return { ok: out.y.dims[1] === 1, diff: NaN, detail: `y [${out.y.dims}]` };
@@ -291,7 +275,7 @@ async function edges(entries) {
     const file = rewrite(reverse.origPath, join(dir, 'gru_reverse.required.onnx'), 'required');
     await expectError(label, 'not streamable refused', /do not stream.*nonStreamable/s, () =>
       StreamingSession.create(file, { ort, sessionOptions }));
-    await check(label, 'nonStreamable "reset"', async () => {
+    await results.check(label, 'nonStreamable "reset"', async () => {
       const orig = await ort.InferenceSession.create(reverse.origPath, sessionOptions);
       const stream = await StreamingSession.create(file, { ort, sessionOptions, nonStreamable: 'reset' });
       try {
@@ -305,7 +289,7 @@ async function edges(entries) {
           const cmp = compareOutputs(stream.outputNames, got, want);
           if (!(cmp.diff <= worst.diff)) worst = cmp;
         }
-        return verdictOf(worst, m.tol, 'each call == the original on that chunk');
+        return verdict(worst, m.tol, 'each call == the original on that chunk');
       } finally {
         await stream.release();
         await orig.release();
@@ -342,27 +326,28 @@ async function main() {
     try {
       file = rewrite(m.origPath, join(m.dir, 'required.onnx'), 'required', m.entry.rewriteArgs);
     } catch (err) {
-      line(false, m.label, 'rewrite --state-inputs required', NaN, `error: ${err.message}`);
+      results.record(m.label, 'rewrite --state-inputs required', { ok: false, diff: NaN, detail: `error: ${err.message}` });
       continue;
     }
     if (m.entry.streaming && m.entry.ort) {
       try {
         await streamable(m, m.label, file);
       } catch (err) {
-        line(false, m.label, 'helper stream==full run', NaN, `error: ${err.message}`);
+        results.record(m.label, 'helper stream==full run', { ok: false, diff: NaN, detail: `error: ${err.message}` });
       }
       // The same through one packed tensor (README's runtime table: --pack tensor for onnxruntime-node).
       const packedLabel = `${m.label} [--pack tensor]`;
       const r = cli.rewrite(m.origPath, join(m.dir, 'packed.onnx'), 'required', [...m.entry.rewriteArgs, '--pack', 'tensor']);
-      if (r.status === 4 && /no batch axis|which no graph input declares|leaves unnamed, which no data input declares|cannot pack context state .* (below ai\.onnx opset 8|holds fewer frames than the later ones)|cannot pack state .* its size on axis \d+ is not fixed/.test(r.stderr)) {
-        line(null, packedLabel, 'helper stream==full run', NaN, `refused as documented: ${lastLines(r.stderr, 1)}`);
+      const refused = packRefusal(r, { tensor: true, required: true });
+      if (refused) {
+        results.skip(packedLabel, 'helper stream==full run', `refused as documented: ${refused}`);
       } else if (r.status !== 0 || !r.written) {
-        line(false, packedLabel, 'rewrite --pack tensor --state-inputs required', NaN, `exit ${r.status}: ${lastLines(r.stderr)}`);
+        results.record(packedLabel, 'rewrite --pack tensor --state-inputs required', { ok: false, diff: NaN, detail: `exit ${r.status}: ${lastLines(r.stderr)}` });
       } else {
         try {
           await streamable(m, packedLabel, join(m.dir, 'packed.onnx'));
         } catch (err) {
-          line(false, packedLabel, 'helper stream==full run', NaN, `error: ${err.message}`);
+          results.record(packedLabel, 'helper stream==full run', { ok: false, diff: NaN, detail: `error: ${err.message}` });
         }
         await readerAgrees(packedLabel, join(m.dir, 'packed.onnx'));
       }
@@ -371,12 +356,7 @@ async function main() {
   }
   if (!filter) await edges(entries);
   if (!args.workdir) rmSync(workdir, { recursive: true, force: true });
-  console.log(`${tally.passed} passed, ${tally.failed} failed`);
-  process.exitCode = tally.failed ? 1 : 0;
+  results.finish();
 }
 
-main().catch((err) => {
-  console.error(err.stack || String(err));
-  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
-  process.exitCode = 1;
-});
+results.run(main);

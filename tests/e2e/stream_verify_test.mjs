@@ -23,27 +23,13 @@ import { verifyStreaming, VerifyError } from '../../tools/js/rnnstate-stream/ver
 import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
 import { readModel, writeModel } from './lib/onnx-edit.mjs';
 import { RnnstateCli, lastLines } from './lib/rnnstate-cli.mjs';
+import { Results, suiteArgs } from './lib/suite.mjs';
 
 // One thread per session: tiny models, and a pool of one thread per core only spins against other suites.
 const SESSION_OPTIONS = { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 };
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'tools', 'js', 'rnnstate-stream', 'cli.mjs');
 
-function parseArgs(argv) {
-  const args = {};
-  for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
-  for (const key of ['rnnstate', 'models', 'manifest']) {
-    if (!args[key]) throw new Error(`usage: stream_verify_test.mjs --rnnstate BIN --models DIR --manifest FILE (missing --${key})`);
-  }
-  return args;
-}
-
-let passed = 0;
-let failed = 0;
-function report(ok, label, what, detail = '') {
-  console.log(`${ok ? 'PASS' : 'FAIL'}  ${label}  ${what}${detail ? `  ${detail}` : ''}`);
-  if (ok) passed++;
-  else failed++;
-}
+const results = new Results();
 
 const worst = (result) => Math.max(0, ...result.compared.map((c) => c.max_abs));
 
@@ -145,7 +131,7 @@ async function callByCall(cli, models, work) {
     const result = await verifyStreaming({ ...base, original, rewritten });
     const authorsOwn = original === authors;
     const want = authorsOwn ? 'first call, state round trip' : mode ? 'first call' : 'first call, unfed';
-    report(result.ok && result.mode === 'calls' && ran(result) === want &&
+    results.report(result.ok && result.mode === 'calls' && ran(result) === want &&
       result.compared.length === (authorsOwn ? 6 : mode ? 1 : 2), label, 'calls checked',
     `ok ${result.ok}, ran: ${ran(result)}, ${result.compared.length} compared, max_abs=${worst(result)}`);
   }
@@ -155,20 +141,20 @@ async function callByCall(cli, models, work) {
   for (const [what, file] of [['h and c rows swapped', 'frame.rows.onnx'], ['state not fed back', 'frame.stale.onnx']]) {
     const result = await verifyStreaming({ ...base, original: authors, rewritten: join(work, file) });
     const failedOn = result.compared.filter((c) => !c.ok).map((c) => `${c.name}@${c.call}`);
-    report(!result.ok && failedOn.length > 0, 'frame/frame_lstm_state', `broken: ${what}`,
+    results.report(!result.ok && failedOn.length > 0, 'frame/frame_lstm_state', `broken: ${what}`,
       result.ok ? 'NOT detected' : `detected: ${failedOn.join(' ')}`);
   }
   // The command line: random data of a given shape (the dims have no names), the checks listed.
   const inputs = join(work, 'frame.inputs.json');
   writeFileSync(inputs, JSON.stringify({ x: { dims: [1, 64] } }));
   const ok = runCli(['verify', authors, rewritten, '--inputs', inputs, '--calls', '4']);
-  report(ok.status === 0 && /^ {2}n\/a {3}chunked = whole: the rewrite records no time axis inside one call/m.test(ok.stdout) &&
+  results.report(ok.status === 0 && /^ {2}n\/a {3}chunked = whole: the rewrite records no time axis inside one call/m.test(ok.stdout) &&
     /^ {2}ran {3}state round trip: calls 2\.\.4/m.test(ok.stdout) && /^PASS: 8 values of 4 calls/m.test(ok.stdout),
   'cli', 'one frame per call: exit 0, the checks listed', `exit ${ok.status} ${lastLines(ok.stdout + ok.stderr)}`);
   const broken = runCli(['verify', authors, join(work, 'frame.rows.onnx'), '--inputs', inputs]);
-  report(broken.status === 1 && /^FAIL: /m.test(broken.stdout), 'cli', 'one frame per call, broken: exit 1', `exit ${broken.status}`);
+  results.report(broken.status === 1 && /^FAIL: /m.test(broken.stdout), 'cli', 'one frame per call, broken: exit 1', `exit ${broken.status}`);
   const bare = runCli(['verify', authors, rewritten]);
-  report(bare.status === 4 && /dimension \(unnamed\) on axis 0 has no value: give the input in --inputs/.test(bare.stderr),
+  results.report(bare.status === 4 && /dimension \(unnamed\) on axis 0 has no value: give the input in --inputs/.test(bare.stderr),
     'cli', 'unnamed dims without --inputs: exit 4, says what to give', bare.stderr.trim());
 }
 
@@ -178,7 +164,8 @@ function runCli(args) {
 }
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = suiteArgs('usage: node stream_verify_test.mjs --rnnstate BIN --models DIR --manifest FILE',
+    { rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' } }, ['rnnstate', 'models', 'manifest']);
   const cli = new RnnstateCli(args.rnnstate);
   const work = mkdtempSync(join(tmpdir(), 'rnnstate-verify-'));
   try {
@@ -201,7 +188,7 @@ async function main() {
       const d = cli.rewrite(original, defaults, null, entry.rewriteArgs);
       const r = cli.rewrite(original, required, 'required', entry.rewriteArgs);
       if (d.status !== 0 || r.status !== 0 || !d.written) {
-        report(false, label, 'rewrite', lastLines(d.stderr + r.stderr));
+        results.report(false, label, 'rewrite', lastLines(d.stderr + r.stderr));
         continue;
       }
       const pairs = cli.report(defaults).pairs;
@@ -209,7 +196,7 @@ async function main() {
       const carried = pairs.every((p) => (p.carried ?? p.streamable) !== false);
       // The analysis and the manifest (what ONNX Runtime was shown to do) agree on every model.
       if (pairs.length > 0) {
-        report(streamable === entry.streaming, label, 'metadata agrees',
+        results.report(streamable === entry.streaming, label, 'metadata agrees',
           `streamable ${streamable}, manifest streaming ${entry.streaming}`);
       }
       if (!entry.streaming) {
@@ -217,13 +204,13 @@ async function main() {
         try {
           const result = await verifyStreaming(await optionsOf(entry, original, defaults));
           // Carried states in a model whose operators make chunks differ: verify runs and shows it.
-          report(carried && !result.ok && Boolean(result.predicted_difference), label, 'shows the difference',
+          results.report(carried && !result.ok && Boolean(result.predicted_difference), label, 'shows the difference',
             `ok ${result.ok}, max_abs=${worst(result)}, metadata: ${result.predicted_difference}`);
         } catch (err) {
           // States no recurrence carries are refused; a chunk too short for a window fails in ONNX Runtime.
           const refused = err instanceof VerifyError && err.code === 4 && /not carried/.test(err.message);
           const cannotRun = carried && err instanceof VerifyError && err.code === 3;
-          report(refused === !carried && (refused || cannotRun), label, carried ? 'shows the difference' : 'refuses not carried',
+          results.report(refused === !carried && (refused || cannotRun), label, carried ? 'shows the difference' : 'refuses not carried',
             err.message.slice(0, 100));
         }
         continue;
@@ -232,9 +219,9 @@ async function main() {
         try {
           const result = await verifyStreaming(await optionsOf(entry, original, file));
           const bad = result.compared.filter((c) => !c.ok).map((c) => `${c.name} ${c.max_abs}${c.why ? ` (${c.why})` : ''}`);
-          report(result.ok, label, `verify ${mode}`, `max_abs=${worst(result)} ${result.compared.length} compared ${bad.join('; ')}`);
+          results.report(result.ok, label, `verify ${mode}`, `max_abs=${worst(result)} ${result.compared.length} compared ${bad.join('; ')}`);
         } catch (err) {
-          report(false, label, `verify ${mode}`, err.message);
+          results.report(false, label, `verify ${mode}`, err.message);
         }
       }
       // Broken rewrites must fail: a hand-over that carries the wrong state, or none.
@@ -243,7 +230,7 @@ async function main() {
       try {
         candidates = await brokenCandidates(options);
       } catch (err) {
-        report(false, label, 'broken rewrites', err.message);
+        results.report(false, label, 'broken rewrites', err.message);
         continue;
       }
       const { stale, swap } = candidates;
@@ -259,14 +246,14 @@ async function main() {
       for (const [what, file] of broken) {
         try {
           const result = await verifyStreaming({ ...options, rewritten: file });
-          report(!result.ok, label, `broken: ${what}`, result.ok ? 'NOT detected' : `detected, max_abs=${worst(result)}`);
+          results.report(!result.ok, label, `broken: ${what}`, result.ok ? 'NOT detected' : `detected, max_abs=${worst(result)}`);
           negatives++;
         } catch (err) {
-          report(false, label, `broken: ${what}`, err.message);
+          results.report(false, label, `broken: ${what}`, err.message);
         }
       }
     }
-    report(negatives >= 10, 'models/', 'broken rewrites tried', `${negatives}`);
+    results.report(negatives >= 10, 'models/', 'broken rewrites tried', `${negatives}`);
     await callByCall(cli, args.models, work);
 
     // The command line, on a batch-first PyTorch export (time axis found: x [batch, seq, 3] -> seq).
@@ -276,33 +263,29 @@ async function main() {
     swappedPairs(good, join(work, 'cli.swapped.onnx'), 'rnn.LSTM.h_out', 'rnn.LSTM_1.c_out');
     const ok = runCli(['verify', torch, good, '--json', join(work, 'r.json')]);
     const json = JSON.parse(readFileSync(join(work, 'r.json'), 'utf8'));
-    report(ok.status === 0 && /^PASS: /m.test(ok.stdout) && json.ok === true && json.time_axes.x === 1 &&
+    results.report(ok.status === 0 && /^PASS: /m.test(ok.stdout) && json.ok === true && json.time_axes.x === 1 &&
       json.chunks.join(',') === '1,2,5' && json.compared.length === 7, 'cli', 'pass, --json, time axis found',
       `exit ${ok.status} ${lastLines(ok.stderr)}`);
     const seeded = runCli(['verify', torch, good, '--seed', '5', '--length', '9', '--batch', '3', '--json', '-']);
     const seededJson = seeded.status === 0 ? JSON.parse(seeded.stdout) : {};
-    report(seeded.status === 0 && seededJson.length === 9 && seededJson.batch === 3 &&
+    results.report(seeded.status === 0 && seededJson.length === 9 && seededJson.batch === 3 &&
       seededJson.chunks.reduce((a, b) => a + b, 0) === 9, 'cli', '--seed random chunks', `exit ${seeded.status} ${seeded.stdout.slice(0, 80)}`);
     const swapped = runCli(['verify', torch, join(work, 'cli.swapped.onnx'), '--chunks', '3,5']);
-    report(swapped.status === 1 && /^FAIL: /m.test(swapped.stdout), 'cli', 'swapped pairs: exit 1', `exit ${swapped.status}`);
+    results.report(swapped.status === 1 && /^FAIL: /m.test(swapped.stdout), 'cli', 'swapped pairs: exit 1', `exit ${swapped.status}`);
     const reverse = join(work, 'cli.reverse.onnx');
     cli.rewrite(join(args.models, 'handbuilt', 'gru_reverse.onnx'), reverse, null, []);
     const refused = runCli(['verify', join(args.models, 'handbuilt', 'gru_reverse.onnx'), reverse]);
-    report(refused.status === 4 && /not carried/.test(refused.stderr), 'cli', 'not streamable: exit 4', refused.stderr.trim());
+    results.report(refused.status === 4 && /not carried/.test(refused.stderr), 'cli', 'not streamable: exit 4', refused.stderr.trim());
     const plain = runCli(['verify', torch, torch]);
-    report(plain.status === 3 && /no "rnnstate" metadata/.test(plain.stderr), 'cli', 'no metadata: exit 3', plain.stderr.trim());
+    results.report(plain.status === 3 && /no "rnnstate" metadata/.test(plain.stderr), 'cli', 'no metadata: exit 3', plain.stderr.trim());
     const usage = runCli(['verify', torch, good, '--chunks', '2,x']);
-    report(usage.status === 2, 'cli', 'usage error: exit 2', usage.stderr.split('\n')[0]);
+    results.report(usage.status === 2, 'cli', 'usage error: exit 2', usage.stderr.split('\n')[0]);
     const wrongAxis = runCli(['verify', torch, good, '--time-axis', 'nope:1']);
-    report(wrongAxis.status === 2 && /not a data input/.test(wrongAxis.stderr), 'cli', '--time-axis of no input: exit 2', wrongAxis.stderr.split('\n')[0]);
+    results.report(wrongAxis.status === 2 && /not a data input/.test(wrongAxis.stderr), 'cli', '--time-axis of no input: exit 2', wrongAxis.stderr.split('\n')[0]);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exitCode = failed ? 1 : 0;
+  results.finish();
 }
 
-main().catch((err) => {
-  console.error(err.stack ?? err);
-  process.exitCode = 1;
-});
+results.run(main);

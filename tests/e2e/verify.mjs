@@ -10,70 +10,21 @@
 // runner that knows only the required models' metadata (routes, init feeds, shape feedable, (4), (5)). One line per model per check, then "N passed, M failed"; exit 1 on any
 // failure. See README.md for the manifest format and what each check means.
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, existsSync, mkdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 
 import * as checks from './lib/checks.mjs';
 import * as exposure from './lib/exposure-checks.mjs';
 import { metadataProblems } from './lib/json-schema.mjs';
-import { buildFeeds, loadManifest, normalizeEntry } from './lib/manifest.mjs';
+import { buildFeeds, normalizeEntry } from './lib/manifest.mjs';
 import { scanModel } from './lib/onnx-proto.mjs';
 import { lastLines, RnnstateCli } from './lib/rnnstate-cli.mjs';
+import { MANIFEST_OPTIONS, Results, runManifestSuite, suiteArgs } from './lib/suite.mjs';
 
 const USAGE = 'usage: node verify.mjs --rnnstate BINARY --models DIR --manifest FILE [--filter REGEX] [--shard K/N] [--workdir DIR]\n' +
   '                        [--tol 1e-5] [--seed S] [--timeout SEC] [--threads N] [--verbose]';
-
-function parseCli() {
-  const { values } = parseArgs({
-    options: {
-      rnnstate: { type: 'string' }, models: { type: 'string' }, manifest: { type: 'string' },
-      filter: { type: 'string' }, shard: { type: 'string' }, workdir: { type: 'string' }, tol: { type: 'string', default: '1e-5' },
-      seed: { type: 'string', default: 'rnnstate-e2e' }, timeout: { type: 'string', default: '600' },
-      threads: { type: 'string', default: '1' }, verbose: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) { console.log(USAGE); process.exit(0); }
-  for (const k of ['rnnstate', 'models', 'manifest']) {
-    if (!values[k]) { console.error(`missing --${k}\n${USAGE}`); process.exit(2); }
-  }
-  return values;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Result lines and tally.
-
-const tally = { passed: 0, failed: 0 };
-
-function fmtDiff(d) {
-  return typeof d === 'number' && !Number.isNaN(d) ? d.toExponential(3) : '-';
-}
-
-function record(label, check, result) {
-  if (result.ok) tally.passed++; else tally.failed++;
-  const detail = result.detail ? `  ${result.detail}` : '';
-  console.log(`${result.ok ? 'PASS' : 'FAIL'}  ${label}  ${check}  max_abs_diff=${fmtDiff(result.diff)}${detail}`);
-}
-
-function skip(label, check, why) {
-  console.log(`SKIP  ${label}  ${check}  ${why}`);
-}
-
-/** Runs one check, turning an exception into a FAIL line (an unexpected error is a failure). */
-async function runCheck(label, check, fn) {
-  let result;
-  try {
-    result = await fn();
-  } catch (err) {
-    result = { ok: false, diff: NaN, detail: `error: ${err.message}` };
-  }
-  if (result === null) skip(label, check, 'not applicable');
-  else record(label, check, result);
-  return result;
-}
+const results = new Results();
 
 // ---------------------------------------------------------------------------------------------
 // Rewriting with the binary under test.
@@ -224,7 +175,7 @@ function prefetchRewrites(all, selected, opts) {
       const f = { orig: resolve(opts.models, entry.file), def: join(dir, 'rewritten.onnx'), req: join(dir, 'required.onnx') };
       return [{ args: entry.rewriteArgs, f, reqDirect: join(dir, 'required-direct.onnx') }];
     } catch {
-      return [];  // verifyModel reports the entry
+      return [];  // runManifestSuite reports the entry
     }
   });
   const again = (file) => file.replace(/\.onnx$/, '-again.onnx');
@@ -238,15 +189,7 @@ function prefetchRewrites(all, selected, opts) {
   opts.cli.prefetchReports(written.flatMap(({ f }) => [f.def, f.orig]));
 }
 
-async function verifyModel(raw, index, labels, opts) {
-  const label = labels[index];
-  let entry;
-  try {
-    entry = normalizeEntry(raw);
-  } catch (err) {
-    record(label, 'manifest', { ok: false, diff: NaN, detail: err.message });
-    return;
-  }
+async function verifyModel(entry, index, label, opts) {
   const m = {
     entry, label,
     tol: entry.tolerance ?? opts.tol,
@@ -259,11 +202,11 @@ async function verifyModel(raw, index, labels, opts) {
   mkdirSync(m.dir, { recursive: true });
   const cli = opts.cli;
 
-  const rw = await runCheck(label, 'rewrite', () => rewriteAll(m, cli));
+  const rw = await results.check(label, 'rewrite', () => rewriteAll(m, cli));
   if (!rw.ok || rw.stop) return;
-  await runCheck(label, 'idempotent', () => checkIdempotent(m, cli));
+  await results.check(label, 'idempotent', () => checkIdempotent(m, cli));
   if (!entry.ort) {
-    skip(label, 'onnxruntime checks', 'manifest says "ort": false');
+    results.skip(label, 'onnxruntime checks', 'manifest says "ort": false');
     return;
   }
 
@@ -272,7 +215,7 @@ async function verifyModel(raw, index, labels, opts) {
     for (const k of ['orig', 'def', 'req', 'reqDirect']) m.sessions[k] = await InferenceSession.create(m.files[k], sessionOptions);
     m.fullFeeds = buildFeeds(m.sessions.orig, entry, m.seedBase);
   } catch (err) {
-    record(label, 'load', { ok: false, diff: NaN, detail: `error: ${err.message}` });
+    results.record(label, 'load', { ok: false, diff: NaN, detail: `error: ${err.message}` });
     await releaseAll(m);
     return;
   }
@@ -285,35 +228,35 @@ async function verifyModel(raw, index, labels, opts) {
     { name: 'required-direct.onnx', file: m.files.reqDirect, session: m.sessions.reqDirect, meta: metaOf(m.files.reqDirect) },
   ];
 
-  await runCheck(label, 'interface', () => checks.checkInterface(m));
+  await results.check(label, 'interface', () => checks.checkInterface(m));
   if (entry.exposed) {
-    await runCheck(label, 'exposed: recognized', () => exposure.checkRecognition(m, m.origReport));
+    await results.check(label, 'exposed: recognized', () => exposure.checkRecognition(m, m.origReport));
     // States that run within one call (their authors restart them from zeros) are left alone too.
     if (entry.exposed.every((x) => x.pair || /default path|runs within one call/.test(x.reason ?? ''))) {
-      await runCheck(label, 'exposed: interface unchanged', () => exposure.checkInterfaceUnchanged(m));
+      await results.check(label, 'exposed: interface unchanged', () => exposure.checkInterfaceUnchanged(m));
     }
   }
-  await runCheck(label, '(1) defaults-unfed==original', () => checks.checkDefaultsUnfed(m));
+  await results.check(label, '(1) defaults-unfed==original', () => checks.checkDefaultsUnfed(m));
   if (entry.streaming && entry.chunkMode === 'calls') {
-    await runCheck(label, '(2) calls', () => checks.checkCalls(m));
+    await results.check(label, '(2) calls', () => checks.checkCalls(m));
   } else if (entry.streaming) {
-    const streaming = await runCheck(label, '(2) streaming', () => checks.checkStreaming(m));
+    const streaming = await results.check(label, '(2) streaming', () => checks.checkStreaming(m));
     // The self-test proves that a PASS of (2) means something; after a FAIL it has nothing to prove.
-    if (streaming.ok) await runCheck(label, '(2) self-test', () => checks.checkSelfTest(m));
-    else skip(label, '(2) self-test', 'not run: (2) failed');
+    if (streaming.ok) await results.check(label, '(2) self-test', () => checks.checkSelfTest(m));
+    else results.skip(label, '(2) self-test', 'not run: (2) failed');
   }
   // A fixed-length original (streamed only after `--time-axis`) refuses chunks: only its rewrite is chunked.
   const originalTakesChunks = !entry.rewriteArgs.includes('--time-axis');
   if (entry.streaming && m.stacked.length && m.allOwn && entry.chunkMode === 'seq' && !originalTakesChunks) {
-    skip(label, '(2) stacked, original model', 'the original has a fixed length: only the rewrite takes chunks');
+    results.skip(label, '(2) stacked, original model', 'the original has a fixed length: only the rewrite takes chunks');
   } else if (entry.streaming && m.stacked.length && m.allOwn && entry.chunkMode === 'seq') {
-    const stacked = await runCheck(label, '(2) stacked, original model', () => checks.checkStackedStreaming(m));
-    if (stacked.ok) await runCheck(label, '(2) stacked self-test', () => checks.checkStackedSelfTest(m));
+    const stacked = await results.check(label, '(2) stacked, original model', () => checks.checkStackedStreaming(m));
+    if (stacked.ok) await results.check(label, '(2) stacked self-test', () => checks.checkStackedSelfTest(m));
   }
-  if (entry.expectChunkingDiffers) await runCheck(label, '(2) not streamable', () => checks.checkChunkingDiffers(m));
-  if (entry.zeroDefault) await runCheck(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
-  if (m.pairs.length) await runCheck(label, 'required-direct', () => checks.checkRequiredDirect(m));
-  if (m.pairs.length) await runCheck(label, 'state inputs live', () => checks.checkStateInputsLive(m));
+  if (entry.expectChunkingDiffers) await results.check(label, '(2) not streamable', () => checks.checkChunkingDiffers(m));
+  if (entry.zeroDefault) await results.check(label, '(3) zeros==defaults', () => checks.checkZeroState(m));
+  if (m.pairs.length) await results.check(label, 'required-direct', () => checks.checkRequiredDirect(m));
+  if (m.pairs.length) await results.check(label, 'state inputs live', () => checks.checkStateInputsLive(m));
   if (m.pairs.length) await contractChecks(m, label, opts.cli);
   await releaseAll(m);
 }
@@ -321,15 +264,15 @@ async function verifyModel(raw, index, labels, opts) {
 /** The state contract in required mode, following only the required model's metadata (issue 11). */
 async function contractChecks(m, label, cli) {
   const { entry } = m;
-  await runCheck(label, 'routes', () => checks.checkRoutes(m));
-  await runCheck(label, 'init feeds', () => checks.checkInitFeeds(m, cli));
-  await runCheck(label, 'shape feedable', () => checks.checkShapeFeedable(m));
-  const first = await runCheck(label, '(4) required-first-call==original', () => checks.checkRequiredFirstCall(m));
+  await results.check(label, 'routes', () => checks.checkRoutes(m));
+  await results.check(label, 'init feeds', () => checks.checkInitFeeds(m, cli));
+  await results.check(label, 'shape feedable', () => checks.checkShapeFeedable(m));
+  const first = await results.check(label, '(4) required-first-call==original', () => checks.checkRequiredFirstCall(m));
   const empty = m.required.some((r) => r.meta.states.some((st) => st.init === 'empty'));
-  if (first.ok && empty) await runCheck(label, '(4) self-test', () => checks.checkRequiredFirstCallSelfTest(m));
+  if (first.ok && empty) await results.check(label, '(4) self-test', () => checks.checkRequiredFirstCallSelfTest(m));
   if (entry.streaming) {
-    if (first.ok) await runCheck(label, '(5) required streaming', () => checks.checkRequiredStreaming(m));
-    else skip(label, '(5) required streaming', 'not run: (4) failed');
+    if (first.ok) await results.check(label, '(5) required streaming', () => checks.checkRequiredStreaming(m));
+    else results.skip(label, '(5) required streaming', 'not run: (4) failed');
   }
 }
 
@@ -337,15 +280,8 @@ async function releaseAll(m) {
   for (const s of Object.values(m.sessions)) await s.release().catch(() => {});
 }
 
-/** Line labels: the model file, with "#index" added when a file appears in several entries. */
-function makeLabels(entries) {
-  const count = {};
-  for (const e of entries) count[e.file] = (count[e.file] ?? 0) + 1;
-  return entries.map((e, i) => (count[e.file] > 1 ? `${e.file}#${i}` : `${e.file}`));
-}
-
 async function main() {
-  const args = parseCli();
+  const args = suiteArgs(USAGE, { ...MANIFEST_OPTIONS, threads: { type: 'string', default: '1' } }, ['rnnstate', 'models', 'manifest']);
   const opts = {
     models: resolve(args.models),
     tol: Number(args.tol),
@@ -353,30 +289,8 @@ async function main() {
     threads: Number(args.threads),
     cli: new RnnstateCli(resolve(args.rnnstate), { timeoutSec: Number(args.timeout), verbose: args.verbose }),
   };
-  if (!existsSync(opts.cli.binary)) { console.error(`rnnstate binary not found: ${opts.cli.binary}`); process.exit(2); }
-  const all = loadManifest(args.manifest);
-  const filter = args.filter ? new RegExp(args.filter) : null;
-  const labels = makeLabels(all);
-  const selected = all.map((e, i) => i).filter((i) => !filter || filter.test(all[i].file ?? ''));
-  // --shard K/N: every Nth entry from the Kth, so that ctest runs N processes side by side.
-  const [shard, shards] = (args.shard ?? '1/1').split('/').map(Number);
-  if (!(shards >= 1 && shard >= 1 && shard <= shards)) { console.error(`--shard ${args.shard}: expected K/N with 1 <= K <= N`); process.exit(2); }
-  selected.splice(0, selected.length, ...selected.filter((i, k) => k % shards === shard - 1));
-  if (selected.length === 0) { console.error('no manifest entry matches'); console.log('0 passed, 0 failed'); process.exit(1); }
-
-  // Our own temporary directory is removed at the end; a --workdir is kept for inspection.
-  opts.workdir = args.workdir ? resolve(args.workdir) : mkdtempSync(join(tmpdir(), 'rnnstate-e2e-'));
-  mkdirSync(opts.workdir, { recursive: true });
-  prefetchRewrites(all, selected, opts);
-  for (const i of selected) await verifyModel(all[i], i, labels, opts);
-  if (!args.workdir) rmSync(opts.workdir, { recursive: true, force: true });
-
-  console.log(`${tally.passed} passed, ${tally.failed} failed`);
-  process.exitCode = tally.failed > 0 ? 1 : 0;
+  await runManifestSuite(results, args, opts, 'rnnstate-e2e-', prefetchRewrites, verifyModel);
+  results.finish();
 }
 
-main().catch((err) => {
-  console.error(err.stack || String(err));
-  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
-  process.exitCode = 1;
-});
+results.run(main);

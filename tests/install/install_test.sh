@@ -24,6 +24,11 @@ for file in bin/rnnstate share/man/man1/rnnstate.1.gz share/bash-completion/comp
 done
 check "nothing installed outside the prefix's bin, include, lib, share" \
   test -z "$(ls "$prefix" | grep -vx -e bin -e include -e lib -e share)"
+# The library is what include/ declares: the command line's own units (src/cli: files, workers, results,
+# `verify`'s Node.js run), whose headers are not installed, are the executable's.
+cli_symbols() { nm -C --defined-only "$prefix/lib/librnnstate.a" 2>/dev/null |
+  grep -E 'rnnstate::(FindModelFiles|RunBatch|FindVerifyScript|RunNodeVerify|ClosestName|DiscoveryErrorResult)\('; }
+check "the library defines none of the command line's functions" test -z "$(cli_symbols)"
 
 # --version: the release version, the source revision, the onnx and protobuf versions compiled against.
 check "--version" run 0 --version

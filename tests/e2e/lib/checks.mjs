@@ -47,10 +47,10 @@ export function compareOutputs(names, got, want) {
   return result;
 }
 
-const pass = (diff, detail = '') => ({ ok: true, diff, detail });
-const fail = (diff, detail) => ({ ok: false, diff, detail });
+export const pass = (diff, detail = '') => ({ ok: true, diff, detail });
+export const fail = (diff, detail) => ({ ok: false, diff, detail });
 /** PASS/FAIL of a comparison against the tolerance; a FAIL names the worst output. */
-function verdict(cmp, tol, detail = '') {
+export function verdict(cmp, tol, detail = '') {
   const ok = cmp.diff <= tol;
   const worst = ok ? '' : `worst '${cmp.worst}'` + (cmp.why ? ` (${cmp.why})` : '');
   return { ok, diff: cmp.diff, detail: [detail, worst].filter(Boolean).join('; ') };
@@ -100,12 +100,17 @@ export async function checkDefaultsUnfed(m) {
 // the Loop trip-count input to the chunk length (and slices seq_axes inputs, if any, so a body
 // that reads x[iteration] sees the right elements).
 
-export function chunkFeeds(m, offset, length) {
-  const feeds = { ...m.fullFeeds };
-  for (const [name, axis] of Object.entries(m.entry.seqAxes)) feeds[name] = sliceAxis(m.fullFeeds[name], axis, offset, length);
+export const chunkFeeds = (m, offset, length) => sliceFeeds(m, m.fullFeeds, offset, length);
+
+/** The feeds of `full` for one chunk: `seq_axes` inputs sliced; in trip_count mode the trip count set to the length. */
+export function sliceFeeds(m, full, offset, length) {
+  const feeds = { ...full };
+  for (const [name, axis] of Object.entries(m.entry.seqAxes)) {
+    if (feeds[name]) feeds[name] = sliceAxis(full[name], axis, offset, length);
+  }
   if (m.entry.chunkMode === 'trip_count') {
-    const full = m.fullFeeds[m.entry.tripInput];
-    feeds[m.entry.tripInput] = tensorFromValues(full.type, full.dims, length);
+    const trip = full[m.entry.tripInput];
+    feeds[m.entry.tripInput] = tensorFromValues(trip.type, trip.dims, length);
   }
   return feeds;
 }

@@ -7,16 +7,9 @@
 // Triton-like run reads the states back from the packed value with the metadata's description (offset,
 // length, row_shape, batch_axis), which checks that description too.
 import { Tensor } from 'onnxruntime-node';
-import { compareOutputs, runExact } from './checks.mjs';
-import { concatAxis, numel, sliceAxis, tensorFromValues, zerosTensor } from './tensors.mjs';
+import { assembleChunks, compareOutputs, fail, pass, runExact, sliceFeeds, verdict } from './checks.mjs';
+import { concatAxis, numel, sliceAxis, zerosTensor } from './tensors.mjs';
 
-const pass = (diff, detail = '') => ({ ok: true, diff, detail });
-const fail = (diff, detail) => ({ ok: false, diff, detail });
-function verdict(cmp, tol, detail = '') {
-  const ok = cmp.diff <= tol;
-  const worst = ok ? '' : `worst '${cmp.worst}'` + (cmp.why ? ` (${cmp.why})` : '');
-  return { ok, diff: cmp.diff, detail: [detail, worst].filter(Boolean).join('; ') };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Tensor layout helpers.
@@ -95,29 +88,6 @@ export function comparedOutputs(m, skip = []) {
   return m.origOutputNames.filter((n) => !skip.includes(n));
 }
 
-/** Feeds for one chunk: `seq_axes` inputs sliced; in trip_count mode the trip count set to the length. */
-export function chunkFeeds(m, full, offset, length) {
-  const feeds = { ...full };
-  for (const [name, axis] of Object.entries(m.entry.seqAxes)) {
-    if (feeds[name]) feeds[name] = sliceAxis(full[name], axis, offset, length);
-  }
-  if (m.entry.chunkMode === 'trip_count') {
-    const trip = full[m.entry.tripInput];
-    feeds[m.entry.tripInput] = tensorFromValues(trip.type, trip.dims, length);
-  }
-  return feeds;
-}
-
-/** Streamed outputs: concatenated along their sequence axis, else the last call's. */
-export function assemble(m, outs, names) {
-  const result = {};
-  for (const name of names) {
-    const axis = m.entry.outputSeqAxes[name];
-    result[name] = axis === undefined ? outs[outs.length - 1][name] : concatAxis(outs.map((o) => o[name]), axis);
-  }
-  return result;
-}
-
 /** Only the inputs `session` lists (the packed model lacks the original's own state inputs). */
 export function feedsFor(session, feeds) {
   return Object.fromEntries(session.inputNames.filter((n) => n in feeds).map((n) => [n, feeds[n]]));
@@ -149,7 +119,7 @@ async function runPackedChunks(m, v, full, reset = false) {
   const calls = m.entry.chunkMode === 'calls' ? Array(m.entry.chunks).fill(0) : m.entry.chunks;
   let offset = 0;
   for (const length of calls) {
-    const feeds = feedsFor(v.req, m.entry.chunkMode === 'calls' ? full : chunkFeeds(m, full, offset, length));
+    const feeds = feedsFor(v.req, m.entry.chunkMode === 'calls' ? full : sliceFeeds(m, full, offset, length));
     for (const value of v.meta.packed.values) {
       feeds[value.input] = outs.length && !reset ? outs[outs.length - 1][value.output] : emptyPacked(value);
     }
@@ -166,7 +136,7 @@ export async function checkStreaming(m, v, full, reference) {
   const outs = await runPackedChunks(m, v, full);
   if (m.entry.chunkMode === 'calls') return checkCallsOutcome(m, v, outs);
   const detail = `${m.entry.chunkMode} chunks [${m.entry.chunks}]`;
-  return verdict(compareOutputs(names, assemble(m, outs, names), reference), m.tol, detail);
+  return verdict(compareOutputs(names, assembleChunks(m, outs, names), reference), m.tol, detail);
 }
 
 /** Calls mode (If models): with the branch not taken every call equals call 1, else the state is accepted. */
@@ -188,7 +158,7 @@ export async function checkSelfTest(m, v, full, reference) {
   const live = v.meta.packed.values.some((x) => streamed[streamed.length - 1][x.output].data.some((e) => e !== 0));
   if (!live) return null;  // every final state is zero: a reset cannot be told apart
   const outs = await runPackedChunks(m, v, full, true);
-  const cmp = compareOutputs(names, assemble(m, outs, names), reference);
+  const cmp = compareOutputs(names, assembleChunks(m, outs, names), reference);
   return cmp.diff > m.tol ? pass(cmp.diff, 'state reset every call: mismatch detected as expected')
     : fail(cmp.diff, 'state reset every call: NOT detected - the state path is not tested');
 }
@@ -232,7 +202,7 @@ export async function checkLayoutStreaming(m, v, full, reference) {
   const calls = m.entry.chunkMode === 'calls' ? Array(m.entry.chunks).fill(0) : m.entry.chunks;
   let offset = 0;
   for (const length of calls) {
-    const feeds = feedsFor(v.req, m.entry.chunkMode === 'calls' ? full : chunkFeeds(m, full, offset, length));
+    const feeds = feedsFor(v.req, m.entry.chunkMode === 'calls' ? full : sliceFeeds(m, full, offset, length));
     if (outs.length) for (const pair of v.meta.states) feeds[pair.input] = outs[outs.length - 1].raw[pair.output];
     else Object.assign(feeds, layoutFirstFeeds(m, v.meta));
     const out = await runExact(v.req, feeds, `batch-first call ${outs.length + 1}`);
@@ -249,7 +219,7 @@ export async function checkLayoutStreaming(m, v, full, reference) {
     return verdict(worst, m.tol, `${outs.length} calls, branch not taken`);
   }
   const names = comparedOutputs(m, m.entry.streamingSkipOutputs);
-  return verdict(compareOutputs(names, assemble(m, outs, names), reference), m.tol, `chunks [${m.entry.chunks}]`);
+  return verdict(compareOutputs(names, assembleChunks(m, outs, names), reference), m.tol, `chunks [${m.entry.chunks}]`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,7 +232,7 @@ async function runSequenceChunks(m, w, full, reset = false) {
   let offset = 0;
   let state = null;
   for (const length of calls) {
-    const base = m.entry.chunkMode === 'calls' ? full : chunkFeeds(m, full, offset, length);
+    const base = m.entry.chunkMode === 'calls' ? full : sliceFeeds(m, full, offset, length);
     const session = state && !reset ? w.next : w.first;
     const feeds = feedsFor(session, base);
     if (session === w.next) w.memberInputs.forEach((name, i) => { feeds[name] = state[w.memberOutputs[i]]; });
@@ -291,12 +261,12 @@ export async function checkSequenceStreaming(m, w, full, reference) {
     return verdict(worst, m.tol, `${outs.length} calls, branch not taken`);
   }
   const names = comparedOutputs(m, m.entry.streamingSkipOutputs);
-  return verdict(compareOutputs(names, assemble(m, outs, names), reference), m.tol, `chunks [${m.entry.chunks}]`);
+  return verdict(compareOutputs(names, assembleChunks(m, outs, names), reference), m.tol, `chunks [${m.entry.chunks}]`);
 }
 
 export async function checkSequenceSelfTest(m, w, full, reference) {
   const names = comparedOutputs(m, m.entry.streamingSkipOutputs);
-  const cmp = compareOutputs(names, assemble(m, await runSequenceChunks(m, w, full, true), names), reference);
+  const cmp = compareOutputs(names, assembleChunks(m, await runSequenceChunks(m, w, full, true), names), reference);
   return cmp.diff > m.tol ? pass(cmp.diff, 'empty sequence every call: mismatch detected as expected')
     : fail(cmp.diff, 'empty sequence every call: NOT detected - the state path is not tested');
 }
@@ -367,7 +337,7 @@ export async function checkTritonLike(m, session, states, batchSymbol, reference
   const lengths = { 0: total, 1: chunks[0], 2: total, 3: total - chunks[0] };
   for (const seq of [0, 1, 2, 3]) {
     const want = await reference(data[seq], lengths[seq]);
-    const got = assemble(m, perSeq[seq], Object.keys(perSeq[seq][0]));
+    const got = assembleChunks(m, perSeq[seq], Object.keys(perSeq[seq][0]));
     const finalState = perSeq[seq][perSeq[seq].length - 1];
     for (const name of m.origOutputNames) {
       if (got[name] === undefined) {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 import { normalizeEntry } from './manifest.mjs';
+import { lastLines } from './rnnstate-cli.mjs';
 
 /** The rewrites under test: name -> the options added to the entry's own, and the mode. */
 export const VARIANTS = {
@@ -14,6 +15,36 @@ export const VARIANTS = {
   'bf-required': { args: ['--state-layout', 'batch-first'], mode: 'required' },
   sequence: { args: ['--pack', 'sequence'] },
 };
+
+/**
+ * The refusals of `--pack` that the README documents (exit 4), each with the rewrites it may answer: `tensor`,
+ * only a packing into one tensor; `required`, only a rewrite in required mode.
+ */
+const PACK_REFUSALS = [
+  // A state without a batch axis (a loop's state too) has no row in a tensor [batch, N].
+  { tensor: true, pattern: /no batch axis \(use --pack sequence\)/ },
+  // The authors' state whose batch has no name (Silero VAD's state [2, ?, 128]): an empty packed value
+  // cannot be sized; packing refuses and says what works instead.
+  { pattern: /cannot pack state .* leaves unnamed, which no data input declares/ },
+  // Required mode has no default to size the zeros of a state whose batch no input names.
+  { required: true, pattern: /which no graph input declares/ },
+  // A context state below opset 8 (its zero default tiled to the batch).
+  { tensor: true, pattern: /cannot pack context state .* below ai\.onnx opset 8/ },
+  // A context whose first call holds fewer frames than the later ones (a Pad filling in another mode, a
+  // valid window), or a state whose size is not fixed.
+  { pattern: /cannot pack context state .* holds fewer frames than the later ones|cannot pack state .* its size on axis \d+ is not fixed/ },
+];
+
+/**
+ * The documented refusal that the run `r` of a rewrite with `--pack` (`tensor`: into one tensor; `required`:
+ * in required mode) answered, as its last line of stderr; null when it was not one of them.
+ */
+export function packRefusal(r, { tensor, required }) {
+  if (r.status !== 4) return null;
+  const documented = PACK_REFUSALS.some((refusal) => (!refusal.tensor || tensor) && (!refusal.required || required) &&
+    refusal.pattern.test(r.stderr));
+  return documented ? lastLines(r.stderr, 1) : null;
+}
 
 /** The work folder of manifest entry `index`. */
 export const modelDir = (opts, index, entry) => join(opts.workdir, `${index}_${basename(entry.file, '.onnx')}`);
@@ -32,7 +63,7 @@ export function prefetchRewrites(all, selected, opts) {
       mkdirSync(dir, { recursive: true });
       return [{ entry, dir, origPath: resolve(opts.models, entry.file) }];
     } catch {
-      return [];  // verifyModel reports the entry
+      return [];  // runManifestSuite reports the entry
     }
   });
   const variantJobs = entries.flatMap(({ entry, dir, origPath }) => Object.entries(VARIANTS).map(([name, variant]) => ({

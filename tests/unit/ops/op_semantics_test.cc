@@ -120,6 +120,22 @@ TEST(OpSemantics, AnOpsetPicksTheRowOfItsRange) {
   EXPECT_FALSE(ClassOf(custom));
 }
 
+TEST(OpSemantics, OneAxisIsNamedByAnAxisAttributeOnly) {
+  // The loop chunk walk follows a normalization over one named axis (Softmax, LayerNormalization); CumSum
+  // names its axis in an input and InstanceNormalization none: not one axis attribute.
+  auto names_one_axis = [](const char* op, int64_t opset) {
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    return NamesOneAxis(*FindOpSemantics(node, opset));
+  };
+  EXPECT_TRUE(names_one_axis("Softmax", 11));
+  EXPECT_TRUE(names_one_axis("Softmax", 13));
+  EXPECT_TRUE(names_one_axis("LayerNormalization", 17));
+  EXPECT_FALSE(names_one_axis("CumSum", 14));
+  EXPECT_FALSE(names_one_axis("InstanceNormalization", 13));
+  EXPECT_FALSE(names_one_axis("ReduceSum", 11));
+}
+
 TEST(OpSemantics, ClassesAreTheOnesTheAnalysesAskFor) {
   auto node = [](const char* op) {
     onnx::NodeProto n;

@@ -1,0 +1,112 @@
+// A Slice's bounds as constants (ops/slice_bounds.h): read from inputs (opset 10 on) or attributes (before),
+// absent ones empty, shape-computed ones read, folded chains only when asked; a given operand that is not a
+// constant makes the whole unknown. Models as ONNX text.
+
+#include "ops/slice_bounds.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/model_index.h"
+#include "test_models.h"
+
+namespace rnnstate::slice_bounds_test {
+namespace {
+
+using testing::ParseModel;
+using Ints = std::vector<int64_t>;
+
+/// The bounds of the model's last node (a Slice).
+std::optional<SliceBounds> BoundsOfLast(const onnx::ModelProto& model, BoundReading reading = BoundReading::kConstants) {
+  const ModelIndex index(model);
+  const onnx::GraphProto& graph = model.graph();
+  return ConstantSliceBounds(index, {}, graph.node(graph.node_size() - 1), reading);
+}
+
+TEST(SliceBounds, InputsSinceOpset10AbsentOnesEmpty) {
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 9, 4] x) => (float[1, 3, 4] y) {
+    starts = Constant <value = int64[1] {-3}> ()
+    ends = Constant <value = int64[1] {9223372036854775807}> ()
+    axes = Constant <value = int64[1] {1}> ()
+    y = Slice (x, starts, ends, axes)
+})");
+  const std::optional<SliceBounds> bounds = BoundsOfLast(model);
+  ASSERT_TRUE(bounds);
+  EXPECT_EQ(bounds->starts, Ints{-3});
+  EXPECT_EQ(bounds->ends, Ints{9223372036854775807});
+  EXPECT_EQ(bounds->axes, Ints{1});
+  EXPECT_TRUE(bounds->steps.empty());
+}
+
+TEST(SliceBounds, AttributesBeforeOpset10) {
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 4, opset_import: ["" : 9]>
+g (float[1, 9, 4] x) => (float[1, 9, 2] y) {
+    y = Slice <starts = [0], ends = [2], axes = [2]> (x)
+})");
+  const std::optional<SliceBounds> bounds = BoundsOfLast(model);
+  ASSERT_TRUE(bounds);
+  EXPECT_EQ(bounds->starts, Ints{0});
+  EXPECT_EQ(bounds->ends, Ints{2});
+  EXPECT_EQ(bounds->axes, Ints{2});
+  EXPECT_TRUE(bounds->steps.empty());
+}
+
+TEST(SliceBounds, AnEndComputedFromAFixedShapeIsRead) {
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 9, 4] x) => (float[1, 9, 4] y) {
+    shape = Shape (x)
+    one = Constant <value = int64[1] {1}> ()
+    two = Constant <value = int64[1] {2}> ()
+    ends = Slice (shape, one, two)
+    starts = Constant <value = int64[1] {0}> ()
+    y = Slice (x, starts, ends, one)
+})");
+  const std::optional<SliceBounds> bounds = BoundsOfLast(model);
+  ASSERT_TRUE(bounds);
+  EXPECT_EQ(bounds->ends, Ints{9});
+}
+
+TEST(SliceBounds, AGivenOperandThatIsNoConstantMakesTheWholeUnknown) {
+  // The negative controls: an end fed by the graph (data), then steps fed by the graph with constant bounds.
+  const onnx::ModelProto fed_end = ParseModel(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 9, 4] x, int64[1] end) => (float[1, ?, 4] y) {
+    starts = Constant <value = int64[1] {0}> ()
+    axes = Constant <value = int64[1] {1}> ()
+    y = Slice (x, starts, end, axes)
+})");
+  EXPECT_FALSE(BoundsOfLast(fed_end));
+  EXPECT_FALSE(BoundsOfLast(fed_end, BoundReading::kFolded));
+  const onnx::ModelProto fed_steps = ParseModel(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 9, 4] x, int64[1] steps) => (float[1, ?, 4] y) {
+    starts = Constant <value = int64[1] {0}> ()
+    ends = Constant <value = int64[1] {4}> ()
+    axes = Constant <value = int64[1] {1}> ()
+    y = Slice (x, starts, ends, axes, steps)
+})");
+  EXPECT_FALSE(BoundsOfLast(fed_steps));
+}
+
+TEST(SliceBounds, AFoldedChainOnlyWhenAsked) {
+  // starts [2, 0] written as PyTorch writes small constants: the pairs reversed by a Slice of step -1 (which
+  // shape_eval does not evaluate; int_fold does).
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 9, 4] x) => (float[1, 7, 4] y) {
+    given = Constant <value = int64[2] {0, 2}> ()
+    start = Constant <value = int64[1] {-1}> ()
+    end = Constant <value = int64[1] {-9223372036854775807}> ()
+    zero = Constant <value = int64[1] {0}> ()
+    step = Constant <value = int64[1] {-1}> ()
+    starts = Slice (given, start, end, zero, step)
+    ends = Constant <value = int64[2] {9, 4}> ()
+    axes = Constant <value = int64[2] {1, 2}> ()
+    y = Slice (x, starts, ends, axes)
+})");
+  EXPECT_FALSE(BoundsOfLast(model));
+  const std::optional<SliceBounds> folded = BoundsOfLast(model, BoundReading::kFolded);
+  ASSERT_TRUE(folded);
+  EXPECT_EQ(folded->starts, (Ints{2, 0}));
+  EXPECT_EQ(folded->axes, (Ints{1, 2}));
+}
+
+}  // namespace
+}  // namespace rnnstate::slice_bounds_test
