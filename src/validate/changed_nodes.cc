@@ -38,6 +38,41 @@ bool SameNode(const onnx::NodeProto& a, const onnx::NodeProto& b) {
   return true;
 }
 
+/// The index of each node of `graph` by its first output; -1 for a first output two nodes give (the empty
+/// name of an omitted optional output, say). Nodes without outputs are not in it.
+std::unordered_map<std::string_view, int> NodesByFirstOutput(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string_view, int> nodes;
+  nodes.reserve(static_cast<size_t>(graph.node_size()));
+  for (int n = 0; n < graph.node_size(); ++n) {
+    if (graph.node(n).output_size() == 0) continue;
+    auto [it, inserted] = nodes.emplace(graph.node(n).output(0), n);
+    if (!inserted) it->second = -1;
+  }
+  return nodes;
+}
+
+/// The first node of `was` from `next` to `next + kLookahead` with the same outputs as `node`, or -1. Found
+/// through `by_first_output` (NodesByFirstOutput of `was`) where `node`'s first output names one node
+/// there: then that node is the only candidate. A node the rewrite added, whose outputs the input never
+/// had, then costs one look-up instead of a comparison with every node of the window.
+int CounterpartInWindow(const onnx::NodeProto& node, const onnx::GraphProto& was, int next,
+                        const std::unordered_map<std::string_view, int>& by_first_output) {
+  if (node.output_size() > 0) {
+    auto found = by_first_output.find(node.output(0));
+    if (found == by_first_output.end()) return -1;
+    const int at = found->second;
+    if (at >= 0) {
+      const bool in_window = at >= next && at <= next + kLookahead;
+      return in_window && SameStrings(node.output(), was.node(at).output()) ? at : -1;
+    }
+  }
+  const int was_count = was.node_size();
+  for (int ahead = 0; ahead <= kLookahead && next + ahead < was_count; ++ahead) {
+    if (SameStrings(node.output(), was.node(next + ahead).output())) return next + ahead;
+  }
+  return -1;
+}
+
 /// Whether `tensor` carries values (a StructuralCopy keeps none of a large initializer's).
 bool HasPayload(const onnx::TensorProto& tensor) {
   return !tensor.raw_data().empty() || tensor.external_data_size() > 0 || tensor.float_data_size() > 0 ||
@@ -132,26 +167,23 @@ bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& w
 /// The nodes of `now` in the region (changed_region.h), in order; nullopt for an unchanged node with a
 /// subgraph (what its subgraphs read and define would have to be checked against every change). A changed
 /// one (the If of a computed default) is in the region with its subgraphs. `constants` gets the Constant
-/// nodes outside the region by output, for the region to take those it reads.
+/// nodes outside the region by output, for the region to take those it reads. nullopt too past `most` nodes.
 std::optional<std::vector<int>> FindRegionNodes(const onnx::GraphProto& now, const onnx::GraphProto& was,
                                                 const InterfaceChanges& changes,
-                                                std::unordered_map<std::string_view, int>& constants) {
+                                                std::unordered_map<std::string_view, int>& constants, size_t most) {
   std::vector<int> region;
-  const int was_count = was.node_size();
+  const auto by_first_output = NodesByFirstOutput(was);
   int next = 0;  // the input's node expected next: unchanged nodes keep their order
   for (int i = 0; i < now.node_size(); ++i) {
     const onnx::NodeProto& node = now.node(i);
     bool same = false;
-    for (int ahead = 0; ahead <= kLookahead && next + ahead < was_count; ++ahead) {
-      const onnx::NodeProto& candidate = was.node(next + ahead);
-      if (SameStrings(node.output(), candidate.output())) {
-        same = SameNode(node, candidate);
-        next += ahead + 1;
-        break;
-      }
+    if (const int match = CounterpartInWindow(node, was, next, by_first_output); match >= 0) {
+      same = SameNode(node, was.node(match));
+      next = match + 1;
     }
     if (!same || ReadsAny(node, changes.changed) || DefinesAny(node, changes.redeclared)) {
       region.push_back(i);
+      if (region.size() > most) return std::nullopt;
     } else if (HasSubgraph(node)) {
       return std::nullopt;
     } else if (IsOnnxOp(node, {"Constant"}) && node.output_size() == 1) {

@@ -8,6 +8,7 @@
 #include <google/protobuf/repeated_field.h>
 #include <onnx/onnx_pb.h>
 
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -36,10 +37,12 @@ bool FindInterfaceChanges(const onnx::GraphProto& now, const onnx::GraphProto& w
 /// The nodes of `now` in the region (changed_region.h), in order; nullopt for an unchanged node with a
 /// subgraph (what its subgraphs read and define would have to be checked against every change). A changed
 /// one (the If of a computed default) is in the region with its subgraphs. `constants` gets the Constant
-/// nodes outside the region by output, for the region to take those it reads.
+/// nodes outside the region by output, for the region to take those it reads. nullopt too as soon as the
+/// region holds more than `most` nodes (the caller then checks the whole model: no need to finish).
 std::optional<std::vector<int>> FindRegionNodes(const onnx::GraphProto& now, const onnx::GraphProto& was,
                                                 const InterfaceChanges& changes,
-                                                std::unordered_map<std::string_view, int>& constants);
+                                                std::unordered_map<std::string_view, int>& constants,
+                                                size_t most = std::numeric_limits<size_t>::max());
 
 /// Equal messages serialize to the same bytes (onnx's messages have no maps, whose order could differ).
 bool SameMessage(const google::protobuf::MessageLite& a, const google::protobuf::MessageLite& b);

@@ -242,9 +242,10 @@ std::optional<ChangedRegion> FindChangedRegion(const onnx::ModelProto& rewritten
   InterfaceChanges changes;
   if (!FindInterfaceChanges(now, was, inferred.declared_value_infos, changes)) return std::nullopt;
   std::unordered_map<std::string_view, int> constants;
-  std::optional<std::vector<int>> nodes = FindRegionNodes(now, was, changes, constants);
-  // When most of the graph changed, the whole is checked: it costs no more.
-  if (!nodes || nodes->size() > static_cast<size_t>(now.node_size()) / 2 + 16) return std::nullopt;
+  // When most of the graph changed, the whole is checked: it costs no more (and the search stops there).
+  const size_t most = static_cast<size_t>(now.node_size()) / 2 + 16;
+  std::optional<std::vector<int>> nodes = FindRegionNodes(now, was, changes, constants, most);
+  if (!nodes) return std::nullopt;
 
   BodyValues values_in_bodies;
   const std::vector<const onnx::NodeProto*> region_nodes =
