@@ -7,6 +7,7 @@
 #include "loops/axis_trace.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "time/frame_positions.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
@@ -80,6 +81,7 @@ TimeFact GatherTime(const NodeTime& n) {
   const TimeFact& indices = n.In(1);
   const int rank = n.InRank(0), index_rank = n.InRank(1);
   const int64_t axis = AxisOrNone(AxisAttribute(n.node, n.index.onnx_opset()), rank);
+  if (indices.positions) return GatherByPositions(n);
   if (data.kind == Kind::kLength && indices.steady()) {
     const std::optional<std::vector<int64_t>> picked = IntValues(n.index, n.graph, n.node.input(1));
     if (!picked || axis > 0) return n.Mixed("picks from the chunk's length");

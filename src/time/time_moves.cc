@@ -10,6 +10,7 @@
 #include "ops/axis_map.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "time/frame_positions.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/reshape_groups.h"
@@ -243,7 +244,8 @@ TimeFact ShapeTime(const NodeTime& n) {
     }
     return TimeFact::Frames(x.elements.front());
   }
-  // Range: positions counted from the start of each call.
+  // Range: positions counted from the start of each call; from 0 in steps of 1, the frames' own.
+  if (std::optional<TimeFact> positions = RangePositions(n)) return *positions;
   return n.Mixed(
       "counts from the start of each call (a Range over the chunk's length): positions restart in every chunk");
 }

@@ -141,7 +141,8 @@ TEST(TimeFlow, ShapesOfTheChunkBuildFramesRangesDoNot) {
   EXPECT_EQ(f.Of("len"), "length at [0]");
   EXPECT_EQ(f.Of("bat"), "steady");  // the batch's size: the same in every call
   EXPECT_EQ(f.Of("z"), "frames on axis 0");
-  EXPECT_EQ(f.Of("pos"), "mixed");
+  // The frames' positions: they restart in every chunk (what may read them: frame_positions_test.cc).
+  EXPECT_EQ(f.Of("pos"), "frames on axis 0, positions, inexact");
   EXPECT_EQ(f.Of("n"), "mixed");
 }
 
