@@ -109,6 +109,12 @@ function rewriteAll(m, cli) {
       m.refused[name] = lastLines(r.stderr, 1);
       continue;
     }
+    // The states of one element type must share one batch: a per-frame recurrence's state (batch x frames,
+    // GTCRN's intra-frame GRU, exposed while the time analysis cannot reach it) does not (documented).
+    if (name.startsWith('tensor') && r.status === 4 && /cannot pack state .*: its batch '.*' is not the batch '.*' of the other/.test(r.stderr)) {
+      m.refused[name] = lastLines(r.stderr, 1);
+      continue;
+    }
     // A packed tensor is [batch, N]: a loop's state without a batch axis has no row in it (documented).
     if (name.startsWith('tensor') && r.status === 4 && /it has no batch axis \(use --pack sequence\)/.test(r.stderr)) {
       m.refused[name] = lastLines(r.stderr, 1);
