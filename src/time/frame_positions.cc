@@ -1,7 +1,20 @@
-// The frames' positions within a call (a Range over the chunk's length) and the Gather that picks every
-// frame by them (nn.Unfold's export with one frame of kernel on time): see frame_positions.h.
+// The frames' own positions within a call, and the Gather that picks every frame by them: how PyTorch
+// exports `nn.Unfold` with a kernel of one frame on time (GTCRN's subband feature extraction unfolds
+// over frequency only):
+//
+//   t   = Gather(Shape(v), 2)                 the chunk's length, read from frames v (time on axis 2)
+//   pos = Range(0, t, 1)                      positions 0 .. t-1: restart in every chunk
+//   idx = Add(Unsqueeze(pos, [0]), [[0]])     the kernel's one offset, 0
+//   g   = Gather(Pad(v, frequency only), idx, axis = 2)
+//                                             every frame of v once, in order: the frames again
+//
+// The positions themselves are no frames a chunk reproduces (TimeFact::positions carries a break); only
+// views, additions of zeros and such a Gather read them. Anything else that computes with them — an
+// offset, a step, a table indexed by them, a Gather of frames of another length — is mixed.
+//
+// The rules are declared in time_rules.h with those of the operator classes.
 
-#include "time/frame_positions.h"
+#include "time/time_rules.h"
 
 #include <algorithm>
 

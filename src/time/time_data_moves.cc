@@ -7,7 +7,6 @@
 #include "loops/axis_trace.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
-#include "time/frame_positions.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"

@@ -10,7 +10,6 @@
 #include "ops/axis_map.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
-#include "time/frame_positions.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/reshape_groups.h"

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "time/frame_positions.h"
 
 #include "graph/proto_access.h"
 #include "loops/axis_trace.h"

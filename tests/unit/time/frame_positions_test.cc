@@ -1,4 +1,4 @@
-// The frames' positions within a call (time/frame_positions.h): a Range from 0 in steps of 1 over the
+// The frames' positions within a call (time/frame_positions.cc): a Range from 0 in steps of 1 over the
 // chunk's length, and the Gather along time that picks every frame by them (nn.Unfold's export with one
 // frame of kernel on time), against Ranges and Gathers that are not the identity on time. Models as ONNX
 // text, in the shape PyTorch 1.13 exports nn.Unfold((1, 3), padding=(0, 1)).
