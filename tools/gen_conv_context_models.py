@@ -46,6 +46,12 @@ Chunk-exact after the default rewrite:
   valid_conv1d_gru        Conv1d kernel 3 without padding ("valid": seq - 2 frames), then a GRU: a context whose
                           first feed holds no frames (the first call emits 2 frames fewer, as one run does)
   valid_pool_gru          MaxPool1d(3, stride 1) without padding, then a GRU: the same for a pool
+  sfe_conv_gru            GTCRN's subband feature extraction (nn.Unfold over frequency: a Gather along time by
+                          a Range over the chunk's length) on x [batch, 1, seq, 8], F.pad + Conv2d kernel (2, 3),
+                          then a GRU over time (tools/gtcrn_like_models.py)
+Not streamed yet, its unfed rewrite checked against the original (rewrite --time-axis x:2):
+  gtcrn_like              a GTCRN-like encoder-decoder (tools/gtcrn_like_models.py) on x [batch, 2, seq, 16]:
+                          the verdict names the first operator the time analysis cannot follow
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
@@ -77,6 +83,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_handbuilt_models as common  # noqa: E402
 import gen_stream_models as stream  # noqa: E402
+import gtcrn_like_models as gtcrn  # noqa: E402
 
 SUBDIR = "conv_context"
 
@@ -449,7 +456,28 @@ def cases():
              "GRU: 2 frames of context, none on the first call",
              outputs=[("y", ["batch", "seq_out", 5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1},
              dims={"seq_out": 13}, export_dims={"seq_out": 7}),
+        case("sfe_conv_gru", gtcrn.SfeConvGru, None, 5, 6, [5, 9, 7], True,
+             "GTCRN's subband feature extraction (nn.Unfold((1, 3)) over frequency, exported as a Gather along "
+             "time by Range(0, seq) and one along frequency) on x [batch, 1, seq, 8], F.pad 1 frame + Conv2d "
+             "kernel (2, 3), ELU, a GRU over time: every frame picked by its own position is the frames again",
+             spectrum=True, outputs=[("y", bs + [5]), ("h_n", [1, "batch", 5])], out_axes={"y": 1}),
+        gtcrn_like_case(),
     ]
+
+
+def gtcrn_like_case():
+    """The GTCRN-like encoder-decoder: not chunk-exact yet; its unfed rewrite must equal the original."""
+    c = stream.Case("gtcrn_like", gtcrn.GtcrnLike, [("x", ["batch", 2, "seq", 16])], [("y", ["batch", 2, "seq", 16])],
+                    {"batch": 2, "seq": 6}, {"batch": 2, "seq": 19}, {"x": 2}, {"y": 2}, [5, 8, 6], False,
+                    "a GTCRN-like encoder-decoder (SFE, grouped temporal convolutions with TRA, a dual-path GRNN "
+                    "whose intra-frame GRU runs across frequency with time in its batch, ConvTranspose2d decoder) "
+                    "on x [batch, 2, seq, 16]: not streamed yet (the verdict names the Reshape whose input's shape "
+                    "is lost); checked unfed against the original", "Reshape", subdir=SUBDIR,
+                    rewrite_args=["--time-axis", "x:2"])
+    # Its intra-frame GRU's state changes its batch (batch x frames) with the chunk: no chunked run to compare.
+    c.entry.pop("expect_chunking_differs")
+    c.entry.pop("chunks")
+    return c
 
 
 def main():

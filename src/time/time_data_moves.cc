@@ -80,6 +80,7 @@ TimeFact GatherTime(const NodeTime& n) {
   const TimeFact& indices = n.In(1);
   const int rank = n.InRank(0), index_rank = n.InRank(1);
   const int64_t axis = AxisOrNone(AxisAttribute(n.node, n.index.onnx_opset()), rank);
+  if (indices.positions) return GatherByPositions(n);
   if (data.kind == Kind::kLength && indices.steady()) {
     const std::optional<std::vector<int64_t>> picked = IntValues(n.index, n.graph, n.node.input(1));
     if (!picked || axis > 0) return n.Mixed("picks from the chunk's length");

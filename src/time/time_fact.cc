@@ -11,6 +11,7 @@ std::string TimeFactText(const TimeFact& fact) {
     case TimeFact::Kind::kFrames:
       text = "frames on axis " + std::to_string(fact.axis);
       if (fact.folded) text += fact.outer ? " (time folded outermost)" : " (time folded with other axes)";
+      if (fact.positions) text += ", positions";
       break;
     case TimeFact::Kind::kFinal:
       text = "final";

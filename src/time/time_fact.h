@@ -68,6 +68,13 @@ struct TimeFact {
   /// a multiple of this — the product of the strides over time of the windows on the way (a window of
   /// stride 2 emits one frame per 2 input frames: an odd chunk would start the next one in mid-stride).
   int64_t multiple = 1;
+  /// kFrames: the values are the frames' own positions within the call (0, 1, ... along time: a Range from
+  /// 0 in steps of 1 over the chunk's length, frame_positions.cc), counting the frames of `positions_of` (a
+  /// value of the same graph). They restart in every chunk, so they carry a break; only views, additions of
+  /// zero and a Gather along time of frames as long as `positions_of`'s read them (picking every frame once,
+  /// in order: the frames again).
+  bool positions = false;
+  std::string positions_of;
   /// kLength: the positions of a shape vector (or 0 for a scalar) that hold the chunk's length, and those
   /// that hold it times steady sizes (`Mul(batch, length)`: the length of time folded with the batch).
   std::vector<int64_t> elements;

@@ -185,6 +185,7 @@ TimeFact ViewTime(const NodeTime& n) {
   const TimeFact& x = n.In(0);
   const bool reshape = n.node.op_type() == "Reshape";
   if (reshape && n.node.input_size() > 1 && n.In(1).kind != Kind::kSteady && n.In(1).kind != Kind::kLength) {
+    if (n.In(1).kind == Kind::kMixed) return n.In(1);  // the target's own break says where time was lost
     return n.Mixed("reshapes to a target that changes with time");
   }
   if (x.kind == Kind::kLength) {
@@ -192,7 +193,7 @@ TimeFact ViewTime(const NodeTime& n) {
     return n.Mixed("reshapes the chunk's length");
   }
   if (!x.frames()) {
-    if (reshape && n.In(1).kind == Kind::kLength) return n.Mixed("reshapes a value to the chunk's length");
+    if (reshape && n.In(1).kind == Kind::kLength && x.kind != Kind::kMixed) return n.Mixed("reshapes a value to the chunk's length");
     return x;
   }
   if (const std::optional<AxisOf> moved = MapAxis(n.index, n.graph, n.node, AxisOf{x.axis, InputRankOfView(n)}, AxisDirection::kForward)) {
@@ -206,6 +207,9 @@ TimeFact ViewTime(const NodeTime& n) {
   if (reshape) {
     if (std::optional<TimeFact> folded = ReshapeFold(n, x)) return *folded;
   }
+  if (reshape && !ShapeOf(n.index, n.graph, n.node.input(0))) {
+    return n.Mixed("moves the time axis in a way rnnstate does not follow (the shape of its input is unknown)");
+  }
   return n.Mixed("moves the time axis in a way rnnstate does not follow");
 }
 
@@ -213,7 +217,7 @@ TimeFact ShapeTime(const NodeTime& n) {
   const std::string& op = n.node.op_type();
   const TimeFact& x = n.In(0);
   if (op == "Shape") {
-    if (x.kind == Kind::kMixed) return n.Mixed("reads the shape of a value that depends on time");
+    if (x.kind == Kind::kMixed) return x;  // the value's own break says where time was lost
     if (!x.frames()) return TimeFact::Steady();
     if (x.context > 0) return n.Mixed("reads the length of frames that hold frames of the previous call");
 
@@ -243,7 +247,8 @@ TimeFact ShapeTime(const NodeTime& n) {
     }
     return TimeFact::Frames(x.elements.front());
   }
-  // Range: positions counted from the start of each call.
+  // Range: positions counted from the start of each call; from 0 in steps of 1, the frames' own.
+  if (std::optional<TimeFact> positions = RangePositions(n)) return *positions;
   return n.Mixed(
       "counts from the start of each call (a Range over the chunk's length): positions restart in every chunk");
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+
 #include "graph/proto_access.h"
 #include "loops/axis_trace.h"
 #include "ops/op_semantics.h"
@@ -116,6 +117,9 @@ std::vector<TimeFact> TimeThrough(const NodeTime& n) {
   if (std::optional<TimeFact> sequence = SequenceTime(n)) {
     return std::vector<TimeFact>(std::max(1, n.node.output_size()), *sequence);
   }
+  if (std::optional<TimeFact> mixed = PositionsGate(n)) {
+    return std::vector<TimeFact>(std::max(1, n.node.output_size()), *mixed);
+  }
   if (row == nullptr) {
     return std::vector<TimeFact>(
         std::max(1, n.node.output_size()),
@@ -160,6 +164,7 @@ namespace {
 /// folded with other axes (`Mul(batch, length)`, the first axis of `x.reshape(b * t, f)`); any other
 /// arithmetic is no length.
 TimeFact LengthArithmeticTime(const NodeTime& n, int k, const TimeFact& f) {
+  if (AddsZeros(n, k)) return f;  // nn.Unfold's export adds its padding of 0 to the length
   if (n.node.op_type() == "Mul" && n.OthersSteady(k)) {
     std::vector<int64_t> folded = f.elements;
     folded.insert(folded.end(), f.folded_elements.begin(), f.folded_elements.end());

@@ -13,6 +13,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,27 @@ int64_t AxisOrNone(int64_t axis, int rank);
 
 /// `x` with time moved to `axis`, the rest kept.
 TimeFact MovedTo(const TimeFact& x, int64_t axis);
+
+// The frames' positions within a call and the Gather that picks every frame by them (frame_positions.cc).
+/// `Range(0, t, 1)` where `t` is the chunk's length read from the shape of a value of this graph: the
+/// frames' positions (axis 0), counting that value's frames. nullopt for any other Range (another start or
+/// step, a length of another axis), which the caller judges as before.
+std::optional<TimeFact> RangePositions(const NodeTime& n);
+
+/// True when `n` adds zero to its input `slot` (`Add(x, 0)`, `Add(0, x)`, `Sub(x, 0)`): the other operand a
+/// constant holding one zero (every dim 1). Such an addition keeps a length or positions as they are.
+bool AddsZeros(const NodeTime& n, int slot);
+
+/// For a node that reads positions: a mixed fact when it is not one that keeps them (Identity, Squeeze,
+/// Unsqueeze, an addition of zeros) nor a Gather taking them as indices; nullopt when the usual rules
+/// apply (those keep the positions flag as they move the axis). nullopt too when no input is positions.
+std::optional<TimeFact> PositionsGate(const NodeTime& n);
+
+/// A Gather whose indices are positions (PositionsGate let it through): the frames of its data again, time
+/// where the indices hold it, when the data's time axis is the gathered one and its frames are those the
+/// positions count (the value they were read from, or it through operators that keep every frame: an
+/// elementwise one, a Pad that pads other axes only). Mixed otherwise.
+TimeFact GatherByPositions(const NodeTime& n);
 
 // The rules of each class, in their own units (time_rules.cc, time_moves.cc, time_data_moves.cc, time_windows.cc).
 TimeFact ElementwiseTime(const NodeTime& n);

@@ -100,9 +100,23 @@ std::optional<ResolvedTarget> ResolveTarget(const SymShape& in, SymShape given, 
   return r;
 }
 
+std::optional<std::vector<ReshapeGroup>> MatchedGroups(SymShape in, SymShape target, bool allow_zero,
+                                                       SymShape* resolved);
+std::optional<std::vector<ReshapeGroup>> TrailingRestGroups(const SymShape& in, const SymShape& target, bool allow_zero,
+                                                            SymShape* resolved);
+
 }  // namespace
 
 std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape target, bool allow_zero,
+                                                       SymShape* resolved) {
+  if (std::optional<std::vector<ReshapeGroup>> groups = MatchedGroups(in, target, allow_zero, resolved)) return groups;
+  return TrailingRestGroups(in, target, allow_zero, resolved);
+}
+
+namespace {
+
+/// The groups when the target's sizes (its -1 resolved) can be matched axis by axis.
+std::optional<std::vector<ReshapeGroup>> MatchedGroups(SymShape in, SymShape target, bool allow_zero,
                                                        SymShape* resolved) {
   std::optional<ResolvedTarget> r = ResolveTarget(in, std::move(target), allow_zero);
   if (!r) return std::nullopt;
@@ -151,5 +165,36 @@ std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape tar
   }
   return groups;
 }
+
+/// A target whose last axis is -1 after axes that the input's first axes fill exactly (`[B, C, 1, 3, T, F]`
+/// to `[B, 3C, -1]`, nn.Unfold's export): the -1 holds every input axis left, whatever their sizes. The
+/// first axes must be of known sizes (fixed or named) for that to be proven.
+std::optional<std::vector<ReshapeGroup>> TrailingRestGroups(const SymShape& in, const SymShape& target, bool allow_zero,
+                                                            SymShape* resolved) {
+  if (target.empty() || target.back().known()) return std::nullopt;
+  const SymShape head(target.begin(), target.end() - 1);
+  for (const SymDim& d : head) {
+    if (!d.known() || (allow_zero && d.fixed() && d.value == 0)) return std::nullopt;
+  }
+  for (size_t i = 0; i < in.size() && (i == 0 || in[i - 1].known()); ++i) {
+    if (in[i].fixed() && in[i].value == 1) continue;  // a unit axis after the head goes with the head
+    SymShape head_resolved;
+    std::optional<std::vector<ReshapeGroup>> groups = ReshapeGroups(
+        SymShape(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(i)), head, allow_zero, &head_resolved);
+    if (!groups) continue;
+    ReshapeGroup rest;
+    for (size_t k = i; k < in.size(); ++k) rest.in.push_back(k);
+    rest.out.push_back(head.size());
+    groups->push_back(std::move(rest));
+    if (resolved != nullptr) {
+      *resolved = std::move(head_resolved);
+      resolved->push_back(SymDim{});
+    }
+    return groups;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 }  // namespace rnnstate

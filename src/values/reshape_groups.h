@@ -23,6 +23,8 @@ struct ReshapeGroup {
 /// static groups).
 /// `resolved`, when given, receives the target with 0 and -1 resolved. One input dim of unknown size is
 /// taken to be what the fixed target's element count leaves for it (a Reshape that runs keeps the count).
+/// A target ending in -1 whose other axes the input's first axes (of known sizes) fill exactly puts every
+/// input axis left in that last axis, whatever their sizes (`[B, C, 1, 3, T, F]` to `[B, 3C, -1]`).
 std::optional<std::vector<ReshapeGroup>> ReshapeGroups(SymShape in, SymShape target, bool allow_zero,
                                                        SymShape* resolved = nullptr);
 

@@ -33,6 +33,9 @@ const PACK_REFUSALS = [
   // A context whose first call holds fewer frames than the later ones (a Pad filling in another mode, a
   // valid window), or a state whose size is not fixed.
   { pattern: /cannot pack context state .* holds fewer frames than the later ones|cannot pack state .* its size on axis \d+ is not fixed/ },
+  // The states of one element type must share one batch: a per-frame recurrence's state (batch x frames,
+  // GTCRN's intra-frame GRU, exposed while the time analysis cannot reach it) does not.
+  { tensor: true, pattern: /cannot pack state .*: its batch '.*' is not the batch '.*' of the other/ },
 ];
 
 /**

@@ -142,7 +142,8 @@ TEST(TimeFlow, ShapesOfTheChunkBuildFramesRangesDoNot) {
   EXPECT_EQ(f.Of("len"), "length at [0]");
   EXPECT_EQ(f.Of("bat"), "steady");  // the batch's size: the same in every call
   EXPECT_EQ(f.Of("z"), "frames on axis 0");
-  EXPECT_EQ(f.Of("pos"), "mixed");
+  // The frames' positions: they restart in every chunk (what may read them: frame_positions_test.cc).
+  EXPECT_EQ(f.Of("pos"), "frames on axis 0, positions, inexact");
   EXPECT_EQ(f.Of("n"), "mixed");
 }
 
@@ -262,6 +263,25 @@ TEST(TimeFlow, UnknownOperatorsAreNotClaimed) {
          "x", 0);
   EXPECT_EQ(f.Of("y"), "mixed");
   EXPECT_NE(f.Fact("y").broken->why.find("com.example:Mystery"), std::string::npos);
+}
+
+TEST(TimeFlow, WhereTimeWasLostIsNamedNotWhereItsShapeIsReadAgain) {
+  // A value that lost time (a mean over it) whose shape builds a Reshape's target, and which a Reshape to
+  // the chunk's length reads: the verdict names the mean, where time was lost.
+  Flow f(std::string(kHeader) + R"(g (float[batch, seq, 4] x) => (float[batch, seq, 4] y) {
+    m = ReduceMean <axes = [1], keepdims = 1> (x)
+    sm = Shape (m)
+    by_its_shape = Reshape (x, sm)
+    sx = Shape (x)
+    to_length = Reshape (m, sx)
+    y = Add (x, to_length)
+  })",
+         "x", 1);
+  EXPECT_EQ(f.Of("sm"), "mixed");
+  EXPECT_EQ(f.Fact("sm").broken->op, "ReduceMean");
+  EXPECT_EQ(f.Fact("by_its_shape").broken->op, "ReduceMean");
+  EXPECT_EQ(f.Fact("to_length").broken->op, "ReduceMean");
+  EXPECT_EQ(f.Fact("y").broken->op, "ReduceMean");
 }
 
 }  // namespace

@@ -78,5 +78,27 @@ TEST(ReshapeGroups, MixingTheBatchWithAnotherAxisIsNotProvable) {
   EXPECT_EQ(ReshapeGroups({Fixed(2), Fixed(3)}, {Fixed(3), Fixed(2)}, false), std::nullopt);
 }
 
+TEST(ReshapeGroups, ALastMinusOneTakesEveryAxisTheFirstOnesLeave) {
+  // nn.Unfold's export: [batch, 3, 1, 3, T, F] (T and F of sizes inference lost) -> [batch, 9, -1].
+  SymShape resolved;
+  auto groups = ReshapeGroups({kBatch, Fixed(3), Fixed(1), Fixed(3), SymDim{}, SymDim{}},
+                              {kBatch, Fixed(9), Fixed(-1)}, false, &resolved);
+  ASSERT_TRUE(groups.has_value());
+  ASSERT_EQ(groups->size(), 3u);
+  EXPECT_THAT((*groups)[1].in, ElementsAre(1u, 2u, 3u));
+  EXPECT_THAT((*groups)[1].out, ElementsAre(1u));
+  EXPECT_THAT((*groups)[2].in, ElementsAre(4u, 5u));
+  EXPECT_THAT((*groups)[2].out, ElementsAre(2u));
+  EXPECT_EQ(resolved.size(), 3u);
+  EXPECT_FALSE(resolved[2].known());
+  // The first axes must be of known sizes: an unknown one could hold any part of the head.
+  EXPECT_EQ(ReshapeGroups({SymDim{}, SymDim{}, SymDim{}}, {Fixed(6), Fixed(-1)}, false), std::nullopt);
+  EXPECT_EQ(ReshapeGroups({kBatch, SymDim{}, Fixed(3), SymDim{}}, {kBatch, Fixed(3), Fixed(-1)}, false), std::nullopt);
+  // ... and fill the head exactly: 4 elements are no 3.
+  EXPECT_EQ(ReshapeGroups({kBatch, Fixed(4), SymDim{}}, {kBatch, Fixed(3), Fixed(-1)}, false), std::nullopt);
+  // A -1 elsewhere than last is not taken this way.
+  EXPECT_EQ(ReshapeGroups({kBatch, Fixed(3), SymDim{}, SymDim{}}, {Fixed(-1), Fixed(3), kBatch}, false), std::nullopt);
+}
+
 }  // namespace
 }  // namespace rnnstate::reshape_groups_test
