@@ -56,12 +56,17 @@ Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
   same_conv_chain         "same" Conv1d kernel 3, a GRU, "same" Conv1d kernel 5: 3 frames of lookahead
+  pad_same_conv1d         F.pad(x, (1, 2)) + Conv1d kernel 4, padding 0 (2 frames of lookahead in a Pad node)
   same_conv_residual      x + tanh("same" Conv1d kernel 3 of x), then a GRU
   (the first three stream with `rewrite --lookahead`, late by their lookahead: tests/e2e/lookahead_test.mjs;
   the residual one not even then: its skip path has no lookahead)
   convtranspose_time      a GRU, ConvTranspose1d over time (kernel 4, stride 2, padding 1: each input frame
                           overlaps its neighbours' output frames, one frame of context and one of lookahead),
                           a second GRU at the doubled frame rate
+  upsample_sym_k4         ConvTranspose1d over time, kernel 4, stride 2, padding 1 (symmetric: it lags), then a
+                          GRU; upsample_sym_k3_2d: ConvTranspose2d kernel (3, 1), stride (2, 1), padding (1, 0),
+                          output_padding (1, 0); upsample_sym_k8s4: kernel 8, stride 4, padding 2 (all three
+                          stream with `rewrite --lookahead`, late by a whole number of input frames)
   kws_pool_no_rnn         tcn_no_rnn with the mean over time at the end: y [batch, 3] of one call is not the
                           mean of the whole run
 convtranspose_time compares only h_n chunked vs whole (`streaming_skip_outputs`): its y runs at another
@@ -137,15 +142,16 @@ class SliceCausal(nn.Module):
 
 
 class LeftPad(nn.Module):
-    """F.pad of `pad` frames before the time axis (the last one), then `inner`."""
+    """F.pad of `pad` frames before the time axis (the last one) and `after` after it, then `inner`."""
 
-    def __init__(self, pad, inner):
+    def __init__(self, pad, inner, after=0):
         super().__init__()
         self.pad = pad
+        self.after = after
         self.inner = inner
 
     def forward(self, z):
-        return self.inner(F.pad(z, (self.pad, 0)))
+        return self.inner(F.pad(z, (self.pad, self.after)))
 
 
 def depthwise_front(channels=6, out=4):
@@ -227,6 +233,32 @@ class GruConvTransposeGru(nn.Module):
         r, _ = self.gru(x)
         y, h = self.gru2(torch.tanh(self.up(r.transpose(1, 2))).transpose(1, 2))
         return y, h
+
+
+class SymmetricUpsampleGru(nn.Module):
+    """x [batch, seq, 4]: PyTorch's usual upsampler over time (ConvTranspose1d with symmetric `padding`: 2 * seq
+    frames, each output frame n depending on input frames up to floor((n + padding) / 2)), tanh, then a GRU at
+    the doubled rate. With `spectrum`, ConvTranspose2d with time on axis 2 (kernel (k, 1), stride (2, 1)) over
+    x [batch, seq, 4] read as [batch, 1, seq, 4], its channels and frequencies flattened for the GRU."""
+
+    def __init__(self, kernel, padding, output_padding=0, stride=2, spectrum=False):
+        super().__init__()
+        self.spectrum = spectrum
+        if spectrum:
+            self.up = nn.ConvTranspose2d(1, 2, (kernel, 1), stride=(stride, 1), padding=(padding, 0),
+                                         output_padding=(output_padding, 0))
+            self.gru = nn.GRU(8, 5, batch_first=True)
+        else:
+            self.up = nn.ConvTranspose1d(4, 6, kernel, stride=stride, padding=padding, output_padding=output_padding)
+            self.gru = nn.GRU(6, 5, batch_first=True)
+
+    def forward(self, x):
+        if self.spectrum:
+            u = torch.tanh(self.up(x.unsqueeze(1)))            # [batch, 2, stride * seq, 4]
+            u = u.permute(0, 2, 1, 3).flatten(2)               # [batch, stride * seq, 8]
+        else:
+            u = torch.tanh(self.up(x.transpose(1, 2))).transpose(1, 2)
+        return self.gru(u)
 
 
 class CausalUpsample(nn.Module):
@@ -376,6 +408,10 @@ def cases():
              "paddings and keeps every frame of the Slice"),
         case("same_conv1d", lambda: ConvThenGru(nn.Conv1d(4, 6, 3, padding=1), 6), 4, 5, 10, [5, 7, 6], False,
              "Conv1d kernel 3, padding 1 (\"same\": one frame of lookahead), then a GRU", "Conv"),
+        case("pad_same_conv1d", lambda: ConvThenGru(LeftPad(1, nn.Conv1d(4, 6, 4), after=2), 6), 4, 5, 10,
+             [6, 8, 5], False,
+             "F.pad(x, (1, 2)) + Conv1d kernel 4 without padding (the lookahead in a Pad node: 2 frames), then a "
+             "GRU; streams with rewrite --lookahead, 2 frames late", "Pad"),
         case("same_conv1d_dil", lambda: ConvThenGru(nn.Conv1d(4, 6, 5, dilation=2, padding=4), 6), 4, 5, 14,
              [9, 7, 8], False,
              "Conv1d kernel 5, dilation 2, padding 4 (\"same\": 4 frames of lookahead), then a GRU; streams with "
@@ -445,6 +481,25 @@ def cases():
              "connections, a causal ConvTranspose1d(kernel 4, stride 2) back to the input rate (its last 2 frames "
              "dropped), a sigmoid mask on x: chunks of a multiple of 2 frames",
              outputs=[("y", bs + [4]), ("h_n", [1, "batch", 6])]),
+        case("upsample_sym_k4", lambda: SymmetricUpsampleGru(4, 1), 4, 5, 8, [6, 10, 4], False,
+             "ConvTranspose1d over time, kernel 4, stride 2, padding 1 (PyTorch's usual upsampler: 2 * seq frames, "
+             "output frame n final once input frame floor((n + 1) / 2) is seen), tanh, a GRU at the doubled rate: "
+             "the default rewrite leaves it (it lags); rewrite --lookahead carries 2 input frames of context, the "
+             "output 2 frames late (1 input frame), a flush of 1 frame (tests/e2e/lookahead_test.mjs)",
+             "ConvTranspose", outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={},
+             dims={"seq_up": 40}, export_dims={"seq_up": 16}, streaming_skip_outputs=["y"]),
+        case("upsample_sym_k3_2d", lambda: SymmetricUpsampleGru(3, 1, 1, spectrum=True), 4, 5, 8, [7, 9, 5],
+             False,
+             "ConvTranspose2d with time on axis 2: kernel (3, 1), stride (2, 1), padding (1, 0), output_padding "
+             "(1, 0) (2 * seq frames), tanh, a GRU at the doubled rate: with --lookahead 1 input frame of context "
+             "(none on the first call), 2 frames late",
+             "ConvTranspose", outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={},
+             dims={"seq_up": 42}, export_dims={"seq_up": 16}, streaming_skip_outputs=["y"]),
+        case("upsample_sym_k8s4", lambda: SymmetricUpsampleGru(8, 2, stride=4), 4, 5, 8, [6, 9, 5], False,
+             "ConvTranspose1d over time, kernel 8, stride 4, padding 2 (4 * seq frames): with --lookahead 2 input "
+             "frames of context, 4 frames late (2 are final sooner but no call can emit half an input frame's)",
+             "ConvTranspose", outputs=[("y", ["batch", "seq_up", 5]), ("h_n", [1, "batch", 5])], out_axes={},
+             dims={"seq_up": 80}, export_dims={"seq_up": 32}, streaming_skip_outputs=["y"]),
         case("valid_conv1d_gru", lambda: ConvThenGru(nn.Conv1d(4, 6, 3), 6), 4, 5, 10, [7, 5, 9], True,
              "Conv1d kernel 3 without padding (a \"valid\" window: seq - 2 frames), tanh, then a GRU: the rewrite "
              "carries 2 frames of context whose first feed holds none, so the first call emits 2 frames fewer, as "

@@ -107,9 +107,9 @@ void AddStreamOptions(CLI::App& command, RewriteOptions& rewrite) {
                             "context to the next call as a state pair, so that the model streams)");
   command
       .add_flag("--lookahead", plan.lookahead,
-                "Also carry convolutions and pooling over time that look ahead (\"same\" padding): each call "
-                "returns the frames that are final, the outputs lag by the model's lookahead (recorded as "
-                "the stream's delay)")
+                "Also carry convolutions and pooling over time that look ahead (\"same\" padding) and "
+                "upsamplings that lag (ConvTranspose with symmetric padding): each call returns the frames that "
+                "are final, the outputs lag by the model's lookahead (recorded as the stream's delay)")
       ->excludes("--no-conv-context");
 }
 

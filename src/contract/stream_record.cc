@@ -45,6 +45,8 @@ Json StreamRecordJson(const StreamRecord& record) {
   if (record.chunk_multiple > 1) json["chunk_multiple"] = record.chunk_multiple;
   json["chunk_exact"] = record.chunk_exact;
   if (record.delay > 0) json["delay"] = record.delay;
+  if (record.delay > 0 && record.flush > 0 && record.flush != record.delay) json["flush"] = record.flush;
+  if (record.delay > 0) json["flush_exact"] = record.flush_exact;
   if (record.first_chunk_min > 0) json["first_chunk_min"] = record.first_chunk_min;
   if (!record.reason.empty()) json["reason"] = record.reason;
   Json outputs = Json::array();
@@ -84,6 +86,11 @@ StreamRecord StreamRecordFromJson(const Json& json) {
   record.chunk_exact = RecordFlag(json, "chunk_exact");
   record.delay = RecordInteger(json, "delay", 0);
   if (record.delay < 0) throw std::runtime_error("'stream.delay' is negative");
+  record.flush = RecordInteger(json, "flush", 0);
+  if (record.flush < 0 || (record.flush > 0 && record.delay == 0)) {
+    throw std::runtime_error("'stream.flush' is negative or without a 'delay'");
+  }
+  record.flush_exact = RecordFlag(json, "flush_exact");
   record.first_chunk_min = RecordInteger(json, "first_chunk_min", 0);
   if (record.first_chunk_min < 0) throw std::runtime_error("'stream.first_chunk_min' is negative");
   record.reason = RecordText(json, "reason", false);

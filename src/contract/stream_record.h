@@ -5,7 +5,7 @@
 /// docs/metadata.md):
 ///
 ///   "stream": {"version": 1, "time": [{"input": "x", "axis": 1}], "chunk_exact": false, ["chunk_multiple": 4,]
-///              ["delay": 3,]
+///              ["delay": 3, "flush_exact": true,] ["flush": 1,]
 ///              "reason": "output 'y': Conv 'c' slides a window of 5 frames over time (...)",
 ///              "outputs": [{"output": "y", "chunked": "differs", "node": "Conv 'c'", "why": "...",
 ///                           "past": 4, "future": 0},
@@ -51,6 +51,14 @@ struct StreamRecord {
   /// chunked runs give the whole run's frames but the last `delay` ones, which a flush of as many frames of
   /// zeros brings. 0: no lag.
   int64_t delay = 0;
+  /// The frames of zeros the flush feeds at the time inputs' rate: `delay` (written only when it differs:
+  /// a ConvTranspose that lags makes the delay frames at its output's rate, `stride` per flushed frame).
+  int64_t flush = 0;
+  /// With a delay: whether the flush brings the whole run's last frames exactly (one window looks ahead and
+  /// the flush's zeros reach it as zeros); "flush_exact" in the document, written beside a delay.
+  bool flush_exact = false;
+  /// The flush's frames at the time inputs' rate: `flush`, else `delay`.
+  int64_t FlushFrames() const { return flush > 0 ? flush : delay; }
   /// The least frames the first call must hold, at the time inputs' rate (a context whose Pad reflects:
   /// its first call's padding reflects frames of that call, which must hold one more than the padding).
   /// 0: any length.

@@ -105,6 +105,18 @@ void SetIntsAttributeValues(onnx::NodeProto& node, const std::string& name, cons
   for (int64_t v : values) found->add_ints(v);
 }
 
+/// Removes `node`'s `auto_pad` (SAME_UPPER / SAME_LOWER: the explicit `pads` just written replace it; the two
+/// exclude each other).
+void DropAutoPad(onnx::NodeProto& node) {
+  auto* attributes = node.mutable_attribute();
+  for (int i = 0; i < attributes->size(); ++i) {
+    if (attributes->Get(i).name() == "auto_pad") {
+      attributes->DeleteSubrange(i, 1);
+      return;
+    }
+  }
+}
+
 /// One operand a window's context changes (context_plan.h).
 void ApplyOperandEdit(const OperandEdit& edit, onnx::GraphProto& graph) {
   if (edit.node < 0 || edit.node >= graph.node_size()) {
@@ -120,6 +132,7 @@ void ApplyOperandEdit(const OperandEdit& edit, onnx::GraphProto& graph) {
   }
   if (edit.initializer.empty()) {
     SetIntsAttributeValues(node, edit.attribute, edit.values);
+    if (edit.attribute == "pads") DropAutoPad(node);
     return;
   }
   if (node.input_size() <= edit.slot) {

@@ -87,6 +87,16 @@ bool PadsWithCountedZeros(const onnx::NodeProto& window) {
   return false;
 }
 
+/// True when the `auto_pad` SAME_UPPER / SAME_LOWER of window `node` (no ConvTranspose) pads a fixed amount
+/// on every spatial axis — its span there, at stride 1 everywhere — so explicit `pads` can replace it (with
+/// a stride the amount depends on the length).
+bool SamePaddingFixed(const onnx::NodeProto& node) {
+  if (node.op_type() == "ConvTranspose") return false;
+  const onnx::AttributeProto* strides = FindAttribute(node, "strides");
+  return strides == nullptr || std::all_of(strides->ints().begin(), strides->ints().end(),
+                                           [](int64_t s) { return s == 1; });
+}
+
 /// True for the operators whose window a context can carry: Conv, ConvTranspose where it is one (at stride
 /// 1: ReadTimeWindow says) and the pools (a MaxPool's Indices would index the concatenation).
 bool CarriableWindowOp(const onnx::NodeProto& node) {
@@ -103,9 +113,11 @@ int OnlyReader(const GraphIndex& graph, const std::string& name) {
 
 /// The Pad that pads the window's input `input` with `span` frames before time and none after, in a way a
 /// context reproduces (time/pad_fill.h: its `fill` set), through Pads that leave time alone (PyTorch's
-/// AvgPool1d adds one), each read by the next alone; -1 when none.
+/// AvgPool1d adds one), each read by the next alone; -1 when none. A Pad of zeros that puts `l` frames
+/// before and r > 0 after, l + r = `span` (F.pad(x, (l, r)) before a "same" window), is one too, with
+/// `ahead` set to r (its lookahead).
 int CausalPadBefore(const ModelIndex& index, const TimeFlow& flow, std::string input, int64_t axis, int64_t span,
-                    int rank, std::string& fill) {
+                    int rank, std::string& fill, int64_t& ahead) {
   const GraphIndex& graph = index.graph(GraphPath{});
   const onnx::GraphProto& main = index.model().graph();
   for (;;) {
@@ -121,10 +133,12 @@ int CausalPadBefore(const ModelIndex& index, const TimeFlow& flow, std::string i
       input = pad.input(0);
       continue;
     }
-    if (padding->first != span || padding->second != 0) return -1;
+    if (padding->first + padding->second != span || padding->first < 0 || padding->second < 0) return -1;
     const std::optional<std::string> mode = PadFillOf(index, pad);
-    if (!mode) return -1;
+    // Zeros after time: a lookahead (the flush's zeros reproduce them; no other fill would).
+    if (!mode || (padding->second > 0 && !mode->empty())) return -1;
     fill = *mode;
+    ahead = padding->second;
     return producer.index;
   }
 }
@@ -143,8 +157,8 @@ int TailCut(const ModelIndex& index, const std::string& output, int64_t axis, in
 }
 
 /// The strided ConvTranspose `node` (`found` filled in) as a carried window (time/upsample_windows.h): its
-/// context is floor(S / s) input frames, its tail cropped by its own pads or cut by a Slice; nullopt when
-/// it is not aligned or needs no context.
+/// context is floor(S / s) input frames, its tail cropped by its own pads or cut by a Slice (or, lagging,
+/// UpsampleContext frames and a lookahead of UpsampleLag); nullopt when it is neither or needs no context.
 std::optional<CausalWindow> UpsampleAt(const ModelIndex& index, const onnx::NodeProto& node, CausalWindow found,
                                        int rank) {
   const std::optional<int64_t> extra = OutputPaddingOnTime(node, found.axis);
@@ -154,7 +168,10 @@ std::optional<CausalWindow> UpsampleAt(const ModelIndex& index, const onnx::Node
   if (fit == UpsampleFit::kCutBySlice) {
     found.cut = TailCut(index, node.output(0), found.axis, UpsampleTail(found.shape), rank);
   }
-  const bool aligned = fit == UpsampleFit::kInPlace || (fit == UpsampleFit::kCutBySlice && found.cut >= 0);
+  // One that lags (PyTorch's symmetric padding) is carried with a delay, as a window that looks ahead.
+  if (fit == UpsampleFit::kLags) found.lookahead = UpsampleLag(found.shape);
+  const bool aligned = fit == UpsampleFit::kInPlace || fit == UpsampleFit::kLags ||
+                       (fit == UpsampleFit::kCutBySlice && found.cut >= 0);
   return aligned && found.frames > 0 ? std::optional<CausalWindow>(std::move(found)) : std::nullopt;
 }
 
@@ -179,7 +196,9 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   found.value = node.input(0);
   if (window->transpose) return UpsampleAt(index, node, std::move(found), rank);
   const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
-  const bool own_zeros = (auto_pad == "NOTSET" || auto_pad.empty()) && PadsWithCountedZeros(node);
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  const bool own_zeros = (auto_pad == "NOTSET" || auto_pad.empty() || (same && SamePaddingFixed(node))) &&
+                         PadsWithCountedZeros(node);
   if (window->pad_after > 0 && window->pad_before + window->pad_after == window->Span()) {
     // Looks ahead ("same" padding): carried with the delay it brings, at stride 1 (time_lookahead.h).
     if (window->stride != 1 || !own_zeros) return std::nullopt;
@@ -195,7 +214,11 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
     return found.cut >= 0 ? std::optional<CausalWindow>(found) : std::nullopt;
   }
   if (window->pad_after != 0) return std::nullopt;
-  found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank, found.fill);
+  int64_t ahead = 0;
+  found.pad = CausalPadBefore(index, flow, node.input(0), x.axis, window->Span(), rank, found.fill, ahead);
+  // A Pad that looks ahead: carried with its delay at stride 1, as a window's own "same" padding.
+  if (found.pad >= 0 && ahead > 0 && window->stride != 1) return std::nullopt;
+  found.lookahead = ahead;
   if (found.pad < 0) {
     // No padding at all ("valid"): carried at stride 1 over frames chunks reproduce (a Pad on time breaks).
     found.fill.clear();
@@ -288,9 +311,20 @@ std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& inde
   const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, axis, rank);
   if (window && window->transpose) return UpsamplePads(node, *window, axis, rank);
   const onnx::AttributeProto* attribute = FindAttribute(node, "pads");
-  if (!window || (attribute == nullptr && !window->flipped)) return std::nullopt;
+  const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
+  const bool same = (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") && SamePaddingFixed(node);
+  if (!window || (attribute == nullptr && !window->flipped && !same)) return std::nullopt;
   std::vector<int64_t> pads;
-  if (attribute != nullptr) {
+  if (same && rank > 2) {
+    // Written out as the auto_pad pads each spatial axis (the rewrite drops the auto_pad).
+    pads.assign(2 * static_cast<size_t>(rank - 2), 0);
+    for (int a = 2; a < rank; ++a) {
+      const std::optional<TimeWindow> along = ReadTimeWindow(index, GraphPath{}, node, a, rank);
+      if (!along) return std::nullopt;
+      pads[static_cast<size_t>(a - 2)] = along->pad_before;
+      pads[static_cast<size_t>(rank - 2 + a - 2)] = along->pad_after;
+    }
+  } else if (attribute != nullptr) {
     pads.assign(attribute->ints().begin(), attribute->ints().end());
   } else if (rank > 2) {
     pads.assign(2 * static_cast<size_t>(rank - 2), 0);  // a ConvTranspose that crops nothing

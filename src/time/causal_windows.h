@@ -21,7 +21,8 @@
 /// what the context lacks (time/pad_fill.h); a window without padding ("valid") with an empty first context
 /// too, its first call emitting fewer frames as one run does. A ConvTranspose with a stride over time is
 /// carried when it is an aligned upsampling (time/upsample_windows.h): its context is floor(S / s) input
-/// frames. Windows that look ahead (but with --lookahead) or are transposed otherwise are not carried: the
+/// frames; one that lags (crops frames before time) with --lookahead, as windows that look ahead are.
+/// Windows that look ahead (but with --lookahead) or are transposed otherwise are not carried: the
 /// time flow's verdict says why they do not stream. (Strided windows without padding whose span is shorter than their
 /// stride need no context: the time rules let them stream as they are.) Pure analysis.
 
@@ -54,8 +55,13 @@ struct CausalWindow {
   /// A window that looks ahead (its own `pads`: l >= 0 before time and r > 0 after, l + r = its span, at
   /// stride 1: a "same" convolution): r. Carried only with `rewrite --lookahead`: the context replaces
   /// both paddings, its first call's default holds the l frames of padding before, and the window's output
-  /// comes r frames late (each call emits the frames its input completes).
+  /// comes r frames late (each call emits the frames its input completes). The same for a Pad of zeros in
+  /// front that pads l before time and r after (F.pad(x, (l, r)) + Conv1d(padding=0)). A strided ConvTranspose that
+  /// crops p frames before time (it lags): ceil(p / s), the input frames its first context holds fewer.
   int64_t lookahead = 0;
+  /// The frames of the window's output a carried lookahead makes late: `lookahead`, or for a strided
+  /// ConvTranspose that lags (time/upsample_windows.h) `lookahead` input frames, at its output's rate.
+  int64_t Delay() const { return shape.transpose ? lookahead * shape.stride : lookahead; }
   /// How the Pad in front fills (time/pad_fill.h): "" for zeros; "constant" (another value), "edge" or
   /// "reflect": the context's default is then empty and the rewrite computes the Pad's amounts on time.
   std::string fill;

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "graph/control_flow.h"
+#include "graph/proto_access.h"
 #include "time/pad_fill.h"
 #include "time/time_rules.h"
 #include "time/time_flow.h"
+#include "time/time_window.h"
 
 namespace rnnstate {
 
@@ -124,16 +126,33 @@ std::set<std::string> StateOutputsOf(const Analysis& analysis) {
   return state_outputs;
 }
 
-/// The Concats of the recorded contexts that hold and replaced a window's lookahead: the frames they lag.
-std::map<std::string, int64_t> RecordedDelays(const ModelIndex& index, const Analysis& analysis) {
-  std::map<std::string, int64_t> delayed;
+/// The Concats of the recorded contexts that hold and replaced a window's lookahead: how late they make
+/// their frames (`flow`: the time flow, for the chunk multiple before them). A ConvTranspose that lagged
+/// (time/upsample_windows.h) makes its own output late instead, by its lookahead in input frames at its
+/// output's rate.
+std::map<std::string, WindowDelay> RecordedDelays(const ModelIndex& index, const TimeFlow& flow,
+                                                  const Analysis& analysis) {
+  std::map<std::string, WindowDelay> delayed;
   const onnx::GraphProto& main = index.model().graph();
   for (const ContextFinding& finding : analysis.contexts) {
     if (!finding.holds() || finding.concat < 0 || finding.concat >= main.node_size()) continue;
     const StatePair& pair = analysis.recorded_pairs[finding.pair];
-    if (pair.context && pair.context->lookahead > 0 && main.node(finding.concat).output_size() == 1) {
-      delayed[main.node(finding.concat).output(0)] = pair.context->lookahead;
+    const onnx::NodeProto& concat = main.node(finding.concat);
+    if (!pair.context || pair.context->lookahead <= 0 || concat.output_size() != 1) continue;
+    const int64_t lag = pair.context->lookahead;
+    WindowDelay delay{lag, lag * flow.Of(GraphPath{}, pair.context->value).multiple, pair.context->value};
+    std::string late = concat.output(0);
+    // (Its other reader is the Slice that returns the context.)
+    for (const Consumer& reader : index.graph(GraphPath{}).ConsumersOf(concat.output(0))) {
+      const onnx::NodeProto& up = main.node(reader.node);
+      if (!IsOnnxOp(up, {"ConvTranspose"}) || up.input(0) != concat.output(0) || up.output_size() == 0) continue;
+      const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, up, pair.context->axis, -1);
+      if (window && window->stride > 1) {
+        delay.frames = lag * window->stride;
+        late = up.output(0);
+      }
     }
+    delayed[late] = delay;
   }
   return delayed;
 }
@@ -265,11 +284,14 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
   judged.emplace(index, verdict.time.axes, owner_of, verdict.time.fixed_length, contexts, recorded_fills);
   // The windows are found on the model as it is; the verdict is the model's with their contexts.
   const std::vector<CausalWindow> found = FindCausalWindows(index, *judged, /*lookahead=*/true);
-  std::map<int, int64_t> delays;
+  std::map<int, WindowDelay> delays;
   for (const CausalWindow& window : found) {
-    if (window.lookahead > 0) delays[window.window] = window.lookahead;
+    const int64_t multiple = judged->Of(GraphPath{}, window.value).multiple;
+    if (window.lookahead > 0) {
+      delays[window.window] = WindowDelay{window.Delay(), window.lookahead * multiple, window.value};
+    }
   }
-  const std::map<std::string, int64_t> recorded_delays = RecordedDelays(index, analysis);
+  const std::map<std::string, WindowDelay> recorded_delays = RecordedDelays(index, *judged, analysis);
   verdict.lookahead = MeasureLookahead(index, *judged, delays, recorded_delays, state_outputs);
   if (carry_windows) {
     verdict.windows = CarriedWindows(found, lookahead, verdict.lookahead);
@@ -310,6 +332,8 @@ void JudgeStream(const ModelIndex& index, Analysis& analysis, const std::vector<
     verdict.problem = verdict.lookahead.problem;
   } else if (carried && verdict.lookahead.problem.empty() && verdict.problem.empty()) {
     verdict.delay = verdict.lookahead.frames;
+    verdict.flush = verdict.lookahead.flush;
+    verdict.flush_exact = verdict.lookahead.flush_exact;
   }
   for (StateAnalysis& t : analysis.states) t.stream_problem = verdict.problem;
 }
@@ -324,6 +348,8 @@ StreamRecord RecordOf(const StreamVerdict& verdict, const std::set<std::string>&
   record.chunk_multiple = verdict.chunk_multiple;
   record.chunk_exact = verdict.ChunkExact();
   record.delay = verdict.delay;
+  record.flush = verdict.flush != verdict.delay ? verdict.flush : 0;  // written only where it differs
+  record.flush_exact = verdict.flush_exact;
   record.first_chunk_min = verdict.first_chunk_min;
   const auto what = [&](const TimeBreak& b) { return describe ? describe(b) : b.what; };
   // The reason as the verdict words it, its operator named as `describe` names it.

@@ -78,6 +78,11 @@ struct StreamVerdict {
   /// carried (`rewrite --lookahead`, or a model it made); 0 otherwise. Chunked runs then concatenate to
   /// the whole run's frames but the last `delay`, which a flush of as many frames of zeros brings.
   int64_t delay = 0;
+  /// The frames of the data inputs the flush feeds: `delay`, but where a ConvTranspose that lags makes the
+  /// delay frames at its output's rate (delay / its stride per frame).
+  int64_t flush = 0;
+  /// Whether that flush brings the whole run's last frames exactly (Lookahead::flush_exact).
+  bool flush_exact = false;
   /// The least frames the first call must hold (a carried context whose Pad reflects the first call's
   /// frames: time/pad_fill.h); 0: any length.
   int64_t first_chunk_min = 0;

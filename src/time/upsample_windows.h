@@ -19,9 +19,25 @@
 /// A context of c = floor(S / s) input frames (zeros at first: the frames before the sequence) and the crop
 /// of its c * s full frames before time make the call emit exactly its own frames: a pure graph edit, exact
 /// (each output frame sums the same terms as in one run). An aligned upsampling
-/// whose windows do not overlap (S < s: c = 0) streams as it is. A ConvTranspose that crops frames before
-/// time (PyTorch's symmetric `padding`) shifts its output against its input: chunked runs would emit a
-/// frame only after the next chunk, so it is not carried (the verdict says why). Pure analysis.
+/// whose windows do not overlap (S < s: c = 0) streams as it is.
+///
+/// PyTorch's usual upsampler crops p frames before time and p - output_padding after (symmetric `padding`:
+/// ConvTranspose1d(k 4, s 2, padding 1); k 3, s 2, padding 1, output_padding 1): it still gives s frames per
+/// input frame when it crops its tail less p after (kLags), but output frame n is full frame n + p, final
+/// only once input frame floor((n + p) / s) is seen: after input frames up to A - 1, the output frames
+/// before A * s - p. It *lags*. A call cannot emit exactly those (the first call would emit p fewer than
+/// s per frame, which is not a whole number of input frames when s does not divide p, and no static crop
+/// depends on the call), so `rewrite --lookahead` holds h = s * ceil(p / s) - p frames more: every output
+/// frame comes D = s * ceil(p / s) frames late (whole input frames: q = ceil(p / s)), the context is
+/// c = floor((S + h) / s) input frames, the crop c * s - h before time and the tail + h after. The first
+/// call's context holds q frames fewer (c - q >= 0 as p <= S), so it emits D frames fewer than s per frame
+/// and the later calls exactly s per frame; a flush of q input frames of zeros brings the last D:
+///
+///   before: x ──ConvTranspose(k 4, s 2, pads 1, 1)──>                   (2 T frames; frame n lags by 1)
+///   after:  Concat(ctx_in [1 frame first, 2 later], x) ──ConvTranspose(k 4, s 2, pads 3, 3)──>  (2 T
+///                  └──Slice(last 2 frames)──> ctx_out                       frames, 2 T - 2 at first)
+///
+/// Pure analysis.
 
 #include <onnx/onnx_pb.h>
 
@@ -41,13 +57,22 @@ enum class UpsampleFit {
   kNone,         ///< not aligned (crops before time, crops another amount, or not a strided ConvTranspose)
   kInPlace,      ///< its own pads crop the tail: s output frames per input frame as written
   kCutBySlice,   ///< uncropped: aligned when its one reader is a Slice dropping the tail
+  /// Crops 1 <= p <= S frames before time and its tail less p after (PyTorch's symmetric padding): s frames
+  /// per input frame, lagging; carried with `rewrite --lookahead`, D = UpsampleDelay frames late.
+  kLags,
 };
 
 /// The `output_padding` of ConvTranspose `node` on input axis `axis` (>= 2); nullopt when its
 /// `output_shape` fixes the length (no chunk has it).
 std::optional<int64_t> OutputPaddingOnTime(const onnx::NodeProto& node, int64_t axis);
 
-/// The input frames of the previous call a strided ConvTranspose `window` needs: floor(S / s).
+/// The frames a strided ConvTranspose `window` (as written) crops before time and comes late once carried:
+/// D = s * ceil(p / s) output frames, a whole number of input frames (0 when it crops nothing before).
+int64_t UpsampleDelay(const TimeWindow& window);
+/// The input frames the first call's context of `window` (as written) holds fewer: ceil(p / s).
+int64_t UpsampleLag(const TimeWindow& window);
+/// The input frames of the previous call a strided ConvTranspose `window` (as written) needs:
+/// floor((S + h) / s), h = UpsampleDelay - p the frames held beyond its lag (floor(S / s) when aligned).
 int64_t UpsampleContext(const TimeWindow& window);
 /// The full frames its last input frame writes beyond its own s: S + 1 - s (<= 0 when the windows do not
 /// overlap).
@@ -58,18 +83,19 @@ int64_t UpsampleTail(const TimeWindow& window);
 UpsampleFit FitOfUpsampling(const TimeWindow& window, int64_t extra);
 
 /// The `pads` of ConvTranspose `node` (input of rank `rank`) with its crop on time (`axis`) set to what a
-/// context of UpsampleContext frames needs: c * s before, the tail plus `output_padding` after (written in
-/// full where the attribute is absent); nullopt when they cannot be read.
+/// context of UpsampleContext frames needs: c * s - h before, the tail plus h plus `output_padding` after
+/// (h = UpsampleDelay - p; written in full where the attribute is absent); nullopt when they cannot be read.
 std::optional<std::vector<int64_t>> UpsamplePads(const onnx::NodeProto& node, const TimeWindow& window, int64_t axis,
                                                  int rank);
 
 /// The time rule of a strided ConvTranspose `window` over `x`: an aligned one without overlap passes the
-/// frames through; over `x.context` carried frames, one cropped as UpsamplePads crops it gives the chunk's
-/// own frames; nullopt for the others (WindowTime then says why they break).
+/// frames through; over `x.context` carried frames, one cropped as UpsamplePads crops it (for some held h,
+/// 0 <= h < s) gives the chunk's own frames; nullopt for the others (WindowTime then says why they break).
 std::optional<TimeFact> UpsampleTime(const NodeTime& n, const TimeFact& x, const TimeWindow& window);
 
 /// Why a strided ConvTranspose that is not carried breaks chunked runs: "" for a ConvTranspose at stride
-/// 1 or an aligned one (carried by a rewrite), else the reason appended to the window's text.
+/// 1 or an aligned one (carried by a rewrite), else the reason appended to the window's text (for one that
+/// lags: how late, and that `rewrite --lookahead` carries it).
 std::string UpsampleProblem(const onnx::NodeProto& node, const TimeWindow& window, int64_t axis);
 
 }  // namespace rnnstate

@@ -110,7 +110,11 @@ std::string StreamText(const Analysis& analysis) {
     out << "  yes, " << verdict.delay << (verdict.delay == 1 ? " frame" : " frames")
         << " late: chunked runs with the states fed back equal one run but its last " << verdict.delay
         << (verdict.delay == 1 ? " frame" : " frames")
-        << ", which a flush of zeros brings (the first call needs more)\n";
+        << ", which a flush of "
+        << (verdict.flush != verdict.delay && verdict.flush > 0
+                ? std::to_string(verdict.flush) + (verdict.flush == 1 ? " frame" : " frames") + " of zeros brings"
+                : "zeros brings")
+        << " (the first call needs more)\n";
   } else if (verdict.ChunkExact()) {
     out << "  yes: chunked runs with the states fed back equal one run\n";
   } else {

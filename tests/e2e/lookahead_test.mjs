@@ -1,7 +1,8 @@
 // `rewrite --lookahead` in ONNX Runtime (onnxruntime-node; issue 39): the "same" convolution models of
-// models/conv_context, rewritten with --lookahead in both --state-inputs modes, stream with the delay the
-// metadata records — the chunked outputs are the whole run's first N - delay frames, a flush of `delay` frames
-// of zeros brings the rest (judged where one window looks ahead) — at random chunkings (1e-5); a rewrite of
+// models/conv_context, and the upsamplings with PyTorch's symmetric padding (which lag), rewritten with
+// --lookahead in both --state-inputs modes, stream with the delay the metadata records — the chunked outputs
+// are the whole run's first N - delay frames, a flush of `flush` input frames of zeros (`delay`, but after an
+// upsampling) brings the rest (judged where one window looks ahead) — at random chunkings (1e-5); a rewrite of
 // the rewrite changes no byte. Negative controls: the default rewrite of the same models does not stream
 // (verify fails), the verify with the recorded delay taken out fails, a first chunk not longer than the delay
 // is refused, and the residual model is left as the default rewrite leaves it (not streamable, the Add named).
@@ -22,8 +23,10 @@ const args = suiteArgs('usage: node lookahead_test.mjs --rnnstate BIN --models D
   { rnnstate: { type: 'string' }, models: { type: 'string' } }, ['rnnstate', 'models']);
 const cli = new RnnstateCli(args.rnnstate);
 
-// Each model with the delay its rewrite must record.
-const STREAMING = [['same_conv1d', 1], ['same_conv1d_dil', 4], ['same_conv_chain', 3]];
+// Each model with the delay its rewrite must record (frames at the outputs' rate) and the input frames of its
+// flush: as many, but where a ConvTranspose that lags (PyTorch's symmetric padding) upsamples.
+const STREAMING = [['same_conv1d', 1, 1], ['same_conv1d_dil', 4, 4], ['same_conv_chain', 3, 3],
+  ['pad_same_conv1d', 2, 2], ['convtranspose_time', 2, 1], ['upsample_sym_k4', 2, 1], ['upsample_sym_k3_2d', 2, 1], ['upsample_sym_k8s4', 4, 1]];
 
 const results = new Results();
 
@@ -32,7 +35,7 @@ const metadataOf = (file) => readRnnstateMetadata(new Uint8Array(readFileSync(fi
 
 const work = mkdtempSync(join(tmpdir(), 'rnnstate-lookahead-'));
 try {
-  for (const [name, delay] of STREAMING) {
+  for (const [name, delay, flushFrames] of STREAMING) {
     const original = join(args.models, 'conv_context', `${name}.onnx`);
     for (const mode of ['defaults', 'required']) {
       const label = `${name} ${mode}`;
@@ -40,8 +43,10 @@ try {
       const done = cli.run(['rewrite', original, '--lookahead', '--state-inputs', mode, '-o', rewritten]);
       results.report(done.status === 0, label, 'rewrite --lookahead', done.stderr.trim());
       const metadata = await metadataOf(rewritten);
-      results.report(metadata.stream?.delay === delay && metadata.stream?.chunk_exact === true, label,
-        `metadata: delay ${delay}, chunk-exact`, JSON.stringify({ delay: metadata.stream?.delay, exact: metadata.stream?.chunk_exact }));
+      const flushed = metadata.stream?.flush ?? metadata.stream?.delay;
+      results.report(metadata.stream?.delay === delay && flushed === flushFrames && metadata.stream?.chunk_exact === true, label,
+        `metadata: delay ${delay}, flush ${flushFrames}, chunk-exact`,
+        JSON.stringify({ delay: metadata.stream?.delay, flush: metadata.stream?.flush, exact: metadata.stream?.chunk_exact }));
       const again = join(work, `${name}.${mode}.again.onnx`);
       cli.run(['rewrite', rewritten, '--lookahead', '--state-inputs', mode, '-o', again]);
       results.report(Buffer.compare(readFileSync(rewritten), readFileSync(again)) === 0, label, 'a rewrite of the rewrite changes no byte');
@@ -73,11 +78,11 @@ try {
     results.report((await metadataOf(plain)).stream?.chunk_exact === false, name, 'the default rewrite records chunk_exact false');
     let refused = '';
     try {
-      await verifyStreaming({ ort, original, rewritten, chunks: [delay, 10], sessionOptions: SESSION_OPTIONS });
+      await verifyStreaming({ ort, original, rewritten, chunks: [flushFrames, 10], sessionOptions: SESSION_OPTIONS });
     } catch (err) {
       refused = err.message;
     }
-    results.report(/first chunk must be longer/.test(refused), name, `a first chunk of ${delay} frames is refused`, refused);
+    results.report(/first chunk must be longer/.test(refused), name, `a first chunk of ${flushFrames} frames is refused`, refused);
   }
   // The residual model: nothing is carried with a lookahead, the Add is named, the rewrite is the default one.
   const residual = join(args.models, 'conv_context', 'same_conv_residual.onnx');

@@ -106,6 +106,38 @@ TEST(CausalWindows, PadsThatAreNotTheSpanBeforeTimeAreNotCarried) {
   EXPECT_THAT(w.Found(), IsEmpty());
 }
 
+TEST(CausalWindows, APadNodeOfZerosThatLooksAheadIsCarriedOnlyWithLookahead) {
+  const std::string body = R"(g (float[batch, 2, seq] x, float[4, 2, 3] w, float[4, 2, 4] w4) => (float[batch, 4, seq] y) {
+    same = Constant <value = int64[6] {0, 0, 1, 0, 0, 1}> ()
+    p = Pad (x, same)
+    y = Conv (p, w)
+    wide = Constant <value = int64[6] {0, 0, 1, 0, 0, 2}> ()
+    pw = Pad (x, wide)
+    yw = Conv (pw, w4)
+    pe = Pad <mode = "edge"> (x, same)
+    ye = Conv (pe, w)
+    ps = Pad (x, same)
+    ys = Conv <strides = [2]> (ps, w)
+    pl = Pad (x, wide)
+    yl = Conv (pl, w)
+  })";
+  const Windows plain(body);
+  EXPECT_THAT(plain.Found(), IsEmpty());
+  const Windows w(body);
+  const std::vector<CausalWindow> found = FindCausalWindows(w.index, w.flow, /*lookahead=*/true);
+  // Not carried: an edge Pad (the flush's zeros would not be its frames), a stride, 3 frames for a span of 2.
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(w.model.graph().node(found[0].pad).output(0), "p");
+  EXPECT_EQ(found[0].lookahead, 1);
+  EXPECT_EQ(found[0].Delay(), 1);
+  EXPECT_EQ(found[0].frames, 2);
+  EXPECT_EQ(found[0].value, "x");
+  EXPECT_EQ(w.model.graph().node(found[1].pad).output(0), "pw");
+  EXPECT_EQ(found[1].lookahead, 2);
+  EXPECT_EQ(PadsWithoutTimeBefore(w.index, w.model.graph().node(1), 2, 3, /*and_after=*/true),
+            (std::vector<int64_t>{0, 0, 0, 0, 0, 0}));
+}
+
 TEST(CausalWindows, PoolsAreCausalWhenTheirPaddingIsZerosThatCount) {
   const Windows w(R"(g (float[batch, 2, seq] x) => (float[batch, 2, seq] a) {
     a = AveragePool <kernel_shape = [3], pads = [2, 0], count_include_pad = 1> (x)

@@ -105,7 +105,7 @@ TEST(TimeLookahead, CausalWindowsLookNothingAhead) {
 TEST(TimeLookahead, WindowsThatAreNotSameAtStrideOneWithTheirOwnZerosAreNotCarried) {
   for (const auto& [attributes, op] : std::vector<std::pair<std::string, std::string>>{
            {"pads = [2, 2], strides = [2]", "Conv"},              // a stride over time
-           {"auto_pad = \"SAME_UPPER\"", "Conv"},                 // auto_pad: not read as own pads here
+           {"auto_pad = \"SAME_UPPER\", strides = [2]", "Conv"},  // auto_pad at a stride: its amount varies
            {"kernel_shape = [3], pads = [1, 1]", "MaxPool"},      // pads with minus infinity
            {"kernel_shape = [3], pads = [1, 1]", "AveragePool"},  // does not count its padding
            {"pads = [3, 3]", "Conv"},                             // pads more than the span: longer output
@@ -117,10 +117,91 @@ TEST(TimeLookahead, WindowsThatAreNotSameAtStrideOneWithTheirOwnZerosAreNotCarri
   }
 }
 
+TEST(TimeLookahead, AutoPadSameLooksAheadByWhatItPutsAfterTimeAndIsCarriedWithLookahead) {
+  const Judged upper(ConvGru("auto_pad = \"SAME_UPPER\""));  // kernel 5: 2 before, 2 after
+  EXPECT_EQ(upper.verdict().lookahead.frames, 2);
+  EXPECT_FALSE(upper.verdict().ChunkExact());
+  const Judged carried(ConvGru("auto_pad = \"SAME_UPPER\""), /*lookahead=*/true);
+  ASSERT_EQ(carried.verdict().windows.size(), 1u);
+  EXPECT_EQ(carried.verdict().delay, 2);
+  EXPECT_TRUE(carried.verdict().ChunkExact()) << carried.verdict().problem;
+}
+
 TEST(TimeLookahead, AnAveragePoolThatCountsItsZerosIsCarried) {
   const Judged judged(ConvGru("count_include_pad = 1, kernel_shape = [3], pads = [1, 1]", "AveragePool"), true);
   EXPECT_EQ(judged.verdict().delay, 1);
   EXPECT_TRUE(judged.verdict().ChunkExact()) << judged.verdict().problem;
+}
+
+TEST(TimeLookahead, APadNodeThatPadsAfterTimeLooksAheadAndIsCarriedWithLookahead) {
+  const std::string model = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 4] w, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
+  pads = Constant <value = int64[6] {0, 0, 1, 0, 0, 2}> ()
+  p = Pad (x, pads)
+  c = Conv (p, w)
+  s = Transpose <perm = [2, 0, 1]> (c)
+  Y = GRU <hidden_size = 3> (s, W, R)
+})";
+  const Judged measured(model);
+  EXPECT_EQ(measured.verdict().lookahead.frames, 2);
+  EXPECT_EQ(measured.verdict().delay, 0);
+  EXPECT_FALSE(measured.verdict().ChunkExact());
+  const Judged carried(model, /*lookahead=*/true);
+  ASSERT_EQ(carried.verdict().windows.size(), 1u);
+  EXPECT_EQ(carried.verdict().delay, 2);
+  EXPECT_EQ(carried.verdict().flush, 2);
+  EXPECT_TRUE(carried.verdict().ChunkExact()) << carried.verdict().problem;
+}
+
+/// x [batch, 2, seq], ConvTranspose (stride 2 over time, attributes `up`), then `after` on u, a GRU over time.
+std::string UpsampleGru(const std::string& up, const std::string& before = "", const std::string& after = "") {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 2, seq] x, float[2, 2, 3] w3, float[2, 2, 4] w, float[1, 6, 2] W, float[1, 6, 2] R)
+    => (float[seq2, 1, batch, 2] Y) {
+  v = )" + (before.empty() ? "Identity (x)" : before) + R"(
+  u = ConvTranspose <strides = [2], )" + up + R"(> (v, w)
+  t = )" + (after.empty() ? "Identity (u)" : after) + R"(
+  s = Transpose <perm = [2, 0, 1]> (t)
+  Y = GRU <hidden_size = 2> (s, W, R)
+})";
+}
+
+TEST(TimeLookahead, AnUpsamplingThatLagsIsCarriedWithLookaheadItsDelayAtItsOutputsRate) {
+  const Judged measured(UpsampleGru("pads = [1, 1]"));
+  EXPECT_EQ(measured.verdict().lookahead.frames, 2);
+  EXPECT_EQ(measured.verdict().delay, 0);
+  EXPECT_FALSE(measured.verdict().ChunkExact());
+  EXPECT_THAT(measured.verdict().problem, HasSubstr("crops 1 frame before time"));
+  const Judged carried(UpsampleGru("pads = [1, 1]"), /*lookahead=*/true);
+  ASSERT_EQ(carried.verdict().windows.size(), 1u);
+  EXPECT_EQ(carried.verdict().windows[0].frames, 2);
+  EXPECT_EQ(carried.verdict().delay, 2);  // output frames
+  EXPECT_EQ(carried.verdict().flush, 1);  // input frames
+  EXPECT_TRUE(carried.verdict().flush_exact);  // the flush's zeros reach it as zeros
+  EXPECT_TRUE(carried.verdict().ChunkExact()) << carried.verdict().problem;
+}
+
+TEST(TimeLookahead, TheFlushIsExactOnlyWhereItsZerosReachTheOneWindowAsZeros) {
+  const Judged sigmoid(UpsampleGru("pads = [1, 1]", "Sigmoid (x)"), /*lookahead=*/true);
+  EXPECT_TRUE(sigmoid.verdict().ChunkExact());
+  EXPECT_FALSE(sigmoid.verdict().flush_exact);  // sigmoid(0) = 0.5
+  const Judged relu(UpsampleGru("pads = [1, 1]", "Relu (x)"), /*lookahead=*/true);
+  EXPECT_TRUE(relu.verdict().flush_exact);
+  const Judged chain(kChain, /*lookahead=*/true);
+  EXPECT_FALSE(chain.verdict().flush_exact);  // two windows: the second pads the end with zeros of its own
+}
+
+TEST(TimeLookahead, ALaggingUpsamplingBesideAnotherRateIsNotCarried) {
+  // A "same" Conv before it: frames 1 late (input rate) would be upsampled.
+  const Judged before(UpsampleGru("pads = [1, 1]", "Conv <pads = [1, 1]> (x, w3)"), /*lookahead=*/true);
+  EXPECT_THAT(before.verdict().lookahead.problem, HasSubstr("at another rate"));
+  EXPECT_THAT(before.verdict().windows, IsEmpty());
+  EXPECT_FALSE(before.verdict().ChunkExact());
+  // A strided Conv after it: its 2 frames late would be halved.
+  const Judged after(UpsampleGru("pads = [1, 1]", "", "Conv <pads = [2, 0], strides = [2]> (u, w3)"), true);
+  EXPECT_THAT(after.verdict().lookahead.problem, HasSubstr("at another rate"));
+  EXPECT_EQ(after.verdict().delay, 0);
+  EXPECT_FALSE(after.verdict().ChunkExact());
 }
 
 }  // namespace

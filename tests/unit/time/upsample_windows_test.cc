@@ -2,8 +2,10 @@
 // — aligned ones, cropping nothing before time and exactly their tail after (their own pads, or a Slice
 // that alone reads them) — with floor(span / stride) input frames of context and the crop the rewrite
 // writes; those that stream as they are (windows apart); and the negative controls that must not be
-// carried: PyTorch's symmetric padding (a crop before time), a crop that is not the tail, a Slice cutting
-// another amount or read twice, an output_shape. Models as ONNX text.
+// carried: a crop that is not the tail, a Slice cutting another amount or read twice, an output_shape.
+// PyTorch's symmetric padding (a crop before time: it lags) is carried only with --lookahead, late by a whole
+// number of input frames; negative controls: a crop before time beyond the span, or after time that is not
+// the tail less it. Models as ONNX text.
 
 #include "time/upsample_windows.h"
 
@@ -75,8 +77,7 @@ TEST(UpsampleWindows, OnlyAnUpsamplingThatCropsNothingBeforeTimeAndItsTailAfterI
   EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 0, 0), 0), UpsampleFit::kCutBySlice);
   EXPECT_EQ(FitOfUpsampling(Transposed(2, 2, 0, 0), 0), UpsampleFit::kInPlace);
   EXPECT_EQ(FitOfUpsampling(Transposed(1, 2, 0, 0), 1), UpsampleFit::kInPlace);  // 1 frame + 1 of padding
-  // Negative controls: PyTorch's padding=1 (a crop before time), too little or too much crop after, stride 1.
-  EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 1, 1), 0), UpsampleFit::kNone);
+  // Negative controls: too little or too much crop after, stride 1.
   EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 0, 1), 0), UpsampleFit::kNone);
   EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 0, 3), 0), UpsampleFit::kNone);
   EXPECT_EQ(FitOfUpsampling(Transposed(1, 2, 0, 0), 0), UpsampleFit::kNone);  // 1 of 2 frames: gaps
@@ -159,6 +160,72 @@ TEST(UpsampleWindows, TheCropTheRewriteWritesKeepsTheOtherAxesAndTheOutputPaddin
   // No pads attribute: written in full.
   EXPECT_EQ(UpsamplePads(u.Node(1), *ReadTimeWindow(u.index, {}, u.Node(1), 2, 4), 2, 4),
             (std::vector<int64_t>{2, 0, 2, 0}));
+}
+
+TEST(UpsampleWindows, ALaggingUpsamplingComesAWholeNumberOfInputFramesLate) {
+  // k 4, s 2, padding 1: output frame n is final after input frame floor((n + 1) / 2): 1 frame late at
+  // least, 2 (one input frame) as a static graph emits; h = 1 frame held: context floor((3 + 1) / 2).
+  EXPECT_EQ(UpsampleDelay(Transposed(4, 2, 1, 1)), 2);
+  EXPECT_EQ(UpsampleLag(Transposed(4, 2, 1, 1)), 1);
+  EXPECT_EQ(UpsampleContext(Transposed(4, 2, 1, 1)), 2);
+  EXPECT_EQ(UpsampleContext(Transposed(3, 2, 1, 1)), 1);  // k 3, padding 1 (output_padding 1)
+  EXPECT_EQ(UpsampleDelay(Transposed(8, 4, 2, 2)), 4);
+  EXPECT_EQ(UpsampleContext(Transposed(8, 4, 2, 2)), 2);
+  EXPECT_EQ(UpsampleDelay(Transposed(6, 2, 2, 2)), 2);  // s divides p: nothing held
+  EXPECT_EQ(UpsampleContext(Transposed(6, 2, 2, 2)), 2);
+  EXPECT_EQ(UpsampleDelay(Transposed(4, 2, 0, 2)), 0);  // aligned
+  EXPECT_EQ(UpsampleContext(Transposed(4, 2, 0, 2)), 1);
+}
+
+TEST(UpsampleWindows, OnlyACropBeforeWithinTheSpanAndTheTailLessItAfterLags) {
+  EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 1, 1), 0), UpsampleFit::kLags);  // ConvTranspose1d(4, 2, padding 1)
+  EXPECT_EQ(FitOfUpsampling(Transposed(3, 2, 1, 1), 1), UpsampleFit::kLags);  // k 3, padding 1, output_padding 1
+  EXPECT_EQ(FitOfUpsampling(Transposed(8, 4, 2, 2), 0), UpsampleFit::kLags);
+  EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 3, 0), 1), UpsampleFit::kLags);  // 3 before: the whole span
+  // Negative controls: not s frames per input frame (crops after other than the tail less p), beyond the span.
+  EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 1, 0), 0), UpsampleFit::kNone);
+  EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 1, 2), 0), UpsampleFit::kNone);
+  EXPECT_EQ(FitOfUpsampling(Transposed(3, 2, 1, 1), 0), UpsampleFit::kNone);  // 2 * T - 1 frames
+  EXPECT_EQ(FitOfUpsampling(Transposed(4, 2, 4, 0), 2), UpsampleFit::kNone);  // crops more than the span
+  EXPECT_EQ(FitOfUpsampling(Transposed(3, 1, 1, 1), 0), UpsampleFit::kNone);  // stride 1: a window
+}
+
+const char* kLagging = R"(g (float[batch, 2, seq] x, float[2, 3, 4] w4, float[2, 3, 3] w3) => (float[batch, 3, seq2] y) {
+    y = ConvTranspose <strides = [2], pads = [1, 1]> (x, w4)
+    odd = ConvTranspose <strides = [2], pads = [1, 1], output_padding = [1]> (x, w3)
+    short = ConvTranspose <strides = [2], pads = [1, 1]> (x, w3)
+  })";
+
+TEST(UpsampleWindows, ALaggingUpsamplingIsFoundOnlyWithLookaheadWithItsContextAndCrop) {
+  const Upsampled u(kLagging);
+  EXPECT_THAT(u.Found(), IsEmpty());
+  EXPECT_THAT(u.flow.Of({}, "y").broken->why,
+              HasSubstr("rewrite --lookahead carries it, its output then 2 frames late"));
+  EXPECT_THAT(u.flow.Of({}, "short").broken->why, HasSubstr("only when it crops at most its span"));
+  const std::vector<CausalWindow> found = FindCausalWindows(u.index, u.flow, /*lookahead=*/true);
+  ASSERT_EQ(found.size(), 2u);  // short gives 2 T - 1 frames: not carried
+  EXPECT_EQ(found[0].frames, 2);
+  EXPECT_EQ(found[0].lookahead, 1);
+  EXPECT_EQ(found[0].Delay(), 2);
+  EXPECT_EQ(found[1].frames, 1);
+  EXPECT_EQ(found[1].Delay(), 2);
+  // c * s - h before, the tail + h (+ output_padding) after.
+  EXPECT_EQ(PadsWithoutTimeBefore(u.index, u.Node(0), 2, 3, /*and_after=*/true), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(PadsWithoutTimeBefore(u.index, u.Node(1), 2, 3, /*and_after=*/true), (std::vector<int64_t>{1, 3}));
+}
+
+TEST(UpsampleWindows, OverItsCarriedContextTheRewrittenLaggingUpsamplingGivesTheChunksFrames) {
+  const Upsampled u(R"(g (float[batch, 2, seq] x, float[2, 3, 4] w4, float[2, 3, 3] w3) => (float[batch, 3, seq2] y) {
+    y = ConvTranspose <strides = [2], pads = [3, 3]> (x, w4)
+    odd = ConvTranspose <strides = [2], pads = [1, 3], output_padding = [1]> (x, w3)
+    off = ConvTranspose <strides = [2], pads = [3, 2]> (x, w4)
+  })");
+  const TimeFlow two(u.index, {InputAxis{"x", 2}}, {}, -1, {{"x", 2}});
+  EXPECT_EQ(TimeFactText(two.Of({}, "y")), "frames on axis 2");
+  EXPECT_EQ(TimeFactText(two.Of({}, "off")), "mixed");  // the crop after leaves a frame not final
+  const TimeFlow one(u.index, {InputAxis{"x", 2}}, {}, -1, {{"x", 1}});
+  EXPECT_EQ(TimeFactText(one.Of({}, "odd")), "frames on axis 2");
+  EXPECT_EQ(TimeFactText(one.Of({}, "y")), "mixed");  // its span needs 2 frames
 }
 
 }  // namespace

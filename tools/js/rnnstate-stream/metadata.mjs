@@ -175,7 +175,7 @@ export async function readMetadataProps(model, { openFile } = {}) {
  * @property {{kind: "tensor"|"sequence", values: object[]}} [packed]  a packed model's values (rnnstate
  *   `--pack`): then the states' `input`/`output` are values inside the graph and the packed values are fed
  * @property {{version: number, time: Array<{input: string, axis: number}>, chunk_exact?: boolean,
- *   chunk_multiple?: number, delay?: number, first_chunk_min?: number, reason?: string,
+ *   chunk_multiple?: number, delay?: number, flush?: number, flush_exact?: boolean, first_chunk_min?: number, reason?: string,
  *   outputs?: object[]}} [stream]  the whole model's verdict on chunked runs (rnnstate docs/metadata.md, "stream")
  */
 

@@ -88,12 +88,15 @@ export async function verifyStreaming(options) {
         rewrittenAsWritten: typeof options.rewritten === 'string' ? options.rewritten : rewrittenBytes });
     }
     checkTimeAxes(timeAxes, dataInputs, declared);
-    // rewrite --lookahead: the outputs lag by `delay` frames; the first call must hold more than that.
+    // rewrite --lookahead: the outputs lag by `delay` frames (at the outputs' rate); a flush of `flush` input
+    // frames of zeros brings them (as many, but after a ConvTranspose that lags: delay / its stride), and the
+    // first call must hold more input frames than the flush.
     const delay = metadata.stream?.delay ?? 0;
+    const flushFrames = delay > 0 ? (metadata.stream?.flush ?? delay) : 0;
     // A context whose Pad reflects the first call's frames: the first call must hold stream.first_chunk_min;
     // windows without padding ("valid") take their frames off the first call's outputs.
     const multiple = metadata.stream?.chunk_multiple ?? 1;
-    const least = Math.max(delay + validFrames(metadata) * multiple + 1, metadata.stream?.first_chunk_min ?? 0);
+    const least = Math.max(flushFrames + validFrames(metadata) * multiple + 1, metadata.stream?.first_chunk_min ?? 0);
     const { chunks, length } = chunkPlan(options, timeAxes, given, multiple, least);
     const dims = { ...(options.dims ?? {}) };
     for (const [name, axis] of Object.entries(timeAxes)) {
@@ -131,8 +134,8 @@ export async function verifyStreaming(options) {
       pieces.push(await runOrThrow(() => stream.run(chunkFeeds(offset, size)), `the rewritten model, chunk at ${offset}`));
       offset += size;
     }
-    // The last `delay` frames come with a flush: as many frames of zeros (the padding the windows dropped).
-    const flush = delay > 0 ? await runOrThrow(() => stream.run(zeroFeeds(chunkFeeds(0, delay), timeAxes)),
+    // The last `delay` frames come with a flush: `flushFrames` frames of zeros (the padding the windows dropped).
+    const flush = delay > 0 ? await runOrThrow(() => stream.run(zeroFeeds(chunkFeeds(0, flushFrames), timeAxes)),
       'the rewritten model, the flush') : null;
 
     const compared = [];
@@ -149,8 +152,11 @@ export async function verifyStreaming(options) {
       if (flush && !assembled.why) {
         // Exact where one window looks ahead; after several, the last frames differ (each later window
         // would pad the end with zeros of its own), and so does a final state between them: shown, not judged.
-        const judged = lookaheadWindows(metadata) === 1;
-        const want = assembled.axis === undefined ? reference[name] : sliceAxis(reference[name], assembled.axis, length - delay, delay);
+        // (stream.flush_exact says so; a model written before it: one window.)
+        const judged = metadata.stream?.flush_exact ?? lookaheadWindows(metadata) === 1;
+        // (The output's own length: at another rate than the input's after an upsampling.)
+        const want = assembled.axis === undefined ? reference[name]
+          : sliceAxis(reference[name], assembled.axis, reference[name].dims[assembled.axis] - delay, delay);
         check(name, judged ? 'flush' : 'flush?', flush[name], want);
         if (!judged) compared[compared.length - 1].ok = true;
       }
@@ -310,7 +316,7 @@ function zeroFeeds(feeds, timeAxes) {
 
 /** The chunk lengths: given, or random from the seed; their sum is the sequence length. Each a multiple of
  * `multiple` (the model's strides over time, metadata `stream.chunk_multiple`); the first at least `least`
- * frames long (more than the outputs' lag `stream.delay` plus the frames windows without padding take off the
+ * frames long (more than the frames of the outputs' flush, `stream.flush` or `stream.delay`, plus the frames windows without padding take off the
  * first call: the first call emits its frames but that many; at least `stream.first_chunk_min`), random or
  * default ones merged to be. */
 function chunkPlan(options, timeAxes, given, multiple = 1, least = 1) {
@@ -338,7 +344,7 @@ function chunkPlan(options, timeAxes, given, multiple = 1, least = 1) {
   }
   if (chunks[0] < least && options.chunks) {
     throw new VerifyError(2, `the first chunk must be longer than ${least - 1} frames (the model's outputs lag by ` +
-      `metadata stream.delay, windows without padding take frames off the first call: context "valid", or its ` +
+      `metadata stream.delay, brought by a flush of stream.flush input frames, windows without padding take frames off the first call: context "valid", or its ` +
       `stream.first_chunk_min: a Pad that reflects the first frames), not ${chunks[0]}`);
   }
   while (chunks.length > 1 && chunks[0] < least) chunks = [chunks[0] + chunks[1], ...chunks.slice(2)];
