@@ -77,8 +77,10 @@ std::string ContextEdit::Describe() const {
   std::string first = zeros ? " (default: zeros)" : " (required)";
   if (lookahead > 0) {
     // Carried with its lookahead (--lookahead): the first context is the padding before time alone.
-    first = " (first: " + std::to_string(frames - lookahead) + " frames of zeros; its window looked " +
-            std::to_string(lookahead) + " frames ahead: its output comes as late)";
+    // Counted in this value's frames; an upsampling after it makes the output's delay (stream.delay) larger.
+    first = " (first: " + std::to_string(frames - lookahead) + " frames of zeros; its window looks ahead " +
+            std::to_string(lookahead) + (lookahead == 1 ? " frame" : " frames") +
+            " of this value: its output comes that late)";
   }
   if (fill) {
     first = " (first: empty; its Pad fills what the context lacks, mode " + fill->mode + ")";

@@ -42,7 +42,7 @@ TEST(LookaheadContext, ASameConvLosesBothPaddingsToAContextThatStartsWithThePadd
   onnx::ModelProto model = ParseModel(kSameConvGru);
   const RewriteOutcome outcome = RewriteModel(model, Lookahead(StateInputMode::kDefaults), /*strict=*/false);
   EXPECT_THAT(outcome.PlanLines(),
-              ::testing::Contains(HasSubstr("3 frames of zeros; its window looked 5 frames ahead")));
+              ::testing::Contains(HasSubstr("3 frames of zeros; its window looks ahead 5 frames of this value")));
   const onnx::GraphProto& g = model.graph();
   const onnx::NodeProto& conv = testing::NodeOfType(g, "Conv");
   EXPECT_THAT(FindAttribute(conv, "pads")->ints(), ElementsAre(0, 0));
