@@ -6,6 +6,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "contract/applied_transforms.h"
@@ -141,8 +142,23 @@ RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& opt
   return PlanStates(staged ? *staged : model, options, time_axes, /*origin_sources=*/true);
 }
 
-RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
-                            const std::string& model_dir) {
+namespace {
+
+/// For a caller that reads only the outcome's pairs, warnings and plan lines (RewriteForStreaming): the
+/// lines are written into `plan_lines` now, and what only planning needed — the states' analyses, the
+/// stream verdict (one added output a state), the plan's edits — is freed before the output's validation,
+/// the run's peak of memory, which then reuses it.
+void ReleasePlanning(RewriteOutcome& outcome, std::optional<std::vector<std::string>>& plan_lines) {
+  plan_lines = outcome.PlanLines();
+  std::vector<StateAnalysis>().swap(outcome.analysis.states);
+  outcome.analysis.stream.reset();
+  std::vector<StateEdit>().swap(outcome.plan.edits);
+}
+
+/// RewriteModel; with `plan_lines`, what ReleasePlanning says is released before the validation (the
+/// outcome then holds no states' analyses nor edits: `plan_lines` has what PlanLines would give).
+RewriteOutcome RewriteStates(onnx::ModelProto& model, const PlanOptions& options, bool strict,
+                             const std::string& model_dir, std::optional<std::vector<std::string>>* plan_lines) {
   // The time axes are applied to a copy, so that a failure below leaves `model` as it was.
   TimeAxisPlan time_axes;
   std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
@@ -194,21 +210,30 @@ RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options,
     outcome.transform_lines = std::move(transform.lines);
     outcome.plan.pairs = std::move(transform.pairs);
   }
+  if (plan_lines != nullptr) ReleasePlanning(outcome, *plan_lines);
   if (outcome.changed) ValidateRewritten(target, std::move(baseline));
   if (staged) model = std::move(*staged);
   return outcome;
 }
 
+}  // namespace
+
+RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
+                            const std::string& model_dir) {
+  return RewriteStates(model, options, strict, model_dir, /*plan_lines=*/nullptr);
+}
+
 // The public façade (rnnstate/pipeline.h) over the stages.
 RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                                   const std::string& model_dir) {
-  RewriteOutcome outcome = RewriteModel(model, options, strict, model_dir);
+  std::optional<std::vector<std::string>> plan_lines;  // written when the planning is released early
+  RewriteOutcome outcome = RewriteStates(model, options, strict, model_dir, &plan_lines);
   RewriteResult result;
   result.changed = outcome.changed;
-  result.pairs = outcome.plan.pairs;
+  result.pairs = std::move(outcome.plan.pairs);
   result.warnings = std::move(outcome.warnings);
   result.has_recurrent_nodes = !outcome.analysis.nodes.empty();
-  result.plan_lines = outcome.PlanLines();
+  result.plan_lines = plan_lines ? std::move(*plan_lines) : outcome.PlanLines();
   return result;
 }
 

@@ -138,9 +138,11 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
     AddTypes(*ResolveGraph(inferred, path), index, *arena_, used_dim_params_);
     by_path_.emplace(path, &index);
   }
+  main_ = by_path_.at(GraphPath{});
 }
 
 const GraphIndex& ModelIndex::graph(const GraphPath& path) const {
+  if (path.empty()) return *main_;
   const auto found = by_path_.find(path);
   if (found == by_path_.end()) throw std::out_of_range("no graph at this path in the model");
   return *found->second;

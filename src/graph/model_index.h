@@ -159,6 +159,8 @@ class ModelIndex {
   std::map<GraphPath, GraphIndex> graphs_;
   /// The same graphs by hashed path: graph() is called for nearly every name looked up.
   std::unordered_map<GraphPath, const GraphIndex*, GraphPathHash> by_path_;
+  /// The main graph's, which most look-ups ask for: found without hashing a path.
+  const GraphIndex* main_ = nullptr;
   /// Adds the names of `graph` that its index's maps do not hold to used_names_.
   void CollectNames(const onnx::GraphProto& graph, const GraphIndex& index);
 

@@ -1,8 +1,8 @@
 #include "rewrite/planner.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "graph/naming.h"
 #include "graph/proto_access.h"
@@ -176,9 +176,8 @@ class StatePlanner {
       std::string note = "state input '" + edit.input + "' is not streamable (" + state.not_streamable_reason +
                          "): chunked runs will not equal one full run";
       // Once per input: states sharing one input (h and c in the authors' tensor) have the same reason.
-      if (std::find(plan_.notes.begin(), plan_.notes.end(), note) == plan_.notes.end()) {
-        plan_.notes.push_back(std::move(note));
-      }
+      // Looked up in a set, not among the notes: a model of many bidirectional nodes has one per state.
+      if (not_streamable_notes_.insert(note).second) plan_.notes.push_back(std::move(note));
     }
   }
 
@@ -262,6 +261,7 @@ class StatePlanner {
   InputPlanner inputs_;
   std::string stem_;
   std::set<std::tuple<GraphPath, int, int>> planned_sites_;
+  std::unordered_set<std::string> not_streamable_notes_;  // NoteContract's notes already in plan_.notes
   std::map<std::pair<std::string, int>, std::string> input_dim_names_;
   AxisTraceMemo batch_traces_;  // the states' batch traces share the values they run through
 };

@@ -26,6 +26,19 @@ TEST(Pipeline, RewriteCheckAndReportOneModelInMemory) {
   EXPECT_FALSE(RewriteForStreaming(model).changed);  // idempotent
 }
 
+TEST(Pipeline, RewriteListsItsPlanLinesAfterFreeingThePlanning) {
+  // The plan's edits are freed before the output's validation: their lines are written first.
+  onnx::ModelProto model = testing::ParseModel(kGru);
+  const RewriteResult result = RewriteForStreaming(model);
+  ASSERT_TRUE(result.changed);
+  ASSERT_EQ(result.plan_lines.size(), 1u);
+  EXPECT_THAT(result.plan_lines[0], HasSubstr("new input 'GRU_0.h_in'"));
+  // Nothing to change (no validation, nothing freed): the lines are still the plan's.
+  const RewriteResult again = RewriteForStreaming(model);
+  EXPECT_FALSE(again.changed);
+  EXPECT_EQ(again.plan_lines.size(), 1u);
+}
+
 TEST(Pipeline, ErrorsCarryTheCliExitCode) {
   onnx::ModelProto model = testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 6]>
 g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y) {
