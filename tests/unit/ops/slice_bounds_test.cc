@@ -1,6 +1,7 @@
 // A Slice's bounds as constants (ops/slice_bounds.h): read from inputs (opset 10 on) or attributes (before),
 // absent ones empty, shape-computed ones read, folded chains only when asked; a given operand that is not a
-// constant makes the whole unknown. Models as ONNX text.
+// constant makes the whole unknown. The computed operands onnx's inference cannot read (torch.chunk's), and
+// the ones it can or that are not fixed, which are not listed. Models as ONNX text.
 
 #include "ops/slice_bounds.h"
 
@@ -106,6 +107,66 @@ g (float[1, 9, 4] x) => (float[1, 7, 4] y) {
   ASSERT_TRUE(folded);
   EXPECT_EQ(folded->starts, (Ints{2, 0}));
   EXPECT_EQ(folded->axes, (Ints{1, 2}));
+}
+
+/// torch.chunk(x, 2, dim=1) as PyTorch 1.13 exports it (opset 14) on x of type `x_type`: the bounds
+/// `k * ((Shape(x)[1] + 1) / 2)`, the first chunk's end the second's start.
+onnx::ModelProto ChunkModel(const std::string& x_type) {
+  return ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g ()" + x_type + R"( x) => (float[b, ?, t, 6] x1, float[b, ?, t, 6] x2) {
+    shape = Shape (x)
+    axis = Constant <value = int64[1] {1}> ()
+    channels = Gather <axis = 0> (shape, axis)
+    zero = Constant <value = int64[1] {0}> ()
+    one = Constant <value = int64[1] {1}> ()
+    rounded = Add (channels, one)
+    two = Constant <value = int64[1] {2}> ()
+    half = Div (rounded, two)
+    first = Constant <value = int64[1] {1}> ()
+    end0 = Mul (half, first)
+    x1 = Slice (x, zero, end0, axis)
+    second = Constant <value = int64[1] {2}> ()
+    end1 = Mul (half, second)
+    x2 = Slice (x, end0, end1, axis)
+})");
+}
+
+/// The output names of the nodes ComputedSliceOperands lists, with their values.
+std::vector<std::pair<std::string, Ints>> Computed(const onnx::ModelProto& model) {
+  const ModelIndex index(model);
+  std::vector<std::pair<std::string, Ints>> named;
+  for (const KnownValue& value : ComputedSliceOperands(index)) {
+    named.emplace_back(model.graph().node(value.node).output(0), value.values);
+  }
+  return named;
+}
+
+TEST(ComputedSliceOperands, TorchChunksBoundsOfAFixedAxisOncePerNode) {
+  const std::vector<std::pair<std::string, Ints>> expected = {{"end0", {4}}, {"end1", {8}}};
+  EXPECT_EQ(Computed(ChunkModel("float[b, 8, t, 6]")), expected);
+  const onnx::ModelProto model = ChunkModel("float[b, 8, t, 6]");
+  const ModelIndex index(model);
+  EXPECT_EQ(ComputedSliceOperands(index).front().element_type, onnx::TensorProto::INT64);
+}
+
+TEST(ComputedSliceOperands, NoneWhereTheAxisIsNotFixedOrTheBoundsAreConstantsOrFed) {
+  // The negative controls: a symbolic channel count (the bounds change with the input), constant bounds
+  // (onnx reads them itself), and an end fed by the graph.
+  EXPECT_TRUE(Computed(ChunkModel("float[b, c, t, 6]")).empty());
+  EXPECT_TRUE(Computed(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[b, 8, t, 6] x) => (float[b, 4, t, 6] y) {
+    zero = Constant <value = int64[1] {0}> ()
+    four = Constant <value = int64[1] {4}> ()
+    axis = Constant <value = int64[1] {1}> ()
+    y = Slice (x, zero, four, axis)
+})")).empty());
+  EXPECT_TRUE(Computed(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[b, 8, t, 6] x, int64[1] end) => (float[b, ?, t, 6] y) {
+    zero = Constant <value = int64[1] {0}> ()
+    axis = Constant <value = int64[1] {1}> ()
+    doubled = Add (end, end)
+    y = Slice (x, zero, doubled, axis)
+})")).empty());
 }
 
 }  // namespace
