@@ -109,28 +109,6 @@ g (float[1, 9, 4] x) => (float[1, 7, 4] y) {
   EXPECT_EQ(folded->axes, (Ints{1, 2}));
 }
 
-/// torch.chunk(x, 2, dim=1) as PyTorch 1.13 exports it (opset 14) on x of type `x_type`: the bounds
-/// `k * ((Shape(x)[1] + 1) / 2)`, the first chunk's end the second's start.
-onnx::ModelProto ChunkModel(const std::string& x_type) {
-  return ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
-g ()" + x_type + R"( x) => (float[b, ?, t, 6] x1, float[b, ?, t, 6] x2) {
-    shape = Shape (x)
-    axis = Constant <value = int64[1] {1}> ()
-    channels = Gather <axis = 0> (shape, axis)
-    zero = Constant <value = int64[1] {0}> ()
-    one = Constant <value = int64[1] {1}> ()
-    rounded = Add (channels, one)
-    two = Constant <value = int64[1] {2}> ()
-    half = Div (rounded, two)
-    first = Constant <value = int64[1] {1}> ()
-    end0 = Mul (half, first)
-    x1 = Slice (x, zero, end0, axis)
-    second = Constant <value = int64[1] {2}> ()
-    end1 = Mul (half, second)
-    x2 = Slice (x, end0, end1, axis)
-})");
-}
-
 /// The output names of the nodes ComputedSliceOperands lists, with their values.
 std::vector<std::pair<std::string, Ints>> Computed(const onnx::ModelProto& model) {
   const ModelIndex index(model);
@@ -143,8 +121,8 @@ std::vector<std::pair<std::string, Ints>> Computed(const onnx::ModelProto& model
 
 TEST(ComputedSliceOperands, TorchChunksBoundsOfAFixedAxisOncePerNode) {
   const std::vector<std::pair<std::string, Ints>> expected = {{"end0", {4}}, {"end1", {8}}};
-  EXPECT_EQ(Computed(ChunkModel("float[b, 8, t, 6]")), expected);
-  const onnx::ModelProto model = ChunkModel("float[b, 8, t, 6]");
+  EXPECT_EQ(Computed(testing::TorchChunk("float[b, 8, t, 6]")), expected);
+  const onnx::ModelProto model = testing::TorchChunk("float[b, 8, t, 6]");
   const ModelIndex index(model);
   EXPECT_EQ(ComputedSliceOperands(index).front().element_type, onnx::TensorProto::INT64);
 }
@@ -152,7 +130,7 @@ TEST(ComputedSliceOperands, TorchChunksBoundsOfAFixedAxisOncePerNode) {
 TEST(ComputedSliceOperands, NoneWhereTheAxisIsNotFixedOrTheBoundsAreConstantsOrFed) {
   // The negative controls: a symbolic channel count (the bounds change with the input), constant bounds
   // (onnx reads them itself), and an end fed by the graph.
-  EXPECT_TRUE(Computed(ChunkModel("float[b, c, t, 6]")).empty());
+  EXPECT_TRUE(Computed(testing::TorchChunk("float[b, c, t, 6]")).empty());
   EXPECT_TRUE(Computed(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[b, 8, t, 6] x) => (float[b, 4, t, 6] y) {
     zero = Constant <value = int64[1] {0}> ()

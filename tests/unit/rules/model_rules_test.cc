@@ -472,26 +472,6 @@ TEST(ModelRules, AStateOfANonFloatTypeIsNotCalledTooLarge) {
             "state element type STRING is not a numeric or bool type (no zero default)");
 }
 
-/// torch.chunk(x, 2, dim=1) (PyTorch 1.13, opset 14: the bounds `k * ((Shape(x)[1] + 1) / 2)`) on x of type
-/// `x_type`, the first half through a Relu.
-onnx::ModelProto ChunkThenRelu(const std::string& x_type) {
-  return testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
-g ()" + x_type + R"( x) => (float[b, ?, t, 6] y) {
-    shape = Shape (x)
-    axis = Constant <value = int64[1] {1}> ()
-    channels = Gather <axis = 0> (shape, axis)
-    zero = Constant <value = int64[1] {0}> ()
-    one = Constant <value = int64[1] {1}> ()
-    rounded = Add (channels, one)
-    two = Constant <value = int64[1] {2}> ()
-    half = Div (rounded, two)
-    end = Mul (half, one)
-    x1 = Slice (x, zero, end, axis)
-    relu = Relu (x1)
-    y = Identity (relu)
-})");
-}
-
 /// The inferred shape of `name` in the main graph of `index`, "none" when it has none.
 std::string InferredShape(const ModelIndex& index, const std::string& name) {
   const onnx::TypeProto* type = index.TypeOf({}, name);
@@ -504,14 +484,14 @@ std::string InferredShape(const ModelIndex& index, const std::string& name) {
 }
 
 TEST(IndexValidModel, KnowsTheShapesAfterTorchChunksSlicesWithoutChangingTheModel) {
-  const onnx::ModelProto model = ChunkThenRelu("float[b, 8, t, 6]");
+  const onnx::ModelProto model = testing::TorchChunk("float[b, 8, t, 6]");
   const std::string before = model.SerializeAsString();
   const ModelIndex index = IndexValidModel(model);
   EXPECT_EQ(InferredShape(index, "x1"), "b,4,t,6");
   EXPECT_EQ(InferredShape(index, "relu"), "b,4,t,6");
   EXPECT_EQ(model.SerializeAsString(), before);
   // The negative control: a symbolic channel count leaves the bounds, and so the shape, unknown.
-  const onnx::ModelProto symbolic_model = ChunkThenRelu("float[b, c, t, 6]");
+  const onnx::ModelProto symbolic_model = testing::TorchChunk("float[b, c, t, 6]");
   const ModelIndex symbolic = IndexValidModel(symbolic_model);
   EXPECT_EQ(InferredShape(symbolic, "x1"), "none");
 }
