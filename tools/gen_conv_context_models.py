@@ -49,9 +49,9 @@ Chunk-exact after the default rewrite:
   sfe_conv_gru            GTCRN's subband feature extraction (nn.Unfold over frequency: a Gather along time by
                           a Range over the chunk's length) on x [batch, 1, seq, 8], F.pad + Conv2d kernel (2, 3),
                           then a GRU over time (tools/gtcrn_like_models.py)
-Not streamed yet, its unfed rewrite checked against the original (rewrite --time-axis x:2):
-  gtcrn_like              a GTCRN-like encoder-decoder (tools/gtcrn_like_models.py) on x [batch, 2, seq, 16]:
-                          the verdict names the first operator the time analysis cannot follow
+  gtcrn_like              a GTCRN-like encoder-decoder (tools/gtcrn_like_models.py) on x [batch, 2, seq, 16],
+                          streamed as exported: torch.chunk's Slices, TRA, the dual-path GRNN
+                          (its intra-frame GRU carries nothing), a ConvTranspose2d decoder
 Negative controls (chunks differ, and must keep differing):
   same_conv1d             Conv1d kernel 3, padding 1 (one frame of lookahead), then a GRU
   same_conv1d_dil         Conv1d kernel 5, dilation 2, padding 4 (4 frames of lookahead), then a GRU
@@ -521,18 +521,13 @@ def cases():
 
 
 def gtcrn_like_case():
-    """The GTCRN-like encoder-decoder: not chunk-exact yet; its unfed rewrite must equal the original."""
-    c = stream.Case("gtcrn_like", gtcrn.GtcrnLike, [("x", ["batch", 2, "seq", 16])], [("y", ["batch", 2, "seq", 16])],
-                    {"batch": 2, "seq": 6}, {"batch": 2, "seq": 19}, {"x": 2}, {"y": 2}, [5, 8, 6], False,
-                    "a GTCRN-like encoder-decoder (SFE, grouped temporal convolutions with TRA, a dual-path GRNN "
-                    "whose intra-frame GRU runs across frequency with time in its batch, ConvTranspose2d decoder) "
-                    "on x [batch, 2, seq, 16]: not streamed yet (the verdict names the Reshape whose input's shape "
-                    "is lost); checked unfed against the original", "Reshape", subdir=SUBDIR,
-                    rewrite_args=["--time-axis", "x:2"])
-    # Its intra-frame GRU's state changes its batch (batch x frames) with the chunk: no chunked run to compare.
-    c.entry.pop("expect_chunking_differs")
-    c.entry.pop("chunks")
-    return c
+    """The GTCRN-like encoder-decoder: streams as exported (its time axis is the dimension seq)."""
+    return stream.Case("gtcrn_like", gtcrn.GtcrnLike, [("x", ["batch", 2, "seq", 16])], [("y", ["batch", 2, "seq", 16])],
+                       {"batch": 2, "seq": 6}, {"batch": 2, "seq": 19}, {"x": 2}, {"y": 2}, [5, 8, 6], True,
+                       "a GTCRN-like encoder-decoder (SFE, grouped temporal convolutions with TRA, a dual-path GRNN "
+                       "whose intra-frame GRU runs across frequency with time in its batch, ConvTranspose2d decoder) "
+                       "on x [batch, 2, seq, 16]: torch.chunk's Slices (bounds computed with a Div) are sized by the "
+                       "analysis, the depthwise windows get context states, the intra-frame GRU none", subdir=SUBDIR)
 
 
 def main():

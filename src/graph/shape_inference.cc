@@ -151,6 +151,33 @@ OwnedCopy MakeStructuralCopy(const onnx::ModelProto& model) {
   return copy;
 }
 
+void BindKnownValues(onnx::ModelProto& copy, const std::vector<KnownValue>& known) {
+  for (const KnownValue& value : known) {
+    onnx::GraphProto* graph = ResolveGraph(copy, value.graph);
+    if (graph == nullptr || value.node < 0 || value.node >= graph->node_size()) continue;
+    onnx::NodeProto& node = *graph->mutable_node(value.node);
+    if (node.output_size() != 1) continue;
+    // The same output name, so every type inferred downstream is keyed as in the model.
+    const std::string output = node.output(0);
+    node.Clear();
+    node.set_op_type("Constant");
+    node.add_output(output);
+    onnx::AttributeProto* attribute = node.add_attribute();
+    attribute->set_name("value");
+    attribute->set_type(onnx::AttributeProto::TENSOR);
+    onnx::TensorProto* tensor = attribute->mutable_t();
+    tensor->set_data_type(value.element_type);
+    tensor->add_dims(static_cast<int64_t>(value.values.size()));
+    for (int64_t v : value.values) {
+      if (value.element_type == onnx::TensorProto::INT32) {
+        tensor->add_int32_data(static_cast<int32_t>(v));
+      } else {
+        tensor->add_int64_data(v);
+      }
+    }
+  }
+}
+
 std::string InferShapes(onnx::ModelProto& copy) {
   OnnxSchemas schemas(OnnxOpset(copy));
   if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;

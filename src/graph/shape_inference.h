@@ -8,9 +8,13 @@
 #include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
+
+#include "graph/graph_path.h"
 
 namespace rnnstate {
 
@@ -48,6 +52,21 @@ struct InferredModel {
 /// Options for the arena of a StructuralCopy: blocks that grow to 1 MiB (protobuf's default stops growing
 /// at 8 KiB: thousands of allocations for a big graph).
 google::protobuf::ArenaOptions StructuralCopyArenaOptions();
+
+/// A value the analysis knows that onnx's inference cannot compute (onnx 1.12 reads a Slice's bounds only
+/// from constants, and its data propagation stops at Div): the one output of node `node` of the graph at
+/// `graph`, a 1-D integer tensor of element type `element_type`.
+struct KnownValue {
+  GraphPath graph;
+  int node = 0;
+  int32_t element_type = onnx::TensorProto::INT64;
+  std::vector<int64_t> values;
+};
+
+/// Makes each node of `known` a Constant of its value in `copy` (a StructuralCopy, never the model a
+/// rewrite writes), so that inference reads what the analysis evaluated. A node that does not exist or
+/// has several outputs is left as it is.
+void BindKnownValues(onnx::ModelProto& copy, const std::vector<KnownValue>& known);
 
 /// Infers the types of `copy` (a StructuralCopy) in place. Returns "" or why inference failed or was not
 /// run.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/model_index.h"
+#include "graph/shape_inference.h"
 
 namespace rnnstate {
 
@@ -30,5 +31,12 @@ enum class BoundReading { kConstants, kFolded };
 std::optional<SliceBounds> ConstantSliceBounds(const ModelIndex& index, const GraphPath& path,
                                                const onnx::NodeProto& slice,
                                                BoundReading reading = BoundReading::kConstants);
+
+/// The Slice operands, in every graph of `index`, that nodes compute and ConstantSliceBounds (folded) reads
+/// as fixed integers, where onnx 1.12's inference sees no constant and so loses the Slice's output shape:
+/// torch.chunk's `k * ((Shape(x)[1] + 1) / 2)` (its Div ends onnx's data propagation). Only Slices whose
+/// every given operand is then known; each computing node once. Bound in the copy inference runs on
+/// (graph/shape_inference's BindKnownValues), they give the analysis the shapes after such Slices.
+std::vector<KnownValue> ComputedSliceOperands(const ModelIndex& index);
 
 }  // namespace rnnstate

@@ -13,7 +13,9 @@
 #include "graph/control_flow.h"
 #include "graph/graph_path.h"
 #include "graph/proto_access.h"
+#include "graph/shape_inference.h"
 #include "io/tensor_data.h"
+#include "ops/slice_bounds.h"
 #include "rnnstate/error.h"
 #include "rules/op_rules.h"
 #include "rules/schema_rules.h"
@@ -308,6 +310,23 @@ std::string FirstOwnerViolation(const ModelIndex& index) {
   return "";
 }
 
+namespace {
+
+/// The index of `model` from `copy`; where Slices' bounds are computed by nodes onnx's inference does not
+/// follow but the analysis evaluates (ComputedSliceOperands), indexed again from a copy in which those
+/// bounds are constants, so that the shapes after the Slices are known. Models without such Slices are
+/// indexed once.
+ModelIndex IndexWithKnownSlices(const onnx::ModelProto& model, OwnedCopy copy) {
+  ModelIndex first(model, std::move(copy));
+  const std::vector<KnownValue> known = ComputedSliceOperands(first);
+  if (known.empty()) return first;
+  OwnedCopy bound = MakeStructuralCopy(model);
+  BindKnownValues(*bound.model, known);
+  return ModelIndex(model, std::move(bound));
+}
+
+}  // namespace
+
 ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
   // The copy shape inference works on only reads the model (it infers nothing): made on another thread
   // while the rules are checked. Inference itself waits for their verdict.
@@ -316,7 +335,7 @@ ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<vo
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
   if (structure_valid) structure_valid();
-  ModelIndex index(model, copy.get());
+  ModelIndex index = IndexWithKnownSlices(model, copy.get());
   // A view operator's broken axes first: the wrong shapes they pass on would otherwise be blamed on the
   // recurrent node that reads them.
   for (auto rules : {FirstControlOperandViolation, FirstViewRuleViolation, FirstOwnerViolation}) {

@@ -48,6 +48,28 @@ const char* const kLoopOverAxis0Start = R"(  shape = Shape (x)
   h0 = ConstantOfShape (dims)
 )";
 
+onnx::ModelProto TorchChunk(const std::string& x_type) {
+  return ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g ()" + x_type + R"( x) => (float[b, ?, t, 6] y, float[b, ?, t, 6] x2) {
+    shape = Shape (x)
+    axis = Constant <value = int64[1] {1}> ()
+    channels = Gather <axis = 0> (shape, axis)
+    zero = Constant <value = int64[1] {0}> ()
+    one = Constant <value = int64[1] {1}> ()
+    rounded = Add (channels, one)
+    two = Constant <value = int64[1] {2}> ()
+    half = Div (rounded, two)
+    first = Constant <value = int64[1] {1}> ()
+    end0 = Mul (half, first)
+    x1 = Slice (x, zero, end0, axis)
+    second = Constant <value = int64[1] {2}> ()
+    end1 = Mul (half, second)
+    x2 = Slice (x, end0, end1, axis)
+    relu = Relu (x1)
+    y = Identity (relu)
+})");
+}
+
 std::string LstmThenGru(int lstm_hidden) {
   const std::string h = std::to_string(lstm_hidden), gates = std::to_string(4 * lstm_hidden);
   return R"(<ir_version: 8, opset_import: ["" : 14]>

@@ -42,6 +42,11 @@ std::string LstmThenGru(int lstm_hidden);
 /// one frame ahead, the skip path none.
 extern const char* const kResidualSameConvGru;
 
+/// torch.chunk(x, 2, dim=1) as PyTorch 1.13 exports it (opset 14) on x of type `x_type` (e.g.
+/// "float[b, 8, t, 6]"): the bounds `k * ((Shape(x)[1] + 1) / 2)` (`end0`, `end1`; the first chunk's end the
+/// second's start), the chunks `x1` and `x2`, `relu` = Relu(x1) and the outputs y = Identity(relu) and x2.
+onnx::ModelProto TorchChunk(const std::string& x_type);
+
 /// Parses a model in ONNX text syntax; fails the test (throws) on a syntax error.
 onnx::ModelProto ParseModel(const std::string& text);
 

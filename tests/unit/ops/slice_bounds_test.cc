@@ -1,6 +1,7 @@
 // A Slice's bounds as constants (ops/slice_bounds.h): read from inputs (opset 10 on) or attributes (before),
 // absent ones empty, shape-computed ones read, folded chains only when asked; a given operand that is not a
-// constant makes the whole unknown. Models as ONNX text.
+// constant makes the whole unknown. The computed operands onnx's inference cannot read (torch.chunk's), and
+// the ones it can or that are not fixed, which are not listed. Models as ONNX text.
 
 #include "ops/slice_bounds.h"
 
@@ -106,6 +107,44 @@ g (float[1, 9, 4] x) => (float[1, 7, 4] y) {
   ASSERT_TRUE(folded);
   EXPECT_EQ(folded->starts, (Ints{2, 0}));
   EXPECT_EQ(folded->axes, (Ints{1, 2}));
+}
+
+/// The output names of the nodes ComputedSliceOperands lists, with their values.
+std::vector<std::pair<std::string, Ints>> Computed(const onnx::ModelProto& model) {
+  const ModelIndex index(model);
+  std::vector<std::pair<std::string, Ints>> named;
+  for (const KnownValue& value : ComputedSliceOperands(index)) {
+    named.emplace_back(model.graph().node(value.node).output(0), value.values);
+  }
+  return named;
+}
+
+TEST(ComputedSliceOperands, TorchChunksBoundsOfAFixedAxisOncePerNode) {
+  const std::vector<std::pair<std::string, Ints>> expected = {{"end0", {4}}, {"end1", {8}}};
+  EXPECT_EQ(Computed(testing::TorchChunk("float[b, 8, t, 6]")), expected);
+  const onnx::ModelProto model = testing::TorchChunk("float[b, 8, t, 6]");
+  const ModelIndex index(model);
+  EXPECT_EQ(ComputedSliceOperands(index).front().element_type, onnx::TensorProto::INT64);
+}
+
+TEST(ComputedSliceOperands, NoneWhereTheAxisIsNotFixedOrTheBoundsAreConstantsOrFed) {
+  // The negative controls: a symbolic channel count (the bounds change with the input), constant bounds
+  // (onnx reads them itself), and an end fed by the graph.
+  EXPECT_TRUE(Computed(testing::TorchChunk("float[b, c, t, 6]")).empty());
+  EXPECT_TRUE(Computed(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[b, 8, t, 6] x) => (float[b, 4, t, 6] y) {
+    zero = Constant <value = int64[1] {0}> ()
+    four = Constant <value = int64[1] {4}> ()
+    axis = Constant <value = int64[1] {1}> ()
+    y = Slice (x, zero, four, axis)
+})")).empty());
+  EXPECT_TRUE(Computed(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[b, 8, t, 6] x, int64[1] end) => (float[b, ?, t, 6] y) {
+    zero = Constant <value = int64[1] {0}> ()
+    axis = Constant <value = int64[1] {1}> ()
+    doubled = Add (end, end)
+    y = Slice (x, zero, doubled, axis)
+})")).empty());
 }
 
 }  // namespace

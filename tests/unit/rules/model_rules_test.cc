@@ -472,5 +472,29 @@ TEST(ModelRules, AStateOfANonFloatTypeIsNotCalledTooLarge) {
             "state element type STRING is not a numeric or bool type (no zero default)");
 }
 
+/// The inferred shape of `name` in the main graph of `index`, "none" when it has none.
+std::string InferredShape(const ModelIndex& index, const std::string& name) {
+  const onnx::TypeProto* type = index.TypeOf({}, name);
+  if (type == nullptr || !type->tensor_type().has_shape()) return "none";
+  std::string text;
+  for (const auto& d : type->tensor_type().shape().dim()) {
+    text += (text.empty() ? "" : ",") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
+  }
+  return text;
+}
+
+TEST(IndexValidModel, KnowsTheShapesAfterTorchChunksSlicesWithoutChangingTheModel) {
+  const onnx::ModelProto model = testing::TorchChunk("float[b, 8, t, 6]");
+  const std::string before = model.SerializeAsString();
+  const ModelIndex index = IndexValidModel(model);
+  EXPECT_EQ(InferredShape(index, "x1"), "b,4,t,6");
+  EXPECT_EQ(InferredShape(index, "relu"), "b,4,t,6");
+  EXPECT_EQ(model.SerializeAsString(), before);
+  // The negative control: a symbolic channel count leaves the bounds, and so the shape, unknown.
+  const onnx::ModelProto symbolic_model = testing::TorchChunk("float[b, c, t, 6]");
+  const ModelIndex symbolic = IndexValidModel(symbolic_model);
+  EXPECT_EQ(InferredShape(symbolic, "x1"), "none");
+}
+
 }  // namespace
 }  // namespace rnnstate::model_rules_test
