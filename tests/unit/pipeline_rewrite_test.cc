@@ -152,14 +152,7 @@ TEST(Rewrite, ExistingStateInputAndOutputAreReusedNotDuplicated) {
 TEST(Rewrite, PyTorchZeroStateSharedByHAndCGetsTwoSeparateInputs) {
   // PyTorch 1.13 without h0: one ConstantOfShape from the batch size feeds initial_h and initial_c.
   onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
-  shape = Shape (X)
-  idx = Constant <value = int64[1] {1}> ()
-  b = Gather <axis = 0> (shape, idx)
-  d = Constant <value = int64[1] {1}> ()
-  h = Constant <value = int64[1] {3}> ()
-  dims = Concat <axis = 0> (d, b, h)
-  zeros = ConstantOfShape (dims)
-  Y = LSTM <hidden_size = 3> (X, W, R, , , zeros, zeros)
+)" + testing::ZeroStateOfBatchText("X", 1, 3, {"shape", "idx", "b", "d", "h", "dims", "zeros"}) + R"(  Y = LSTM <hidden_size = 3> (X, W, R, , , zeros, zeros)
 })");
   Rewrite(model);
   const auto& g = model.graph();

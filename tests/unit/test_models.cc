@@ -96,6 +96,16 @@ std::string LoopZerosOfTheBatch(int width) {
 )";
 }
 
+std::string ZeroStateOfBatchText(const std::string& from, int axis, int hidden, const ZeroStateNames& names) {
+  const auto int64_constant = [](const std::string& name, int value) {
+    return "  " + name + " = Constant <value = int64[1] {" + std::to_string(value) + "}> ()\n";
+  };
+  return "  " + names.shape + " = Shape (" + from + ")\n" + int64_constant(names.axis, axis) + "  " + names.batch +
+         " = Gather <axis = 0> (" + names.shape + ", " + names.axis + ")\n" + int64_constant(names.one, 1) +
+         int64_constant(names.hidden, hidden) + "  " + names.dims + " = Concat <axis = 0> (" + names.one + ", " +
+         names.batch + ", " + names.hidden + ")\n  " + names.zeros + " = ConstantOfShape (" + names.dims + ")\n";
+}
+
 onnx::ModelProto ParseModel(const std::string& text) {
   onnx::ModelProto model;
   onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());

@@ -26,6 +26,22 @@ extern const char* const kLoopOverAxis0Start;
 /// `width` and `dims` its steps). Starts with two spaces, ends with a newline.
 std::string LoopZerosOfTheBatch(int width);
 
+/// The value names of PyTorch's zeros for a missing initial state, step by step (see ZeroStateOfBatchText).
+struct ZeroStateNames {
+  std::string shape = "shape";  ///< Shape of the data
+  std::string axis = "zero";    ///< int64[1] constant: the batch axis
+  std::string batch = "b";      ///< Gather: the batch size
+  std::string one = "one";      ///< int64[1] constant {1}: the layers-times-directions dimension
+  std::string hidden = "three"; ///< int64[1] constant: the hidden size
+  std::string dims = "dims";    ///< Concat(one, batch, hidden)
+  std::string zeros = "h0";     ///< ConstantOfShape(dims): the zero state
+};
+
+/// ONNX text: PyTorch's zero state [1, batch, `hidden`] for a recurrent layer exported without h0, the batch
+/// size read from axis `axis` of `from`'s shape, its steps named by `names`. Starts with two spaces, ends
+/// with a newline.
+std::string ZeroStateOfBatchText(const std::string& from, int axis, int hidden, const ZeroStateNames& names = {});
+
 /// One recurrent layer as PyTorch exports it without an initial state (IR 8, ai.onnx opset 14): X [seq,
 /// batch, 2], hidden 3, weights W and R as graph inputs, Y [seq, 1, batch, 3] the only output.
 extern const char* const kGru;
