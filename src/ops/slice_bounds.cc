@@ -17,8 +17,10 @@ std::optional<SliceBounds> ConstantSliceBounds(const ModelIndex& index, const Gr
   SliceBounds bounds;
   // Inputs 1..4 since opset 10 (the attributes before it are read by SliceOperandsOf).
   const std::pair<std::optional<std::vector<int64_t>>*, std::vector<int64_t>*> parts[] = {
-      {&given.starts, &bounds.starts}, {&given.ends, &bounds.ends},
-      {&given.axes, &bounds.axes}, {&given.steps, &bounds.steps}};
+      {&given.starts, &bounds.starts},
+      {&given.ends, &bounds.ends},
+      {&given.axes, &bounds.axes},
+      {&given.steps, &bounds.steps}};
   for (int slot = 1; slot <= 4; ++slot) {
     auto [operand, bound] = parts[slot - 1];
     if (*operand) {

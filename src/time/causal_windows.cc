@@ -93,8 +93,8 @@ bool PadsWithCountedZeros(const onnx::NodeProto& window) {
 bool SamePaddingFixed(const onnx::NodeProto& node) {
   if (node.op_type() == "ConvTranspose") return false;
   const onnx::AttributeProto* strides = FindAttribute(node, "strides");
-  return strides == nullptr || std::all_of(strides->ints().begin(), strides->ints().end(),
-                                           [](int64_t s) { return s == 1; });
+  return strides == nullptr ||
+         std::all_of(strides->ints().begin(), strides->ints().end(), [](int64_t s) { return s == 1; });
 }
 
 /// True for the operators whose window a context can carry: Conv, ConvTranspose where it is one (at stride
@@ -170,8 +170,8 @@ std::optional<CausalWindow> UpsampleAt(const ModelIndex& index, const onnx::Node
   }
   // One that lags (PyTorch's symmetric padding) is carried with a delay, as a window that looks ahead.
   if (fit == UpsampleFit::kLags) found.lookahead = UpsampleLag(found.shape);
-  const bool aligned = fit == UpsampleFit::kInPlace || fit == UpsampleFit::kLags ||
-                       (fit == UpsampleFit::kCutBySlice && found.cut >= 0);
+  const bool aligned =
+      fit == UpsampleFit::kInPlace || fit == UpsampleFit::kLags || (fit == UpsampleFit::kCutBySlice && found.cut >= 0);
   return aligned && found.frames > 0 ? std::optional<CausalWindow>(std::move(found)) : std::nullopt;
 }
 
@@ -197,8 +197,8 @@ std::optional<CausalWindow> WindowAt(const ModelIndex& index, const TimeFlow& fl
   if (window->transpose) return UpsampleAt(index, node, std::move(found), rank);
   const std::string auto_pad = StringAttribute(node, "auto_pad", "NOTSET");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  const bool own_zeros = (auto_pad == "NOTSET" || auto_pad.empty() || (same && SamePaddingFixed(node))) &&
-                         PadsWithCountedZeros(node);
+  const bool own_zeros =
+      (auto_pad == "NOTSET" || auto_pad.empty() || (same && SamePaddingFixed(node))) && PadsWithCountedZeros(node);
   if (window->pad_after > 0 && window->pad_before + window->pad_after == window->Span()) {
     // Looks ahead ("same" padding): carried with the delay it brings, at stride 1 (time_lookahead.h).
     if (window->stride != 1 || !own_zeros) return std::nullopt;

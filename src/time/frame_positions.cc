@@ -14,13 +14,12 @@
 //
 // The rules are declared in time_rules.h with those of the operator classes.
 
-#include "time/time_rules.h"
-
 #include <algorithm>
 
 #include "graph/proto_access.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
 
@@ -89,8 +88,8 @@ bool HoldsTheFramesOf(const NodeTime& n, std::string data, const std::string& so
     if (data == source) return true;
     const onnx::NodeProto* p = ProducerHere(n, data);
     if (p == nullptr || p->input_size() == 0) return false;
-    const bool keeps = IsElementwiseUnary(*p) || IsOnnxOp(*p, {"Identity"}) ||
-                       (IsOnnxOp(*p, {"Pad"}) && PadsNothingOn(n, *p, axis));
+    const bool keeps =
+        IsElementwiseUnary(*p) || IsOnnxOp(*p, {"Identity"}) || (IsOnnxOp(*p, {"Pad"}) && PadsNothingOn(n, *p, axis));
     if (!keeps) return false;
     data = p->input(0);
   }
@@ -120,8 +119,8 @@ std::optional<TimeFact> RangePositions(const NodeTime& n) {
   }
   std::optional<std::string> source = ShapeReadBy(n, n.node.input(1));
   if (!source) return std::nullopt;
-  TimeFact out = TimeFact::Frames(0, n.Break(std::string("counts the frames' positions within the call, which ") +
-                                             kRestart));
+  TimeFact out =
+      TimeFact::Frames(0, n.Break(std::string("counts the frames' positions within the call, which ") + kRestart));
   out.positions = true;
   out.positions_of = std::move(*source);
   return out;
@@ -137,8 +136,8 @@ std::optional<TimeFact> PositionsGate(const NodeTime& n) {
   }
   if (count == 0) return std::nullopt;
   const bool gathers_by_them = count == 1 && slot == 1 && IsOnnxOp(n.node, {"Gather"});
-  const bool views_them = count == 1 && slot == 0 && IsOnnxOp(n.node, {"Identity", "Squeeze", "Unsqueeze"}) &&
-                          n.OthersSteady(0);
+  const bool views_them =
+      count == 1 && slot == 0 && IsOnnxOp(n.node, {"Identity", "Squeeze", "Unsqueeze"}) && n.OthersSteady(0);
   if (gathers_by_them || views_them || (count == 1 && AddsZeros(n, slot))) return std::nullopt;
   return n.Mixed(std::string("computes with the frames' positions within the call, which ") + kRestart);
 }

@@ -9,8 +9,8 @@
 #include "graph/control_flow.h"
 #include "graph/proto_access.h"
 #include "time/pad_fill.h"
-#include "time/time_rules.h"
 #include "time/time_flow.h"
+#include "time/time_rules.h"
 #include "time/time_window.h"
 
 namespace rnnstate {

@@ -193,7 +193,8 @@ TimeFact ViewTime(const NodeTime& n) {
     return n.Mixed("reshapes the chunk's length");
   }
   if (!x.frames()) {
-    if (reshape && n.In(1).kind == Kind::kLength && x.kind != Kind::kMixed) return n.Mixed("reshapes a value to the chunk's length");
+    if (reshape && n.In(1).kind == Kind::kLength && x.kind != Kind::kMixed)
+      return n.Mixed("reshapes a value to the chunk's length");
     return x;
   }
   if (const std::optional<AxisOf> moved = MapAxis(n.index, n.graph, n.node, AxisOf{x.axis, InputRankOfView(n)}, AxisDirection::kForward)) {

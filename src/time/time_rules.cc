@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-
 #include "graph/proto_access.h"
 #include "loops/axis_trace.h"
 #include "ops/op_semantics.h"

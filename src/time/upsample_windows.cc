@@ -94,14 +94,15 @@ std::string UpsampleProblem(const onnx::NodeProto& node, const TimeWindow& windo
   if (fit == UpsampleFit::kLags) {
     return ": it crops " + FrameCount(window.pad_before) +
            " before time, so its output lags its input (a frame is final only after the next chunk); rewrite "
-           "--lookahead carries it, its output then " + FrameCount(UpsampleDelay(window)) + " late";
+           "--lookahead carries it, its output then " +
+           FrameCount(UpsampleDelay(window)) + " late";
   }
   if (fit != UpsampleFit::kNone) return "";
   if (window.pad_before > 0) {
     return ": it crops " + FrameCount(window.pad_before) +
            " before time, so its output lags its input (a frame is final only after the next chunk); a rewrite "
-           "carries it only when it crops at most its span of " + FrameCount(window.Span()) +
-           " before time and its tail of " + tail + " less that after";
+           "carries it only when it crops at most its span of " +
+           FrameCount(window.Span()) + " before time and its tail of " + tail + " less that after";
   }
   return ": it crops " + FrameCount(window.pad_after - *extra) + " after time where its tail is " + tail +
          ": its frames do not line up with its input's";

@@ -54,9 +54,9 @@ namespace rnnstate {
 
 /// How a strided ConvTranspose's output lines up with its input frames.
 enum class UpsampleFit {
-  kNone,         ///< not aligned (crops before time, crops another amount, or not a strided ConvTranspose)
-  kInPlace,      ///< its own pads crop the tail: s output frames per input frame as written
-  kCutBySlice,   ///< uncropped: aligned when its one reader is a Slice dropping the tail
+  kNone,        ///< not aligned (crops before time, crops another amount, or not a strided ConvTranspose)
+  kInPlace,     ///< its own pads crop the tail: s output frames per input frame as written
+  kCutBySlice,  ///< uncropped: aligned when its one reader is a Slice dropping the tail
   /// Crops 1 <= p <= S frames before time and its tail less p after (PyTorch's symmetric padding): s frames
   /// per input frame, lagging; carried with `rewrite --lookahead`, D = UpsampleDelay frames late.
   kLags,

@@ -109,8 +109,7 @@ std::string StreamText(const Analysis& analysis) {
   if (verdict.ChunkExact() && verdict.delay > 0) {
     out << "  yes, " << verdict.delay << (verdict.delay == 1 ? " frame" : " frames")
         << " late: chunked runs with the states fed back equal one run but its last " << verdict.delay
-        << (verdict.delay == 1 ? " frame" : " frames")
-        << ", which a flush of "
+        << (verdict.delay == 1 ? " frame" : " frames") << ", which a flush of "
         << (verdict.flush != verdict.delay && verdict.flush > 0
                 ? std::to_string(verdict.flush) + (verdict.flush == 1 ? " frame" : " frames") + " of zeros brings"
                 : "zeros brings")

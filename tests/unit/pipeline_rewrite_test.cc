@@ -151,8 +151,10 @@ TEST(Rewrite, ExistingStateInputAndOutputAreReusedNotDuplicated) {
 
 TEST(Rewrite, PyTorchZeroStateSharedByHAndCGetsTwoSeparateInputs) {
   // PyTorch 1.13 without h0: one ConstantOfShape from the batch size feeds initial_h and initial_c.
-  onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
-)" + testing::ZeroStateOfBatchText("X", 1, 3, {"shape", "idx", "b", "d", "h", "dims", "zeros"}) + R"(  Y = LSTM <hidden_size = 3> (X, W, R, , , zeros, zeros)
+  onnx::ModelProto model =
+      Model(R"(g (float[seq, batch, 2] X, float[1, 12, 2] W, float[1, 12, 3] R) => (float[seq, 1, batch, 3] Y) {
+)" + testing::ZeroStateOfBatchText("X", 1, 3, {"shape", "idx", "b", "d", "h", "dims", "zeros"}) +
+            R"(  Y = LSTM <hidden_size = 3> (X, W, R, , , zeros, zeros)
 })");
   Rewrite(model);
   const auto& g = model.graph();

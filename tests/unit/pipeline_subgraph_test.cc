@@ -77,8 +77,10 @@ TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
 
 /// An autoregressive decoder: the LSTM's state is carried by the Loop and fed back every step.
 TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
-  onnx::ModelProto model = Model(R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
-)" + testing::ZeroStateOfBatchText("context", 0, 3) + R"(  h_n, c_n, ys = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
+  onnx::ModelProto model = Model(
+      R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
+)" + testing::ZeroStateOfBatchText("context", 0, 3) +
+      R"(  h_n, c_n, ys = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
       => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next, float[1, batch, 3] y) {
     xs = Unsqueeze (context, zero)
     Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)
@@ -112,8 +114,10 @@ TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
 /// that `rewrite ORIG --state-inputs required` and `rewrite DEFAULTS --state-inputs required` give one
 /// model: the same inputs, the same metadata, the same first feed ("empty").
 TEST(Subgraph, CarriedZeroStateGivesTheSameRequiredModelOnBothRoutes) {
-  const std::string text = R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
-)" + testing::ZeroStateOfBatchText("context", 0, 3) + R"(  h_n, c_n = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
+  const std::string text =
+      R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
+)" + testing::ZeroStateOfBatchText("context", 0, 3) +
+      R"(  h_n, c_n = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
       => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next) {
     xs = Unsqueeze (context, zero)
     Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)

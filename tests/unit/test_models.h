@@ -28,13 +28,13 @@ std::string LoopZerosOfTheBatch(int width);
 
 /// The value names of PyTorch's zeros for a missing initial state, step by step (see ZeroStateOfBatchText).
 struct ZeroStateNames {
-  std::string shape = "shape";  ///< Shape of the data
-  std::string axis = "zero";    ///< int64[1] constant: the batch axis
-  std::string batch = "b";      ///< Gather: the batch size
-  std::string one = "one";      ///< int64[1] constant {1}: the layers-times-directions dimension
-  std::string hidden = "three"; ///< int64[1] constant: the hidden size
-  std::string dims = "dims";    ///< Concat(one, batch, hidden)
-  std::string zeros = "h0";     ///< ConstantOfShape(dims): the zero state
+  std::string shape = "shape";   ///< Shape of the data
+  std::string axis = "zero";     ///< int64[1] constant: the batch axis
+  std::string batch = "b";       ///< Gather: the batch size
+  std::string one = "one";       ///< int64[1] constant {1}: the layers-times-directions dimension
+  std::string hidden = "three";  ///< int64[1] constant: the hidden size
+  std::string dims = "dims";     ///< Concat(one, batch, hidden)
+  std::string zeros = "h0";      ///< ConstantOfShape(dims): the zero state
 };
 
 /// ONNX text: PyTorch's zero state [1, batch, `hidden`] for a recurrent layer exported without h0, the batch

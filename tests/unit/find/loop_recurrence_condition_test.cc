@@ -22,8 +22,8 @@ std::string ConditionedLoop(const std::string& inputs, const std::string& initia
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x)" +
          inputs + R"() => (float[batch, 3] h_n) )" + initializers + R"( {
-)" + LoopZerosOfTheBatch(3) + "  " +
-         trip + R"(
+)" + LoopZerosOfTheBatch(3) +
+         "  " + trip + R"(
   h_n = Loop (trip, cond0, h0) <body = body (int64 i, bool cond, float[batch, 3] h) => (bool cond_out, float[batch, 3] h_next) {
     x_t = Gather <axis = 0> (x, i)
     s = Add (h, x_t)

@@ -17,7 +17,8 @@ using testing::ParseModel;
 using Ints = std::vector<int64_t>;
 
 /// The bounds of the model's last node (a Slice).
-std::optional<SliceBounds> BoundsOfLast(const onnx::ModelProto& model, BoundReading reading = BoundReading::kConstants) {
+std::optional<SliceBounds> BoundsOfLast(const onnx::ModelProto& model,
+                                        BoundReading reading = BoundReading::kConstants) {
   const ModelIndex index(model);
   const onnx::GraphProto& graph = model.graph();
   return ConstantSliceBounds(index, {}, graph.node(graph.node_size() - 1), reading);
@@ -137,14 +138,16 @@ g (float[b, 8, t, 6] x) => (float[b, 4, t, 6] y) {
     four = Constant <value = int64[1] {4}> ()
     axis = Constant <value = int64[1] {1}> ()
     y = Slice (x, zero, four, axis)
-})")).empty());
+})"))
+                  .empty());
   EXPECT_TRUE(Computed(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[b, 8, t, 6] x, int64[1] end) => (float[b, ?, t, 6] y) {
     zero = Constant <value = int64[1] {0}> ()
     axis = Constant <value = int64[1] {1}> ()
     doubled = Add (end, end)
     y = Slice (x, zero, doubled, axis)
-})")).empty());
+})"))
+                  .empty());
 }
 
 }  // namespace

@@ -127,7 +127,8 @@ g (float[batch, T, 5, 3] x, float[1, 12, 3] W, float[1, 12, 4] R) => (float[T, 1
   t = Transpose <perm = [1, 0, 2, 3]> (x)
   rows = Constant <value = int64[3] {0, -1, 3}> ()
   X = Reshape (t, rows)
-)" + testing::ZeroStateOfBatchText("X", 1, 4, {"s", "i1", "b", "one", "four", "hs", "h0"}) + R"(  Y, Yh = GRU <hidden_size = 4> (X, W, R, , , h0)
+)" + testing::ZeroStateOfBatchText("X", 1, 4, {"s", "i1", "b", "one", "four", "hs", "h0"}) +
+                           R"(  Y, Yh = GRU <hidden_size = 4> (X, W, R, , , h0)
 })";
   for (StateInputMode mode : {StateInputMode::kDefaults, StateInputMode::kRequired}) {
     const onnx::ModelProto model = ParseModel(text);

@@ -1,11 +1,12 @@
 // Tests at the plan seam: what MakePlan decides, as data (which default, which names, which skip
 // reason), without applying anything.
 
+#include "rewrite/planner.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "find/analysis.h"
-#include "rewrite/planner.h"
 #include "test_models.h"
 #include "test_names.h"
 
@@ -215,7 +216,8 @@ TEST(Planner, SkipsAreKeyedLikeEditsAndSayWhy) {
 }
 
 TEST(Planner, NodeFilterLeavesOtherStatesAlone) {
-  const char* two_grus = R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
+  const char* two_grus =
+      R"(g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1, batch, 3] Y, float[seq, 1, batch, 3] Z) {
   Y = GRU <hidden_size = 3> (X, W, R)
   Z = GRU <hidden_size = 3> (X, W, R)
 })";

@@ -107,7 +107,8 @@ TEST(CausalWindows, PadsThatAreNotTheSpanBeforeTimeAreNotCarried) {
 }
 
 TEST(CausalWindows, APadNodeOfZerosThatLooksAheadIsCarriedOnlyWithLookahead) {
-  const std::string body = R"(g (float[batch, 2, seq] x, float[4, 2, 3] w, float[4, 2, 4] w4) => (float[batch, 4, seq] y) {
+  const std::string body =
+      R"(g (float[batch, 2, seq] x, float[4, 2, 3] w, float[4, 2, 4] w4) => (float[batch, 4, seq] y) {
     same = Constant <value = int64[6] {0, 0, 1, 0, 0, 1}> ()
     p = Pad (x, same)
     y = Conv (p, w)

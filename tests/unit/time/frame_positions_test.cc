@@ -52,7 +52,7 @@ TEST(FramePositions, EveryFramePickedByItsOwnPositionIsTheFramesAgain) {
     y = Squeeze (y0, two)
     direct = Gather <axis = 2> (x, r)
   )");
-  EXPECT_EQ(f.Of("t1"), "length at [0]");  // the export's `t + 0 - 0`
+  EXPECT_EQ(f.Of("t1"), "length at [0]");                        // the export's `t + 0 - 0`
   EXPECT_EQ(f.Of("r"), "frames on axis 0, positions, inexact");  // they restart in every chunk
   EXPECT_EQ(f.Of("idx"), "frames on axis 1, positions, inexact");
   EXPECT_EQ(f.Of("g"), "frames on axis 3");

@@ -158,9 +158,12 @@ std::string UpsampleGru(const std::string& up, const std::string& before = "", c
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 2, seq] x, float[2, 2, 3] w3, float[2, 2, 4] w, float[1, 6, 2] W, float[1, 6, 2] R)
     => (float[seq2, 1, batch, 2] Y) {
-  v = )" + (before.empty() ? "Identity (x)" : before) + R"(
-  u = ConvTranspose <strides = [2], )" + up + R"(> (v, w)
-  t = )" + (after.empty() ? "Identity (u)" : after) + R"(
+  v = )" +
+         (before.empty() ? "Identity (x)" : before) + R"(
+  u = ConvTranspose <strides = [2], )" +
+         up + R"(> (v, w)
+  t = )" +
+         (after.empty() ? "Identity (u)" : after) + R"(
   s = Transpose <perm = [2, 0, 1]> (t)
   Y = GRU <hidden_size = 2> (s, W, R)
 })";
@@ -175,8 +178,8 @@ TEST(TimeLookahead, AnUpsamplingThatLagsIsCarriedWithLookaheadItsDelayAtItsOutpu
   const Judged carried(UpsampleGru("pads = [1, 1]"), /*lookahead=*/true);
   ASSERT_EQ(carried.verdict().windows.size(), 1u);
   EXPECT_EQ(carried.verdict().windows[0].frames, 2);
-  EXPECT_EQ(carried.verdict().delay, 2);  // output frames
-  EXPECT_EQ(carried.verdict().flush, 1);  // input frames
+  EXPECT_EQ(carried.verdict().delay, 2);       // output frames
+  EXPECT_EQ(carried.verdict().flush, 1);       // input frames
   EXPECT_TRUE(carried.verdict().flush_exact);  // the flush's zeros reach it as zeros
   EXPECT_TRUE(carried.verdict().ChunkExact()) << carried.verdict().problem;
 }

@@ -190,7 +190,8 @@ TEST(UpsampleWindows, OnlyACropBeforeWithinTheSpanAndTheTailLessItAfterLags) {
   EXPECT_EQ(FitOfUpsampling(Transposed(3, 1, 1, 1), 0), UpsampleFit::kNone);  // stride 1: a window
 }
 
-const char* kLagging = R"(g (float[batch, 2, seq] x, float[2, 3, 4] w4, float[2, 3, 3] w3) => (float[batch, 3, seq2] y) {
+const char* kLagging =
+    R"(g (float[batch, 2, seq] x, float[2, 3, 4] w4, float[2, 3, 3] w3) => (float[batch, 3, seq2] y) {
     y = ConvTranspose <strides = [2], pads = [1, 1]> (x, w4)
     odd = ConvTranspose <strides = [2], pads = [1, 1], output_padding = [1]> (x, w3)
     short = ConvTranspose <strides = [2], pads = [1, 1]> (x, w3)

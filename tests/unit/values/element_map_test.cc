@@ -1,7 +1,6 @@
 // ElementMap (the affine map from a state's indices to a tensor's that proves an exposure), on small
 // hand-made shapes.
 
-#include "test_names.h"
 #include "values/element_map.h"
 
 #include <gmock/gmock.h>
@@ -9,6 +8,8 @@
 
 #include <cstdint>
 #include <stdexcept>
+
+#include "test_names.h"
 
 namespace rnnstate::element_map_test {
 namespace {

@@ -1,13 +1,14 @@
 // ReshapeGroups (how a Reshape relates its input's axes to its output's, the groups an ElementMap is
 // split and merged by), on small hand-made shapes.
 
-#include "test_names.h"
 #include "values/reshape_groups.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+
+#include "test_names.h"
 
 namespace rnnstate::reshape_groups_test {
 namespace {
@@ -81,8 +82,8 @@ TEST(ReshapeGroups, MixingTheBatchWithAnotherAxisIsNotProvable) {
 TEST(ReshapeGroups, ALastMinusOneTakesEveryAxisTheFirstOnesLeave) {
   // nn.Unfold's export: [batch, 3, 1, 3, T, F] (T and F of sizes inference lost) -> [batch, 9, -1].
   SymShape resolved;
-  auto groups = ReshapeGroups({kBatch, Fixed(3), Fixed(1), Fixed(3), SymDim{}, SymDim{}},
-                              {kBatch, Fixed(9), Fixed(-1)}, false, &resolved);
+  auto groups = ReshapeGroups({kBatch, Fixed(3), Fixed(1), Fixed(3), SymDim{}, SymDim{}}, {kBatch, Fixed(9), Fixed(-1)},
+                              false, &resolved);
   ASSERT_TRUE(groups.has_value());
   ASSERT_EQ(groups->size(), 3u);
   EXPECT_THAT((*groups)[1].in, ElementsAre(1u, 2u, 3u));
