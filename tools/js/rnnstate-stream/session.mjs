@@ -368,7 +368,10 @@ export class StreamingSession {
     const axis = st.batch_axis;
     if (axis < 0 || state.dims[axis] === 0) return; // an empty state means "the default" again
     const d = st.shape[axis];
-    const batch = typeof d === 'number' ? d : this.#options.batch ?? dims[d];
+    // The batch option sizes a state whose batch has no name, or names the data's batch; a state's batch of
+    // another name (a per-band recurrence's batch x bins) is the model's to size, known from the data only.
+    const given = d === '' || d === '?' || dims[d] !== undefined ? this.#options.batch : undefined;
+    const batch = typeof d === 'number' ? d : dims[d] ?? given;
     if (batch !== undefined && batch !== state.dims[axis]) {
       throw new Error(`the data batch is ${batch} but state '${group.input}' carries batch ${state.dims[axis]}: ` +
         'call reset() before changing the batch');

@@ -161,6 +161,15 @@ test('StreamingSession: "empty" feeds batch 0; the batch comes from the data or 
   assert.deepEqual(given.calls[0].h_in.dims, [1, 1, 1]);
 });
 
+test('StreamingSession: the batch option does not size a state whose batch has a name of its own', async () => {
+  // A per-band recurrence's state (batch x bins, named 'bands' here): the model sizes it, not {batch}.
+  const session = fakeSession(['h_in'], ['h_out'], { dataShape: ['seq', 'n'] });
+  const perBand = { version: 1, states: [{ ...meta().states[0], init: 'empty', shape: [1, 'bands', 1] }] };
+  const stream = await StreamingSession.create(session, { ort, metadata: perBand, batch: 1 });
+  await stream.run({ x: x([1, 2, 3, 4], 2) });
+  assert.deepEqual([...(await stream.run({ x: x([1, 1], 2) })).y.data], [5, 7]);
+});
+
 test('StreamingSession: not streamable states are refused, or restarted every call with {nonStreamable: "reset"}', async () => {
   const ns = { version: 1, states: [{ ...meta().states[0], streamable: false }] };
   await assert.rejects(StreamingSession.create(fakeSession(), { ort, metadata: ns }), /do not stream.*nonStreamable/s);
