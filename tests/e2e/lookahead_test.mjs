@@ -1,16 +1,17 @@
 // `rewrite --lookahead` in ONNX Runtime (onnxruntime-node; issue 39): the "same" convolution models of
-// models/conv_context, and the upsamplings with PyTorch's symmetric padding (which lag), rewritten with
-// --lookahead in both --state-inputs modes, stream with the delay the metadata records — the chunked outputs
-// are the whole run's first N - delay frames, a flush of `flush` input frames of zeros (`delay`, but after an
-// upsampling) brings the rest (judged where one window looks ahead) — at random chunkings (1e-5); a rewrite of
-// the rewrite changes no byte. Negative controls: the default rewrite of the same models does not stream
-// (verify fails), the verify with the recorded delay taken out fails, a first chunk not longer than the delay
-// is refused, and the residual model is left as the default rewrite leaves it (not streamable, the Add named).
+// models/conv_context (and models/conv_context_tf: the Conv's auto_pad SAME_UPPER / SAME_LOWER), and the
+// upsamplings with PyTorch's symmetric padding (which lag), rewritten with --lookahead in both --state-inputs
+// modes, stream with the delay the metadata records — the chunked outputs are the whole run's first N - delay
+// frames, a flush of `flush` input frames of zeros (`delay`, but after an upsampling) brings the rest (judged
+// where one window looks ahead) — at random chunkings (1e-5); a rewrite of the rewrite changes no byte.
+// Negative controls: the default rewrite of the same models does not stream (verify fails), the verify with
+// the recorded delay taken out fails, a first chunk not longer than the delay is refused, and the residual
+// model is left as the default rewrite leaves it (not streamable, the Add named).
 //
 // Usage: node lookahead_test.mjs --rnnstate BIN --models DIR
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { readRnnstateMetadata } from '../../tools/js/rnnstate-stream/index.mjs';
 import { verifyStreaming } from '../../tools/js/rnnstate-stream/verify.mjs';
@@ -26,7 +27,9 @@ const cli = new RnnstateCli(args.rnnstate);
 // Each model with the delay its rewrite must record (frames at the outputs' rate) and the input frames of its
 // flush: as many, but where a ConvTranspose that lags (PyTorch's symmetric padding) upsamples.
 const STREAMING = [['same_conv1d', 1, 1], ['same_conv1d_dil', 4, 4], ['same_conv_chain', 3, 3],
-  ['pad_same_conv1d', 2, 2], ['convtranspose_time', 2, 1], ['upsample_sym_k4', 2, 1], ['upsample_sym_k3_2d', 2, 1], ['upsample_sym_k8s4', 4, 1]];
+  ['pad_same_conv1d', 2, 2], ['convtranspose_time', 2, 1], ['upsample_sym_k4', 2, 1], ['upsample_sym_k3_2d', 2, 1], ['upsample_sym_k8s4', 4, 1],
+  // tf2onnx's "same" Conv (auto_pad) in place of pad_same_conv1d's Pad node (tools/gen_auto_pad_models.py)
+  ['conv_context_tf/auto_pad_same_upper', 2, 2], ['conv_context_tf/auto_pad_same_lower', 1, 1]];
 
 const results = new Results();
 
@@ -35,8 +38,9 @@ const metadataOf = (file) => readRnnstateMetadata(new Uint8Array(readFileSync(fi
 
 const work = mkdtempSync(join(tmpdir(), 'rnnstate-lookahead-'));
 try {
-  for (const [name, delay, flushFrames] of STREAMING) {
-    const original = join(args.models, 'conv_context', `${name}.onnx`);
+  for (const [file, delay, flushFrames] of STREAMING) {
+    const name = basename(file);
+    const original = join(args.models, file.includes('/') ? `${file}.onnx` : `conv_context/${file}.onnx`);
     for (const mode of ['defaults', 'required']) {
       const label = `${name} ${mode}`;
       const rewritten = join(work, `${name}.${mode}.onnx`);
