@@ -10,6 +10,7 @@
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -40,12 +41,8 @@ g (float[)" +
   t_n, h_n, c_n, ys = Loop (M, cond0, t0, h0, cc0) <body = body (int64 i, bool cond, int32 t, float[)" +
          batch + R"(, 4] h, float[)" + batch + R"(, 4] c) => (bool cond_out, int32 t_next, float[)" + batch +
          R"(, 4] h_next, float[)" + batch + R"(, 4] c_next, float[)" + batch + R"(, 4] y_t) {
-    x_t = Gather <axis = 0> (x_tm, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s = Add (xw, hu)
-    c_next = Add (s, c)
-    h_next = Tanh (c_next)
+)" + testing::TanhCell().Of("x_tm").At("t").Then("c_next = Add (s, c)", "c_next").Text() +
+         R"(
     one = Constant <value = int32 {1}> ()
     t_next = Add (t, one)
     i_f = Cast <to = 1> (i)
@@ -69,9 +66,8 @@ std::string TanhCellLoop(const std::string& outs, const std::string& ins, const 
                          const std::string& u, const std::string& bound, const std::string& dims) {
   const std::string h = "float[" + dims + "] ";
   return "  " + outs + " = Loop (" + ins + ") <body = body_" + data + " (int64 i, bool cond, int32 t, " + h +
-         "h) => (bool cond_out, int32 t_next, " + h + "h_next, " + h + "y_t) {\n" + "    x_t = Gather <axis = 0> (" +
-         data + ", t)\n    xw = MatMul (x_t, " + w + ")\n    hu = MatMul (h, " + u +
-         ")\n    s = Add (xw, hu)\n    h_next = Tanh (s)\n    one = Constant <value = int32 {1}> ()\n" +
+         "h) => (bool cond_out, int32 t_next, " + h + "h_next, " + h + "y_t) {\n" +
+         testing::TanhCell().Of(data).At("t").Weights(w, u).Text() + "    one = Constant <value = int32 {1}> ()\n" +
          "    t_next = Add (t, one)\n    i_f = Cast <to = 1> (i)\n    below_i = Less (i_f, " + bound +
          ")\n    t_f = Cast <to = 1> (t_next)\n    below_t = Less (t_f, " + bound +
          ")\n    cond_out = And (below_i, below_t)\n    y_t = Identity (h_next)\n  }>\n";

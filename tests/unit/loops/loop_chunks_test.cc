@@ -8,6 +8,7 @@
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "test_models.h"
 #include "test_names.h"
 #include "views/check.h"
@@ -23,17 +24,13 @@ std::string Walk(const std::string& extra, const std::string& before = "",
                  const std::string& after = "y = Identity (ys)\n  h_n = Identity (h_end)") {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4] y, float[batch, 4] h_n) {
-)" + std::string(testing::kLoopOverAxis0Start) + R"(
+)" + std::string(testing::kLoopOverAxis0Start) +
+         R"(
   )" + before +
          R"(
   h_end, ys = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-    x_t = Gather <axis = 0> (x, i)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s0 = Add (xw, hu)
-    )" + extra +
+)" + testing::TanhCell().Sum("s0").Then(extra, "s").Text() +
          R"(
-    h_next = Tanh (s)
     y_t = Identity (h_next)
     cond_out = Identity (cond)
   }>
@@ -154,12 +151,8 @@ TEST(LoopChunks, AnInitialStateSelectedByAnIfIsFollowedIntoItsBranches) {
   z0 = Constant <value = int64 {0}> ()
   empty = Equal (n, z0)
   h1 = If (empty) <then_branch = then () => (float[batch, 4] zt) {
-    s = Shape (x)
-    one = Constant <value = int64[1] {1}> ()
-    b = Gather <axis = 0> (s, one)
-    four = Constant <value = int64[1] {4}> ()
-    d = Concat <axis = 0> (b, four)
-    zt = ConstantOfShape (d)
+)" + testing::BatchZerosText("x", 1, 4, {"s", "one", "b", "four", "d", "zt"}) +
+                             R"(
   }, else_branch = else () => (float[batch, 4] ze) {
     ze = Identity (hb)
   }>

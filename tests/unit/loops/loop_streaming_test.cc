@@ -16,6 +16,7 @@
 
 #include "graph/control_flow.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "loops/carried_variables.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -154,13 +155,8 @@ g (float[batch, 6, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
          std::to_string(start) + R"(}> ()
   cond0 = Less (t0, bound)
   t_n, h_n = Loop (M, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
-    t64 = Cast <to = 7> (t)
-    x_t = Gather <axis = 1> (x, t64)
-    s = Add (h, x_t)
-    h_next = Tanh (s)
-    step = Constant <value = int32 {1}> ()
-    t_next = Add (t, step)
-    c_out = Less (t_next, bound)
+)" + testing::AddCellAtInt32CounterText() +
+         R"(    c_out = Less (t_next, bound)
   }>
   )" + after +
          R"(
