@@ -83,7 +83,7 @@ TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
 TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
   onnx::ModelProto model = Model(
       R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
-)" + testing::LoopLstmOverContextText(/*each_step=*/true));
+)" + LoopLstmOverContextText(/*each_step=*/true));
   auto outcome = Rewrite(model);
   ASSERT_EQ(outcome.analysis.nodes.size(), 1u);
   EXPECT_TRUE(outcome.analysis.states[0].site.carried);
@@ -112,7 +112,7 @@ TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
 TEST(Subgraph, CarriedZeroStateGivesTheSameRequiredModelOnBothRoutes) {
   const std::string text =
       R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
-)" + testing::LoopLstmOverContextText();
+)" + LoopLstmOverContextText();
   onnx::ModelProto direct = Model(text);
   Rewrite(direct, StateInputMode::kRequired);
   onnx::ModelProto via_defaults = Model(text);

@@ -98,7 +98,7 @@ g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4
 )" + std::string(testing::kLoopOverAxis0Start) +
                            R"(
   h_end, y = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-)" + testing::TanhCell().Text() +
+)" + TanhCell().Text() +
                            R"(
     y_t = Identity (h_next)
     cond_out = Identity (cond)
@@ -130,7 +130,7 @@ g (float[seq, batch, 3] x, bool use, float[3, 4] W) => (float[seq, batch, 4] y) 
   y0 = MatMul (x, W)
   y = If (use) <then_branch = then () => (float[seq, batch, 4] yt) {
     h_end, yt = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-)" + testing::TanhCell().Weights("W", "").Text() +
+)" + TanhCell().Weights("W", "").Text() +
                                         R"(
       y_t = Identity (h_next)
       cond_out = Identity (cond)

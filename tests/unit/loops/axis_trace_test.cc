@@ -23,7 +23,7 @@ using namespace test_names;
 
 const std::string kShapes = R"(<ir_version: 8, opset_import: ["" : 15]>
 g (float[seq, batch, 3] x, float[seq, batch, 3, 5] x2, float[batch, 5] v, float[batch, 1] xa) => (float[batch, 4] zeros) {
-)" + testing::BatchZerosText("x", 1, 4) +
+)" + BatchZerosText("x", 1, 4) +
                             R"(
   s2 = Shape (x2)
   start = Constant <value = int64[1] {1}> ()

@@ -17,7 +17,6 @@ namespace rnnstate::carried_variables_test {
 namespace {
 
 using namespace test_names;
-using testing::TanhCell;
 
 /// A Loop over axis 0 of x carrying (in this order) t (from t0 = 0), U (weights), h (from zeros) and `extra`
 /// (from e0); `body` computes the body outputs t_next, U_out, h_next, e_next and `uses` adds more.

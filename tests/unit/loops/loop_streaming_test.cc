@@ -157,7 +157,7 @@ g (float[batch, 6, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
          std::to_string(start) + R"(}> ()
   cond0 = Less (t0, bound)
   t_n, h_n = Loop (M, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
-)" + testing::AddCellAtInt32CounterText() +
+)" + AddCellAtInt32CounterText() +
          R"(    c_out = Less (t_next, bound)
   }>
   )" + after +

@@ -135,7 +135,7 @@ g (float[batch, T, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
   t_n, h_n = Loop ()" +
          trip +
          R"(, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
-)" + testing::AddCellAtInt32CounterText() +
+)" + AddCellAtInt32CounterText() +
          "    " + cond_out +
          R"(
   }>

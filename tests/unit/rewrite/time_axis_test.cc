@@ -28,13 +28,13 @@ const std::string kFixedLoop = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 6, 3] x, float[3, 4] W, float[4, 4] U) => (float[batch, 6, 4] y, float[batch, 4] h_n) {
   M = Constant <value = int64 {6}> ()
   T = Constant <value = int32 {6}> ()
-)" + testing::BatchZerosText("x", 0, 4, {"shape", "zero", "b", "four", "dims", "h0"}) +
+)" + BatchZerosText("x", 0, 4, {"shape", "zero", "b", "four", "dims", "h0"}) +
                                R"(
   t0 = Constant <value = int32 {0}> ()
   cond0 = Less (t0, T)
   t_n, h_n, ys = Loop (M, cond0, t0, h0) <body = body (int64 i, bool cond, int32 t, float[batch, 4] h)
       => (bool cond_out, int32 t_next, float[batch, 4] h_next, float[batch, 4] y_t) {
-)" + testing::TanhCell().At("t", 1).Text() +
+)" + TanhCell().At("t", 1).Text() +
                                R"(
     one = Constant <value = int32 {1}> ()
     t_next = Add (t, one)

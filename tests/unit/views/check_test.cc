@@ -33,7 +33,7 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
 const std::string kLoopLstm =
     R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 2] context, int64 steps, float[1, 12, 2] W, float[1, 12, 3] R) => (float[1, batch, 3] h_n, float[1, batch, 3] c_n) {
-)" + testing::LoopLstmOverContextText();
+)" + LoopLstmOverContextText();
 
 /// A GRU stepping inside a Scan body; the Scan carries h.
 const char* kScanGru = R"(<ir_version: 8, opset_import: ["" : 14]>
