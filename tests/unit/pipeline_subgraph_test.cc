@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "loop_text.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "rnnstate/metadata.h"
@@ -33,6 +34,13 @@ RewriteOutcome Rewrite(onnx::ModelProto& model, StateInputMode mode = StateInput
   return RewriteModel(model, options, /*strict=*/false);
 }
 
+/// A graph whose If runs `recurrent` (a node giving [seq, 1, batch, 3] from X) in its then branch and passes Z
+/// through in its else branch.
+std::string IfRunning(const std::string& recurrent) {
+  return "g (float[seq, batch, 2] X, bool cond, float[seq, 1, batch, 3] Z) => (float[seq, 1, batch, 3] Y) {\n"
+         "  Y = If (cond) <\n    then_branch = t () => (float[seq, 1, batch, 3] a) { a = " +
+         recurrent + " },\n    else_branch = e () => (float[seq, 1, batch, 3] b) { b = Identity (Z) }>\n}";
+}
 
 const onnx::GraphProto& Attr(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute()) {
@@ -43,11 +51,7 @@ const onnx::GraphProto& Attr(const onnx::NodeProto& node, const std::string& nam
 
 TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
   // An LSTM in the then-branch, weights and X from the main graph, no initial state.
-  onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] X, bool cond, float[seq, 1, batch, 3] Z) => (float[seq, 1, batch, 3] Y) {
-  Y = If (cond) <
-    then_branch = t () => (float[seq, 1, batch, 3] a) { a = LSTM <hidden_size = 3> (X, W, R) },
-    else_branch = e () => (float[seq, 1, batch, 3] b) { b = Identity (Z) }>
-})");
+  onnx::ModelProto model = Model(IfRunning("LSTM <hidden_size = 3> (X, W, R)"));
   auto outcome = Rewrite(model);
   const auto& g = model.graph();
   auto pairs = RecordedPairs(model);
@@ -79,15 +83,7 @@ TEST(Subgraph, IfBranchStateIsThreadedOutThroughBothBranches) {
 TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
   onnx::ModelProto model = Model(
       R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
-)" + testing::ZeroStateOfBatchText("context", 0, 3) +
-      R"(  h_n, c_n, ys = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
-      => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next, float[1, batch, 3] y) {
-    xs = Unsqueeze (context, zero)
-    Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)
-    y = Identity (h_next)
-    cond_out = Identity (cond)
-  }>
-})");
+)" + LoopLstmOverContextText(/*each_step=*/true));
   auto outcome = Rewrite(model);
   ASSERT_EQ(outcome.analysis.nodes.size(), 1u);
   EXPECT_TRUE(outcome.analysis.states[0].site.carried);
@@ -116,14 +112,7 @@ TEST(Subgraph, LoopCarriedStateIsPromotedAtTheLoopWithoutASecondCarriedCopy) {
 TEST(Subgraph, CarriedZeroStateGivesTheSameRequiredModelOnBothRoutes) {
   const std::string text =
       R"(g (float[batch, 2] context, int64 steps) => (float[1, batch, 3] h_n) {
-)" + testing::ZeroStateOfBatchText("context", 0, 3) +
-      R"(  h_n, c_n = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
-      => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next) {
-    xs = Unsqueeze (context, zero)
-    Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)
-    cond_out = Identity (cond)
-  }>
-})";
+)" + LoopLstmOverContextText();
   onnx::ModelProto direct = Model(text);
   Rewrite(direct, StateInputMode::kRequired);
   onnx::ModelProto via_defaults = Model(text);
@@ -367,11 +356,7 @@ TEST(Subgraph, NestedRewriteIsIdempotentAndRequiredModeWorks) {
 }
 
 TEST(Subgraph, GeneratedNamesAvoidNamesOfEveryScope) {
-  onnx::ModelProto model = Model(R"(g (float[seq, batch, 2] X, bool cond, float[seq, 1, batch, 3] Z) => (float[seq, 1, batch, 3] Y) {
-  Y = If (cond) <
-    then_branch = t () => (float[seq, 1, batch, 3] a) { a = GRU <hidden_size = 3> (X, Wg, Rg) },
-    else_branch = e () => (float[seq, 1, batch, 3] b) { b = Identity (Z) }>
-})");
+  onnx::ModelProto model = Model(IfRunning("GRU <hidden_size = 3> (X, Wg, Rg)"));
   // A value inside the else branch already has the name the template would produce.
   auto* select = model.mutable_graph()->mutable_node(0);
   for (auto& a : *select->mutable_attribute()) {

@@ -10,6 +10,7 @@
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -40,12 +41,8 @@ g (float[)" +
   t_n, h_n, c_n, ys = Loop (M, cond0, t0, h0, cc0) <body = body (int64 i, bool cond, int32 t, float[)" +
          batch + R"(, 4] h, float[)" + batch + R"(, 4] c) => (bool cond_out, int32 t_next, float[)" + batch +
          R"(, 4] h_next, float[)" + batch + R"(, 4] c_next, float[)" + batch + R"(, 4] y_t) {
-    x_t = Gather <axis = 0> (x_tm, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s = Add (xw, hu)
-    c_next = Add (s, c)
-    h_next = Tanh (c_next)
+)" + TanhCell().Of("x_tm").At("t").Then("c_next = Add (s, c)", "c_next").Text() +
+         R"(
     one = Constant <value = int32 {1}> ()
     t_next = Add (t, one)
     i_f = Cast <to = 1> (i)
@@ -69,9 +66,8 @@ std::string TanhCellLoop(const std::string& outs, const std::string& ins, const 
                          const std::string& u, const std::string& bound, const std::string& dims) {
   const std::string h = "float[" + dims + "] ";
   return "  " + outs + " = Loop (" + ins + ") <body = body_" + data + " (int64 i, bool cond, int32 t, " + h +
-         "h) => (bool cond_out, int32 t_next, " + h + "h_next, " + h + "y_t) {\n" + "    x_t = Gather <axis = 0> (" +
-         data + ", t)\n    xw = MatMul (x_t, " + w + ")\n    hu = MatMul (h, " + u +
-         ")\n    s = Add (xw, hu)\n    h_next = Tanh (s)\n    one = Constant <value = int32 {1}> ()\n" +
+         "h) => (bool cond_out, int32 t_next, " + h + "h_next, " + h + "y_t) {\n" +
+         TanhCell().Of(data).At("t").Weights(w, u).Text() + "    one = Constant <value = int32 {1}> ()\n" +
          "    t_next = Add (t, one)\n    i_f = Cast <to = 1> (i)\n    below_i = Less (i_f, " + bound +
          ")\n    t_f = Cast <to = 1> (t_next)\n    below_t = Less (t_f, " + bound +
          ")\n    cond_out = And (below_i, below_t)\n    y_t = Identity (h_next)\n  }>\n";
@@ -118,6 +114,12 @@ INTER_H0
 
 const char* kAuthorsH0 = "  h_sl = Slice (st, st_starts, st_ends, sl_axes)\n  h0 = Squeeze (h_sl, ax1)";
 
+/// The analysis of `model` as it stands (its index lives only for the call).
+Analysis AnalysisOf(const onnx::ModelProto& model) {
+  const ModelIndex index(model);
+  return Analyze(index);
+}
+
 /// Rewrites `model` (default mode; `strict`: every state rewritten or exposed) and returns what its own
 /// `check` then says.
 std::vector<std::string> RewriteAndCheck(onnx::ModelProto& model, bool strict = true) {
@@ -133,14 +135,11 @@ TEST(LoopAuthorState, ABatchOneStateIsTheAuthorsAndItsRecordSurvivesItsOwnCheck)
   // had recorded `st` as a state input: the pairs' axes changed, check refuted them ("region [:, 0, :] ...
   // are not carried 'h' ...") and a second rewrite added 2 inputs.
   onnx::ModelProto model = ParseModel(AuthorsLoop("1"));
-  {
-    ModelIndex index(model);
-    const Analysis analysis = Analyze(index);
-    ASSERT_EQ(analysis.states.size(), 2u);
-    for (const StateAnalysis& state : analysis.states) {
-      EXPECT_TRUE(state.exposed) << state.state.variable << ": " << state.finding.why_not;
-      EXPECT_EQ(state.state.batch_axis, -1) << "a fixed dim of the authors' own input is no batch";
-    }
+  const Analysis analysis = AnalysisOf(model);
+  ASSERT_EQ(analysis.states.size(), 2u);
+  for (const StateAnalysis& state : analysis.states) {
+    EXPECT_TRUE(state.exposed) << state.state.variable << ": " << state.finding.why_not;
+    EXPECT_EQ(state.state.batch_axis, -1) << "a fixed dim of the authors' own input is no batch";
   }
   EXPECT_THAT(RewriteAndCheck(model), IsEmpty());
   EXPECT_THAT(InputNames(model.graph()), ElementsAre("x", "st"));
@@ -155,16 +154,13 @@ TEST(LoopAuthorState, ABatchOneStateIsTheAuthorsAndItsRecordSurvivesItsOwnCheck)
 
 TEST(LoopAuthorState, ASymbolicBatchIsTheDatasAndStaysSoOnceRecorded) {
   onnx::ModelProto model = ParseModel(AuthorsLoop("batch"));
-  {
-    ModelIndex index(model);
-    const Analysis analysis = Analyze(index);
-    ASSERT_EQ(analysis.states.size(), 2u);
-    for (const StateAnalysis& state : analysis.states) {
-      EXPECT_TRUE(state.exposed) << state.finding.why_not;
-      EXPECT_EQ(state.state.batch_axis, 0);
-      // Read from the data, not from the authors' state input.
-      EXPECT_EQ(state.state.batch_source.value, "x");
-    }
+  const Analysis analysis = AnalysisOf(model);
+  ASSERT_EQ(analysis.states.size(), 2u);
+  for (const StateAnalysis& state : analysis.states) {
+    EXPECT_TRUE(state.exposed) << state.finding.why_not;
+    EXPECT_EQ(state.state.batch_axis, 0);
+    // Read from the data, not from the authors' state input.
+    EXPECT_EQ(state.state.batch_source.value, "x");
   }
   EXPECT_THAT(RewriteAndCheck(model), IsEmpty());
   EXPECT_THAT(InputNames(model.graph()), ElementsAre("x", "st"));
@@ -177,13 +173,10 @@ TEST(LoopAuthorState, AnOutputThatPacksTheInitialValueIsNoExposure) {
   // The carried h is read from `st`, but what leaves at its place is h0 (the value fed), not the final h.
   for (const char* batch : {"1", "batch"}) {
     onnx::ModelProto model = ParseModel(AuthorsLoop(batch, "h0"));
-    {
-      ModelIndex index(model);
-      const Analysis analysis = Analyze(index);
-      ASSERT_EQ(analysis.states.size(), 2u);
-      EXPECT_FALSE(analysis.states[0].exposed) << batch;
-      EXPECT_TRUE(analysis.states[1].exposed) << batch << ": " << analysis.states[1].finding.why_not;
-    }
+    const Analysis analysis = AnalysisOf(model);
+    ASSERT_EQ(analysis.states.size(), 2u);
+    EXPECT_FALSE(analysis.states[0].exposed) << batch;
+    EXPECT_TRUE(analysis.states[1].exposed) << batch << ": " << analysis.states[1].finding.why_not;
     EXPECT_THAT(RewriteAndCheck(model), IsEmpty());
     EXPECT_EQ(InputNames(model.graph()).size(), 3u) << "h is promoted, c is the authors'";
     const std::string once = testing::Bytes(model);
@@ -197,8 +190,7 @@ TEST(LoopAuthorState, AFinalThroughAnElementwiseOpIsNoExposure) {
   std::string text = AuthorsLoop("batch", "h_act");
   text.replace(text.find("  h_e = "), 0, "  h_act = Tanh (h_n)\n");
   onnx::ModelProto model = ParseModel(text);
-  ModelIndex index(model);
-  const Analysis analysis = Analyze(index);
+  const Analysis analysis = AnalysisOf(model);
   ASSERT_EQ(analysis.states.size(), 2u);
   EXPECT_FALSE(analysis.states[0].exposed);
   EXPECT_TRUE(analysis.states[1].exposed);
@@ -209,14 +201,11 @@ TEST(LoopAuthorState, AnIntraFrameLoopBesideTheAuthorsStateRunsWithinOneCall) {
   // loop's steps, was no carrier of theirs, so the intra-frame state was promoted: an input to feed back
   // that would carry one frame's state over the bins into the next call.
   onnx::ModelProto model = ParseModel(DualPathLoops(kAuthorsH0));
-  {
-    ModelIndex index(model);
-    const Analysis analysis = Analyze(index);
-    ASSERT_EQ(analysis.states.size(), 2u);
-    EXPECT_FALSE(analysis.states[0].exposed);
-    EXPECT_THAT(analysis.states[0].within_call, HasSubstr("runs within one call"));
-    EXPECT_TRUE(analysis.states[1].exposed) << analysis.states[1].finding.why_not;
-  }
+  const Analysis analysis = AnalysisOf(model);
+  ASSERT_EQ(analysis.states.size(), 2u);
+  EXPECT_FALSE(analysis.states[0].exposed);
+  EXPECT_THAT(analysis.states[0].within_call, HasSubstr("runs within one call"));
+  EXPECT_TRUE(analysis.states[1].exposed) << analysis.states[1].finding.why_not;
   // Not strict: the state left within the call is skipped on purpose.
   EXPECT_THAT(RewriteAndCheck(model, /*strict=*/false), IsEmpty());
   EXPECT_THAT(InputNames(model.graph()), ElementsAre("x", "st"));
@@ -227,14 +216,11 @@ TEST(LoopAuthorState, AnIntraFrameLoopBesideTheAuthorsStateRunsWithinOneCall) {
 TEST(LoopAuthorState, WithoutTheAuthorsStateAnIntraFrameLoopIsPromoted) {
   // The inter-frame loop starts from zeros: nobody carries a state between calls, both are promoted.
   onnx::ModelProto model = ParseModel(DualPathLoops("  h0 = Constant <value = float[1, 3] {0, 0, 0}> ()"));
-  {
-    ModelIndex index(model);
-    const Analysis analysis = Analyze(index);
-    ASSERT_EQ(analysis.states.size(), 2u);
-    for (const StateAnalysis& state : analysis.states) {
-      EXPECT_FALSE(state.exposed);
-      EXPECT_THAT(state.within_call, IsEmpty());
-    }
+  const Analysis analysis = AnalysisOf(model);
+  ASSERT_EQ(analysis.states.size(), 2u);
+  for (const StateAnalysis& state : analysis.states) {
+    EXPECT_FALSE(state.exposed);
+    EXPECT_THAT(state.within_call, IsEmpty());
   }
   EXPECT_THAT(RewriteAndCheck(model), IsEmpty());
   EXPECT_EQ(RecordedPairs(model).size(), 2u);

@@ -10,6 +10,7 @@
 #include "find/analysis.h"
 #include "find/analyze_text.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "pipeline_stages.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -94,13 +95,11 @@ TEST(LoopStateShape, TheBatchIsFoundWhenTheFinalStateIsNoGraphOutput) {
   // from x. Before: "no batch axis", an input declared [unk__0,4] and `init --batch 2` refused.
   const std::string text = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4] y) {
-)" + std::string(testing::kLoopOverAxis0Start) + R"(
+)" + std::string(testing::kLoopOverAxis0Start) +
+                           R"(
   h_end, y = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-    x_t = Gather <axis = 0> (x, i)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s = Add (xw, hu)
-    h_next = Tanh (s)
+)" + TanhCell().Text() +
+                           R"(
     y_t = Identity (h_next)
     cond_out = Identity (cond)
   }>
@@ -126,14 +125,13 @@ TEST(LoopStateShape, ALoopInsideAnIfBranchFindsTheBatchOfTheMainGraphInput) {
   // The zeros are computed in the main graph from x; the loop runs in the then branch (before: unk__0).
   const Analysis analysis = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, bool use, float[3, 4] W) => (float[seq, batch, 4] y) {
-)" + std::string(testing::kLoopOverAxis0Start) + R"(
+)" + std::string(testing::kLoopOverAxis0Start) +
+                                        R"(
   y0 = MatMul (x, W)
   y = If (use) <then_branch = then () => (float[seq, batch, 4] yt) {
     h_end, yt = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-      x_t = Gather <axis = 0> (x, i)
-      xw = MatMul (x_t, W)
-      s = Add (xw, h)
-      h_next = Tanh (s)
+)" + TanhCell().Weights("W", "").Text() +
+                                        R"(
       y_t = Identity (h_next)
       cond_out = Identity (cond)
     }>
@@ -291,22 +289,32 @@ g (float[seq, batch, 4] x, float[batch, 4] h0, float[4] off) => (float[batch, 4]
   EXPECT_THAT(analysis.notes[0].reason, HasSubstr("passed through"));
 }
 
+/// ONNX text: how TorchScript's export of a loop over axis 0 of x starts: its trip count `trip` (Shape(x)[0])
+/// and its initial state `h0`, zeros [batch, `width`] from Shape(x)[1] unsqueezed (`shape`, `zero`, `one`,
+/// `b`, `axes0`, `b1`, `hdim` and `zs` its steps). Starts with two spaces, ends with a newline.
+std::string TorchScriptStart(int width) {
+  const std::string lines[] = {"shape = Shape (x)",
+                               "zero = Constant <value = int64 {0}> ()",
+                               "one = Constant <value = int64 {1}> ()",
+                               "trip = Gather <axis = 0> (shape, zero)",
+                               "b = Gather <axis = 0> (shape, one)",
+                               "axes0 = Constant <value = int64[1] {0}> ()",
+                               "b1 = Unsqueeze (b, axes0)",
+                               "hdim = Constant <value = int64[1] {" + std::to_string(width) + "}> ()",
+                               "zs = Concat <axis = 0> (b1, hdim)",
+                               "h0 = ConstantOfShape (zs)"};
+  std::string text;
+  for (const std::string& line : lines) text += "  " + line + "\n";
+  return text;
+}
+
 /// TorchScript's hand-written cell as torch.onnx.export writes it with dynamic output axes: the body
 /// declares its carried h [seq, batch] (stale: h is [batch, 5]) and the loop's output [batch,
 /// Looph_n_dim_1]; the zeros are computed from x's batch and the constant 5. The gates are split by
 /// sizes computed from a shape (torch's `chunk`), so onnx's inference cannot tell the body's h size.
-const char* kStaleBodyDeclarations = R"(<ir_version: 8, opset_import: ["" : 14]>
+const std::string kStaleBodyDeclarations = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 10] W, float[5, 10] U) => (float[batch, Looph_n_dim_1] h_n) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64 {1}> ()
-  trip = Gather <axis = 0> (shape, zero)
-  b = Gather <axis = 0> (shape, one)
-  axes0 = Constant <value = int64[1] {0}> ()
-  b1 = Unsqueeze (b, axes0)
-  hdim = Constant <value = int64[1] {5}> ()
-  zs = Concat <axis = 0> (b1, hdim)
-  h0 = ConstantOfShape (zs)
+)" + TorchScriptStart(5) + R"(
   h_n = Loop (trip, , h0) <body = body (int64 i, bool cond, float[seq, batch] h) => (bool cond_out, float[batch, Looph_n_dim_1] h_next) {
     x_t = Gather <axis = 0> (x, i)
     xw = MatMul (x_t, W)
@@ -361,18 +369,9 @@ TEST(LoopStateShape, AScalarCounterWhoseDefaultIsZerosTakesRequiredModeOnTheSeco
   // k counts steps and feeds the cell (so nothing streams), starting at 0. Rewritten in defaults mode its
   // input has the default 0; before, the required-mode rewrite of that model called it "a scalar whose
   // initial value is not zeros" and changed nothing.
-  const char* text = R"(<ir_version: 8, opset_import: ["" : 14]>
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 4] x) => (float[batch, 4] h_n, int64 k_n) {
-  shape = Shape (x)
-  zero = Constant <value = int64 {0}> ()
-  one = Constant <value = int64 {1}> ()
-  trip = Gather <axis = 0> (shape, zero)
-  b = Gather <axis = 0> (shape, one)
-  axes0 = Constant <value = int64[1] {0}> ()
-  b1 = Unsqueeze (b, axes0)
-  hdim = Constant <value = int64[1] {4}> ()
-  zs = Concat <axis = 0> (b1, hdim)
-  h0 = ConstantOfShape (zs)
+)" + TorchScriptStart(4) + R"(
   k0 = Constant <value = int64 {0}> ()
   h_n, k_n = Loop (trip, , h0, k0) <body = body (int64 i, bool cond, float[batch, 4] h, int64 k) => (bool cond_out, float[batch, 4] h_next, int64 k_next) {
     x_t = Gather <axis = 0> (x, i)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "test_models.h"
 #include "test_names.h"
 
@@ -20,14 +21,10 @@ namespace {
 
 using namespace test_names;
 
-const char* kShapes = R"(<ir_version: 8, opset_import: ["" : 15]>
+const std::string kShapes = R"(<ir_version: 8, opset_import: ["" : 15]>
 g (float[seq, batch, 3] x, float[seq, batch, 3, 5] x2, float[batch, 5] v, float[batch, 1] xa) => (float[batch, 4] zeros) {
-  shape = Shape (x)
-  one = Constant <value = int64[1] {1}> ()
-  b = Gather <axis = 0> (shape, one)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  zeros = ConstantOfShape (dims)
+)" + BatchZerosText("x", 1, 4) +
+                            R"(
   s2 = Shape (x2)
   start = Constant <value = int64[1] {1}> ()
   end = Constant <value = int64[1] {3}> ()

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "test_models.h"
 #include "test_names.h"
 
@@ -40,18 +41,14 @@ g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U0, float[batch, 4] hb) =>
 })";
 }
 
-/// The usual cell: h' = tanh(x[t] W + h U), t' = t + 1, U passed through; `e_next` is given separately.
-std::string Cell(const std::string& e_next, const std::string& t_next = "t_next = Add (t, step)") {
-  return R"(x_t = Gather <axis = 0> (x, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    cell = Add (xw, hu)
-    h_next = Tanh (cell)
-    step = Constant <value = int64 {1}> ()
-    )" + t_next +
-         R"(
-    U_out = Identity (U)
-    )" + e_next;
+/// The usual cell's h' = tanh(x[t] W + h U) at the counter t, the sum named `cell`.
+TanhCell UsualTanh() { return TanhCell().At("t").Sum("cell"); }
+
+/// The usual cell: h' = `tanh`, t' = t + 1, U passed through; `e_next` is given separately.
+std::string Cell(const std::string& e_next, const std::string& t_next = "t_next = Add (t, step)",
+                 const TanhCell& tanh = UsualTanh()) {
+  return tanh.Text() + "    step = Constant <value = int64 {1}> ()\n    " + t_next +
+         "\n    U_out = Identity (U)\n    " + e_next;
 }
 
 int LoopNode(const onnx::ModelProto& model) {
@@ -129,17 +126,9 @@ TEST(CarriedVariables, ACounterStepsByItsConstantAndCountsDown) {
 
 TEST(CarriedVariables, ACounterUsedForMoreThanIndexingIsAState) {
   // t also scales h: its value carries from one chunk to the next.
-  const LoopAnatomy loop = ReadText(LoopModel(R"(x_t = Gather <axis = 0> (x, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    cell = Add (xw, hu)
-    tf = Cast <to = 1> (t)
-    scaled = Mul (cell, tf)
-    h_next = Tanh (scaled)
-    step = Constant <value = int64 {1}> ()
-    t_next = Add (t, step)
-    U_out = Identity (U)
-    e_next = Identity (e))"));
+  const LoopAnatomy loop =
+      ReadText(LoopModel(Cell("e_next = Identity (e)", "t_next = Add (t, step)",
+                              UsualTanh().Then("tf = Cast <to = 1> (t)\n    scaled = Mul (cell, tf)", "scaled"))));
   const CarriedInfo& t = Var(loop, "t");
   EXPECT_EQ(t.role, CarriedRole::kState);
   EXPECT_EQ(t.step, 1);
@@ -148,16 +137,9 @@ TEST(CarriedVariables, ACounterUsedForMoreThanIndexingIsAState) {
 
 TEST(CarriedVariables, WhereTheBodyUsesTheIterationNumber) {
   // x read at i (an exact read of an outer value) and i used by a Mul besides.
-  const LoopAnatomy loop = ReadText(LoopModel(R"(x_t = Gather <axis = 0> (x, i)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    cell = Add (xw, hu)
-    fi = Cast <to = 1> (i)
-    drift = Mul (cell, fi)
-    h_next = Tanh (drift)
-    t_next = Identity (t)
-    U_out = Identity (U)
-    e_next = Identity (e))"));
+  const TanhCell drift = TanhCell().Sum("cell").Then("fi = Cast <to = 1> (i)\n    drift = Mul (cell, fi)", "drift");
+  const LoopAnatomy loop = ReadText(
+      LoopModel(drift.Text() + "    t_next = Identity (t)\n    U_out = Identity (U)\n    e_next = Identity (e)"));
   ASSERT_EQ(loop.iteration.reads.size(), 1u);
   EXPECT_EQ(loop.iteration.reads[0].data, "x");
   EXPECT_THAT(loop.iteration.other_uses, ElementsAre(HasSubstr("Mul")));
@@ -187,16 +169,8 @@ TEST(CarriedVariables, RecomputedEveryIterationIsIndependentUnlessTheBodyReadsIt
   EXPECT_EQ(Var(independent, "e").role, CarriedRole::kIndependent);
   EXPECT_THAT(Var(independent, "e").why, HasSubstr("does not depend on its previous one"));
   // A delay line: e' = x[t] W, and the cell reads e (the previous step's value): a state.
-  const LoopAnatomy delay = ReadText(LoopModel(R"(x_t = Gather <axis = 0> (x, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    cell0 = Add (xw, hu)
-    cell = Add (cell0, e)
-    h_next = Tanh (cell)
-    step = Constant <value = int64 {1}> ()
-    t_next = Add (t, step)
-    U_out = Identity (U)
-    e_next = Identity (xw))"));
+  const LoopAnatomy delay = ReadText(LoopModel(Cell("e_next = Identity (xw)", "t_next = Add (t, step)",
+                                                    UsualTanh().Sum("cell0").Then("cell = Add (cell0, e)", "cell"))));
   EXPECT_EQ(Var(delay, "e").role, CarriedRole::kState);
 }
 
@@ -244,18 +218,10 @@ TEST(CarriedVariables, OnlyWellFormedLoopsAndScansAreRead) {
   EXPECT_TRUE(ReadLoop(index, GraphPath{}, LoopNode(model), {}).has_value());
   // A Loop whose body has fewer outputs than its carried variables need.
   onnx::ModelProto broken = model;
-  broken.mutable_graph()
-      ->mutable_node(LoopNode(model))
-      ->mutable_attribute(0)
-      ->mutable_g()
-      ->mutable_output()
-      ->RemoveLast();
-  broken.mutable_graph()
-      ->mutable_node(LoopNode(model))
-      ->mutable_attribute(0)
-      ->mutable_g()
-      ->mutable_output()
-      ->RemoveLast();
+  auto& body_outputs =
+      *broken.mutable_graph()->mutable_node(LoopNode(model))->mutable_attribute(0)->mutable_g()->mutable_output();
+  body_outputs.RemoveLast();
+  body_outputs.RemoveLast();
   ModelIndex broken_index(broken);
   EXPECT_FALSE(ReadLoop(broken_index, GraphPath{}, LoopNode(broken), {}).has_value());
 }

@@ -8,6 +8,7 @@
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "test_models.h"
 #include "test_names.h"
 #include "views/check.h"
@@ -23,17 +24,13 @@ std::string Walk(const std::string& extra, const std::string& before = "",
                  const std::string& after = "y = Identity (ys)\n  h_n = Identity (h_end)") {
   return R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 3] x, float[3, 4] W, float[4, 4] U) => (float[seq, batch, 4] y, float[batch, 4] h_n) {
-)" + std::string(testing::kLoopOverAxis0Start) + R"(
+)" + std::string(testing::kLoopOverAxis0Start) +
+         R"(
   )" + before +
          R"(
   h_end, ys = Loop (trip, , h0) <body = body (int64 i, bool cond, float[batch, 4] h) => (bool cond_out, float[batch, 4] h_next, float[batch, 4] y_t) {
-    x_t = Gather <axis = 0> (x, i)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s0 = Add (xw, hu)
-    )" + extra +
+)" + TanhCell().Sum("s0").Then(extra, "s").Text() +
          R"(
-    h_next = Tanh (s)
     y_t = Identity (h_next)
     cond_out = Identity (cond)
   }>
@@ -50,6 +47,20 @@ RecurrentNode OnlyNode(const std::string& text) {
   return analysis.nodes[0];
 }
 
+/// Expects the only node of `text` not streamable and returns why.
+std::string WhyNotStreamable(const std::string& text) {
+  const RecurrentNode node = OnlyNode(text);
+  EXPECT_FALSE(node.streamable);
+  return node.not_streamable_reason;
+}
+
+/// ONNX text: the length of x's time axis as a float, `lf`, read in a loop's body (`xs`, `z` and `len` its
+/// steps).
+constexpr const char* kLengthOfXInTheBody = R"(xs = Shape (x)
+    z = Constant <value = int64 {0}> ()
+    len = Gather <axis = 0> (xs, z)
+    lf = Cast <to = 1> (len))";
+
 TEST(LoopChunks, TheControlStreams) {
   const RecurrentNode node = OnlyNode(Walk("s = Identity (s0)"));
   EXPECT_TRUE(node.streamable) << node.not_streamable_reason;
@@ -64,28 +75,21 @@ TEST(LoopChunks, TheControlStreams) {
 
 TEST(LoopChunks, TheLengthOfTheTimeInputReadInTheBodyIsNotStreamable) {
   // The cell uses 1 / len(x): each chunk sees its own length.
-  const RecurrentNode node = OnlyNode(Walk(R"(xs = Shape (x)
-    z = Constant <value = int64 {0}> ()
-    len = Gather <axis = 0> (xs, z)
-    lf = Cast <to = 1> (len)
-    inv = Reciprocal (lf)
-    s = Mul (s0, inv))"));
-  EXPECT_FALSE(node.streamable);
-  EXPECT_THAT(node.not_streamable_reason, HasSubstr("reads the length of 'x' along the time axis"));
+  EXPECT_THAT(
+      WhyNotStreamable(Walk(std::string(kLengthOfXInTheBody) + "\n    inv = Reciprocal (lf)\n    s = Mul (s0, inv)")),
+      HasSubstr("reads the length of 'x' along the time axis"));
 }
 
 TEST(LoopChunks, ASizeOfTheTimeInputComputedOutsideIsNotStreamable) {
-  const RecurrentNode node = OnlyNode(Walk("s = Div (s0, sf)", "n = Size (x)\n  sf = Cast <to = 1> (n)"));
-  EXPECT_FALSE(node.streamable);
-  EXPECT_THAT(node.not_streamable_reason, HasSubstr("the body reads 'sf', which depends on the length of 'x'"));
+  EXPECT_THAT(WhyNotStreamable(Walk("s = Div (s0, sf)", "n = Size (x)\n  sf = Cast <to = 1> (n)")),
+              HasSubstr("the body reads 'sf', which depends on the length of 'x'"));
 }
 
 TEST(LoopChunks, ATimeReductionAfterTheLoopIsNotStreamable) {
-  const RecurrentNode node =
-      OnlyNode(Walk("s = Identity (s0)", "", "y = ReduceMean <axes = [0]> (ys)\n  h_n = Identity (h_end)"));
-  EXPECT_FALSE(node.streamable);
-  EXPECT_THAT(node.not_streamable_reason, HasSubstr("reaches ReduceMean"));
-  EXPECT_THAT(node.not_streamable_reason, HasSubstr("reduces over the time axis"));
+  const std::string reduced =
+      WhyNotStreamable(Walk("s = Identity (s0)", "", "y = ReduceMean <axes = [0]> (ys)\n  h_n = Identity (h_end)"));
+  EXPECT_THAT(reduced, HasSubstr("reaches ReduceMean"));
+  EXPECT_THAT(reduced, HasSubstr("reduces over the time axis"));
   // Time-local operators are fine: a projection, a Softmax over features, a Transpose.
   const RecurrentNode local = OnlyNode(Walk("s = Identity (s0)", "",
                                             R"(p = MatMul (ys, U)
@@ -95,9 +99,8 @@ TEST(LoopChunks, ATimeReductionAfterTheLoopIsNotStreamable) {
   h_n = Identity (h_end))"));
   EXPECT_TRUE(local.streamable) << local.not_streamable_reason;
   // ... not mixed with the final state (the last step of each chunk).
-  const RecurrentNode mixed = OnlyNode(Walk("s = Identity (s0)", "", "y = Add (ys, h_end)\n  h_n = Identity (h_end)"));
-  EXPECT_FALSE(mixed.streamable);
-  EXPECT_THAT(mixed.not_streamable_reason, HasSubstr("differ per chunk"));
+  EXPECT_THAT(WhyNotStreamable(Walk("s = Identity (s0)", "", "y = Add (ys, h_end)\n  h_n = Identity (h_end)")),
+              HasSubstr("differ per chunk"));
 }
 
 /// A Loop carrying h (a state, from `h_init`) and m (passed through, from `m_init`, subtracted from x[t]);
@@ -127,23 +130,21 @@ g (float[seq, batch, 3] x, float[batch, 4] hb, float[3, 4] W) => (float[batch, 4
 TEST(LoopChunks, InitialValuesFromTheWholeInputAreNotStreamable) {
   // A pass-through initialised from a mean over time (TF's while_v2 carries captured tensors this way):
   // read on every call, it differs per chunk.
-  const RecurrentNode mean = OnlyNode(CarriedFrom("m0 = ReduceMean <axes = [0, 1], keepdims = 0> (x)", "hb", "m0"));
-  EXPECT_FALSE(mean.streamable);
-  EXPECT_THAT(mean.not_streamable_reason, HasSubstr("the initial value of carried 'm' depends on 'x'"));
+  EXPECT_THAT(WhyNotStreamable(CarriedFrom("m0 = ReduceMean <axes = [0, 1], keepdims = 0> (x)", "hb", "m0")),
+              HasSubstr("the initial value of carried 'm' depends on 'x'"));
   // Even from the first frame: a pass-through is read on every call, where x[0] is the chunk's.
-  const RecurrentNode frame = OnlyNode(
+  WhyNotStreamable(
       CarriedFrom("x0 = Gather <axis = 0> (x, zero)\n  m0 = ReduceMean <axes = [0], keepdims = 0> (x0)", "hb", "m0"));
-  EXPECT_FALSE(frame.streamable);
   // A state's initial value is read on the first call only, whose first frame is the run's own.
   const RecurrentNode state = OnlyNode(CarriedFrom(
       "x0 = Gather <axis = 0> (x, zero)\n  h1 = MatMul (x0, W)\n  m0 = Gather <axis = 1> (W, zero)", "h1", "m0"));
   EXPECT_TRUE(state.streamable) << state.not_streamable_reason;
   // ... but not a mean over time.
-  const RecurrentNode state_mean = OnlyNode(CarriedFrom(
-      "xm = ReduceMean <axes = [0], keepdims = 0> (x)\n  h1 = MatMul (xm, W)\n  m0 = Gather <axis = 1> (W, zero)", "h1",
-      "m0"));
-  EXPECT_FALSE(state_mean.streamable);
-  EXPECT_THAT(state_mean.not_streamable_reason, HasSubstr("the initial value of carried 'h' depends on 'x'"));
+  EXPECT_THAT(
+      WhyNotStreamable(CarriedFrom(
+          "xm = ReduceMean <axes = [0], keepdims = 0> (x)\n  h1 = MatMul (xm, W)\n  m0 = Gather <axis = 1> (W, zero)",
+          "h1", "m0")),
+      HasSubstr("the initial value of carried 'h' depends on 'x'"));
 }
 
 TEST(LoopChunks, AnInitialStateSelectedByAnIfIsFollowedIntoItsBranches) {
@@ -154,12 +155,8 @@ TEST(LoopChunks, AnInitialStateSelectedByAnIfIsFollowedIntoItsBranches) {
   z0 = Constant <value = int64 {0}> ()
   empty = Equal (n, z0)
   h1 = If (empty) <then_branch = then () => (float[batch, 4] zt) {
-    s = Shape (x)
-    one = Constant <value = int64[1] {1}> ()
-    b = Gather <axis = 0> (s, one)
-    four = Constant <value = int64[1] {4}> ()
-    d = Concat <axis = 0> (b, four)
-    zt = ConstantOfShape (d)
+)" + BatchZerosText("x", 1, 4, {"s", "one", "b", "four", "d", "zt"}) +
+                             R"(
   }, else_branch = else () => (float[batch, 4] ze) {
     ze = Identity (hb)
   }>
@@ -169,27 +166,23 @@ TEST(LoopChunks, AnInitialStateSelectedByAnIfIsFollowedIntoItsBranches) {
   // A branch taken by the length of x is not.
   std::string by_length = select;
   by_length.replace(by_length.find("n = Size (hb)"), 13, "n = Size (x)");
-  const RecurrentNode length = OnlyNode(CarriedFrom(by_length, "h1", "m0"));
-  EXPECT_FALSE(length.streamable);
-  EXPECT_THAT(length.not_streamable_reason, HasSubstr("the initial value of carried 'h' depends on the length of 'x'"));
+  EXPECT_THAT(WhyNotStreamable(CarriedFrom(by_length, "h1", "m0")),
+              HasSubstr("the initial value of carried 'h' depends on the length of 'x'"));
 }
 
 TEST(LoopChunks, ScanBodyReadingTheLengthOfTheScannedInputIsNotStreamable) {
-  const RecurrentNode node = OnlyNode(R"(<ir_version: 8, opset_import: ["" : 14]>
+  const std::string scan = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[seq, batch, 4] x, float[batch, 4] h0) => (float[batch, 4] h_n, float[seq, batch, 4] ys) {
   h_n, ys = Scan <num_scan_inputs = 1, body = body (float[batch, 4] h, float[batch, 4] x_t) => (float[batch, 4] h_next, float[batch, 4] y) {
-    xs = Shape (x)
-    z = Constant <value = int64 {0}> ()
-    len = Gather <axis = 0> (xs, z)
-    lf = Cast <to = 1> (len)
+    )" + std::string(kLengthOfXInTheBody) +
+                           R"(
     s0 = Add (h, x_t)
     s = Div (s0, lf)
     h_next = Tanh (s)
     y = Identity (h_next)
   }> (h0, x)
-})");
-  EXPECT_FALSE(node.streamable);
-  EXPECT_THAT(node.not_streamable_reason, HasSubstr("reads the length of 'x' along the time axis"));
+})";
+  EXPECT_THAT(WhyNotStreamable(scan), HasSubstr("reads the length of 'x' along the time axis"));
 }
 
 TEST(LoopChunks, AScanOfAHigherRankConstantProductWalksTheRightAxis) {

@@ -14,8 +14,11 @@
 #include <functional>
 #include <limits>
 
+#include "find/analysis.h"
+#include "find/analyze_text.h"
 #include "graph/control_flow.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "loops/carried_variables.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -154,13 +157,8 @@ g (float[batch, 6, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
          std::to_string(start) + R"(}> ()
   cond0 = Less (t0, bound)
   t_n, h_n = Loop (M, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
-    t64 = Cast <to = 7> (t)
-    x_t = Gather <axis = 1> (x, t64)
-    s = Add (h, x_t)
-    h_next = Tanh (s)
-    step = Constant <value = int32 {1}> ()
-    t_next = Add (t, step)
-    c_out = Less (t_next, bound)
+)" + AddCellAtInt32CounterText() +
+         R"(    c_out = Less (t_next, bound)
   }>
   )" + after +
          R"(
@@ -319,6 +317,52 @@ TEST(LoopStreaming, ReverseScansAndScansOfComputedValuesDoNot) {
   EXPECT_FALSE(computed.streamable);
   EXPECT_EQ(computed.reason, "scan input 'xm' is not a graph input (nor computed from one step by step)");
   EXPECT_THAT(computed.times, IsEmpty());
+}
+
+// When a Loop's condition lets chunks stream: a condition that is always true, whether a Constant node or an
+// initializer writes it, and one a caller can change; judged through the whole analysis.
+
+/// A Loop over axis 0 of x with trip count Shape(x)[0] and the initial condition `cond0`, which
+/// `inputs` and `initializers` may declare; the body passes its condition through.
+std::string ConditionedLoop(const std::string& inputs, const std::string& initializers, const std::string& trip) {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 3] x)" +
+         inputs + R"() => (float[batch, 3] h_n) )" + initializers + R"( {
+)" + LoopZerosOfTheBatch(3) +
+         "  " + trip + R"(
+  h_n = Loop (trip, cond0, h0) <body = body (int64 i, bool cond, float[batch, 3] h) => (bool cond_out, float[batch, 3] h_next) {
+    x_t = Gather <axis = 0> (x, i)
+    s = Add (h, x_t)
+    h_next = Tanh (s)
+    cond_out = Identity (cond)
+  }>
+})";
+}
+
+TEST(LoopCondition, AnInitializerTrueConditionPassedThroughStreams) {
+  // Before: "condition is neither always true nor the end of its trip count" (only a Constant node was
+  // read), although every call runs the whole trip count.
+  const Analysis analysis = AnalyzeText(ConditionedLoop("", "<bool cond0 = {1}>", kLengthTrip));
+  ASSERT_EQ(analysis.nodes.size(), 1u);
+  EXPECT_TRUE(analysis.nodes[0].streamable) << analysis.nodes[0].not_streamable_reason;
+}
+
+TEST(LoopCondition, AConditionACallerCanFeedIsNotAlwaysTrue) {
+  // The same initializer as the default of a graph input: a caller may feed false.
+  const Analysis analysis = AnalyzeText(ConditionedLoop(", bool cond0", "<bool cond0 = {1}>", kLengthTrip));
+  ASSERT_EQ(analysis.nodes.size(), 1u);
+  EXPECT_FALSE(analysis.nodes[0].streamable);
+  EXPECT_THAT(analysis.nodes[0].not_streamable_reason, HasSubstr("condition"));
+}
+
+TEST(LoopCondition, AWhileLoopIsNamedSoNotByItsUnboundedTripCount) {
+  // TorchScript writes `while` as a Loop with trip count INT64_MAX; before, the reason said "every call
+  // runs 9223372036854775807 iterations".
+  const Analysis analysis = AnalyzeText(ConditionedLoop(
+      "", "<bool cond0 = {1}>", "trip = Constant <value = int64 {9223372036854775807}> ()"));
+  ASSERT_EQ(analysis.nodes.size(), 1u);
+  EXPECT_FALSE(analysis.nodes[0].streamable);
+  EXPECT_THAT(analysis.nodes[0].not_streamable_reason, HasSubstr("a while loop"));
 }
 
 }  // namespace

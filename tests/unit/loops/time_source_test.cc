@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "loops/carried_variables.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -134,13 +135,8 @@ g (float[batch, T, 3] x, float[batch, 3] h0) => (float[batch, 3] h_n) {
   t_n, h_n = Loop ()" +
          trip +
          R"(, cond0, t0, h0) <body = body (int64 i, bool c, int32 t, float[batch, 3] h) => (bool c_out, int32 t_next, float[batch, 3] h_next) {
-    t64 = Cast <to = 7> (t)
-    x_t = Gather <axis = 1> (x, t64)
-    s = Add (h, x_t)
-    h_next = Tanh (s)
-    step = Constant <value = int32 {1}> ()
-    t_next = Add (t, step)
-    )" + cond_out +
+)" + AddCellAtInt32CounterText() +
+         "    " + cond_out +
          R"(
   }>
 })";

@@ -8,6 +8,7 @@
 
 #include "find/analysis.h"
 #include "graph/graph_edit.h"
+#include "loop_text.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
 #include "test_models.h"
@@ -23,25 +24,18 @@ using testing::Producer;
 
 /// tf2onnx's form: trip count M = 6 (x is [batch, 6, 3]), an int32 counter t with the inlined condition
 /// `t + 1 < 6:int32` (also before the loop), h carried, x read at t along axis 1, per-step h transposed back.
-const char* kFixedLoop = R"(<ir_version: 8, opset_import: ["" : 14]>
+const std::string kFixedLoop = R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 6, 3] x, float[3, 4] W, float[4, 4] U) => (float[batch, 6, 4] y, float[batch, 4] h_n) {
   M = Constant <value = int64 {6}> ()
   T = Constant <value = int32 {6}> ()
-  shape = Shape (x)
-  zero = Constant <value = int64[1] {0}> ()
-  b = Gather <axis = 0> (shape, zero)
-  four = Constant <value = int64[1] {4}> ()
-  dims = Concat <axis = 0> (b, four)
-  h0 = ConstantOfShape (dims)
+)" + BatchZerosText("x", 0, 4, {"shape", "zero", "b", "four", "dims", "h0"}) +
+                               R"(
   t0 = Constant <value = int32 {0}> ()
   cond0 = Less (t0, T)
   t_n, h_n, ys = Loop (M, cond0, t0, h0) <body = body (int64 i, bool cond, int32 t, float[batch, 4] h)
       => (bool cond_out, int32 t_next, float[batch, 4] h_next, float[batch, 4] y_t) {
-    x_t = Gather <axis = 1> (x, t)
-    xw = MatMul (x_t, W)
-    hu = MatMul (h, U)
-    s = Add (xw, hu)
-    h_next = Tanh (s)
+)" + TanhCell().At("t", 1).Text() +
+                               R"(
     one = Constant <value = int32 {1}> ()
     t_next = Add (t, one)
     cond_out = Less (t_next, T)

@@ -10,6 +10,7 @@
 
 #include "find/analysis.h"
 #include "graph/model_index.h"
+#include "loop_text.h"
 #include "pipeline_stages.h"
 #include "rnnstate/metadata.h"
 #include "test_models.h"
@@ -32,14 +33,7 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[seq, 1,
 const std::string kLoopLstm =
     R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[batch, 2] context, int64 steps, float[1, 12, 2] W, float[1, 12, 3] R) => (float[1, batch, 3] h_n, float[1, batch, 3] c_n) {
-)" + testing::ZeroStateOfBatchText("context", 0, 3) +
-    R"(  h_n, c_n = Loop (steps, , h0, h0) <body = body (int64 i, bool cond, float[1, batch, 3] h_prev, float[1, batch, 3] c_prev)
-      => (bool cond_out, float[1, batch, 3] h_next, float[1, batch, 3] c_next) {
-    xs = Unsqueeze (context, zero)
-    Y, h_next, c_next = LSTM <hidden_size = 3> (xs, W, R, , , h_prev, c_prev)
-    cond_out = Identity (cond)
-  }>
-})";
+)" + LoopLstmOverContextText();
 
 /// A GRU stepping inside a Scan body; the Scan carries h.
 const char* kScanGru = R"(<ir_version: 8, opset_import: ["" : 14]>
