@@ -5,14 +5,9 @@
 # each, compared with the committed file. Regenerate with --update when a change is meant to alter them.
 # Usage: export_test.sh RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update]
 set -uo pipefail
-bin=$1
-models=$2
-golden=$3
-update=${4:-}
 source "$(dirname "$0")/lib.sh"
+golden_arguments "$@"
 
-actual=$work/actual.txt
-: >"$actual"
 # case MODEL NAME REWRITE-ARGS... -- EXPORT-ARGS...: rewrite MODEL, then export it; record what is printed.
 case_() {
   local model=$1 name=$2; shift 2

@@ -7,13 +7,9 @@
 # printed, regenerate with --update and say why in the commit.
 # Usage: golden_report_test.sh RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update]
 set -uo pipefail
-bin=$(realpath "$1")
-models=$2
-golden=$(realpath "$3")
-update=${4:-}
 source "$(dirname "$0")/lib.sh"
+golden_arguments "$@"
 
-actual=$work/actual.sha256
 runs=$work/runs
 mkdir -p "$runs"
 printf -- '--stderr\n' >"$runs/stderr-mark"

@@ -5,14 +5,9 @@
 # list with --update and say why in the commit.
 # Usage: golden_test.sh RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update]
 set -uo pipefail
-bin=$(realpath "$1")
-models=$2
-golden=$3
-update=${4:-}
 source "$(dirname "$0")/lib.sh"
+golden_arguments "$@"
 
-actual=$work/actual.sha256
-: >"$actual"
 jobs=$work/jobs
 # rewrite_jobs MODE: a job per model whose input exists: `rewrite IN -o OUT` (MODE's options), outputs
 # under $work/out/MODEL/; the model order in $work/models.

@@ -1,5 +1,5 @@
-# Shared helpers of the CLI test scripts (sourced). Expects $bin; sets $work (removed on exit), the
-# counters, and prints nothing until `finish`.
+# Shared helpers of the CLI test scripts (sourced). Expects $bin (a golden suite sets it with golden_arguments);
+# sets $work (removed on exit), the counters, and prints nothing until `finish`.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -47,6 +47,19 @@ run() {
 
 # err_has_text TEXT: the last run's stderr ($work/err) holds TEXT (a fixed string); else shows its start.
 err_has_text() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks '$1':"; head -c 600 "$work/err" | sed 's/^/  /'; return 1; }; }
+
+# golden_arguments "$@": a golden suite's arguments, RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update], as
+# $bin and $golden (absolute: a suite may run from another directory), $models and $update; $actual is the
+# empty file the suite writes what it sees into, which golden_check compares with $golden.
+golden_arguments() {
+  if [ $# -lt 3 ]; then echo "usage: $0 RNNSTATE_BINARY MODELS_DIR GOLDEN_FILE [--update]" >&2; exit 2; fi
+  bin=$(realpath "$1")
+  models=$2
+  golden=$(realpath "$3")
+  update=${4:-}
+  actual=$work/actual
+  : >"$actual"
+}
 
 # golden_check WHAT: the golden suites' last step. With $update = --update, the file $actual becomes the
 # committed $golden (and the suite ends, passing); else the check "WHAT" that they are the same, then finish.

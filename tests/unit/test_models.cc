@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "rnnstate/error.h"
 #include "rules/model_rules.h"
@@ -196,6 +197,13 @@ StatePair ContextPair(const onnx::ModelProto& model) {
     if (pair.kind == kKindContext) return pair;
   }
   throw std::runtime_error("no context pair");
+}
+
+StatePair PairOf(const std::string& input, const std::string& output, const std::string& node, const std::string& graph,
+                 const std::string& kind) {
+  StatePair pair;
+  std::tie(pair.input, pair.output, pair.node, pair.graph, pair.kind) = std::tie(input, output, node, graph, kind);
+  return pair;
 }
 
 void ExpectContextDefault(const onnx::GraphProto& graph, const StatePair& pair, const std::vector<int64_t>& dims) {

@@ -91,6 +91,11 @@ std::vector<StatePair> RecordedPairs(const onnx::ModelProto& model);
 /// The first recorded pair of kind "context"; throws std::runtime_error when there is none.
 StatePair ContextPair(const onnx::ModelProto& model);
 
+/// The pair `input` -> `output` of the state `kind` of node `node` in the graph `graph` ("main"), every
+/// other field as StatePair leaves it.
+StatePair PairOf(const std::string& input, const std::string& output, const std::string& node, const std::string& graph,
+                 const std::string& kind);
+
 /// Expects a context pair of `dims.size()` axes whose time axis (the last) is named, since the first call
 /// carries another number of frames than the later ones, and whose default, the initializer named as its
 /// input in `graph`, has `dims`.

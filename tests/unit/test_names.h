@@ -45,6 +45,7 @@ using testing::LstmThenGru;
 using testing::NodeOfType;
 using testing::OutputNames;
 using testing::Packing;
+using testing::PairOf;
 using testing::ParseModel;
 using testing::RecordedPairs;
 using testing::StreamObject;

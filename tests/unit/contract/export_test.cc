@@ -24,6 +24,20 @@ onnx::ModelProto Rewritten(PackKind pack, StateLayout layout, StateInputMode mod
 
 std::string ErrorOf(const std::function<void()>& run) { return ErrorMessage(run, ExitCode::kUnsupported); }
 
+/// The authors' stacked state as PyTorch exports two GRU layers called with `h0` [2, batch, 3]: `signature`
+/// names the graph's inputs (X, W, R, h0) and outputs (Y, h_n); `reads` makes each layer's initial state
+/// (`ha`, `hb`) of a row of h0 and defines `s1` (int64[1] {1}); the layers' finals are stacked into h_n.
+std::string StackedStateGrus(const std::string& signature, const std::string& reads) {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+)" + signature +
+         " {" + reads + R"(
+  Y1, fa = GRU <hidden_size = 3> (X, W, R, , , ha)
+  S = Squeeze (Y1, s1)
+  Y, fb = GRU <hidden_size = 3> (S, W, R, , , hb)
+  h_n = Concat <axis = 0> (fa, fb)
+})";
+}
+
 TEST(ExportTriton, PackedTensorIsOneZeroInitializedState) {
   const std::string config = TritonStateConfig(Rewritten(PackKind::kTensor, StateLayout::kAsNode), "m.onnx");
   EXPECT_THAT(config, HasSubstr("      input_name: \"state_in\"\n      output_name: \"state_out\"\n"
@@ -81,7 +95,7 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[1, 9, 3] W2
               HasSubstr("input 'GRU_0.in' would get the state of 'GRU_2.out' instead of 'zz.out'"));
 }
 
-onnx::ModelProto RewrittenText(const char* text, PackKind pack, StateLayout layout) {
+onnx::ModelProto RewrittenText(const std::string& text, PackKind pack, StateLayout layout) {
   onnx::ModelProto model = ParseModel(text);
   RewriteModel(model, Packing(pack, layout, StateInputMode::kRequired), false);
   return model;
@@ -110,18 +124,15 @@ TEST(Export, StatesThatDoNotStreamAreNamedInAWarning) {
 }
 
 TEST(ExportTriton, TheAuthorsStackedTensorsAreNamedAsSuch) {
-  const char* stacked = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3] h0) => (float[seq, 1, batch, 3] Y, float[2, batch, 3] h_n) {
+  const std::string stacked = StackedStateGrus(
+      "g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3] h0) => "
+      "(float[seq, 1, batch, 3] Y, float[2, batch, 3] h_n)",
+      R"(
   s0 = Constant <value = int64[1] {0}> ()
   s1 = Constant <value = int64[1] {1}> ()
   s2 = Constant <value = int64[1] {2}> ()
   ha = Slice (h0, s0, s1)
-  hb = Slice (h0, s1, s2)
-  Y1, fa = GRU <hidden_size = 3> (X, W, R, , , ha)
-  S = Squeeze (Y1, s1)
-  Y, fb = GRU <hidden_size = 3> (S, W, R, , , hb)
-  h_n = Concat <axis = 0> (fa, fb)
-})";
+  hb = Slice (h0, s1, s2))");
   const std::string why =
       ErrorOf([&] { TritonStateConfig(RewrittenText(stacked, PackKind::kNone, StateLayout::kBatchFirst), "m"); });
   EXPECT_THAT(why, HasSubstr("the model's own tensor of stacked states"));
@@ -137,8 +148,10 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R, float[2, batch, 3
 // packed value, so the export does not advise it, and the packed rewrite says why instead of advising a mode that was
 // given.
 TEST(ExportTriton, AStackedStateWithAnUnnamedBatchGetsAdviceThatHolds) {
-  const char* stacked = R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[seq, ?, 2] Xin, float[1, 9, 2] W, float[1, 9, 3] R, float[2, ?, 3] h0) => (float[seq, 1, ?, 3] Y, float[2, ?, 3] h_n) {
+  const std::string stacked = StackedStateGrus(
+      "g (float[seq, ?, 2] Xin, float[1, 9, 2] W, float[1, 9, 3] R, float[2, ?, 3] h0) => "
+      "(float[seq, 1, ?, 3] Y, float[2, ?, 3] h_n)",
+      R"(
   repeats = Constant <value = int64[3] {1, 1, 1}> ()
   X = Tile (Xin, repeats)
   i0 = Constant <value = int64 {0}> ()
@@ -149,11 +162,7 @@ g (float[seq, ?, 2] Xin, float[1, 9, 2] W, float[1, 9, 3] R, float[2, ?, 3] h0) 
   ha = Unsqueeze (ga, s0)
   gb = Gather <axis = 0> (h0, i1)
   hb = Unsqueeze (gb, s0)
-  Y1, fa = GRU <hidden_size = 3> (X, W, R, , , ha)
-  S = Squeeze (Y1, s1)
-  Y, fb = GRU <hidden_size = 3> (S, W, R, , , hb)
-  h_n = Concat <axis = 0> (fa, fb)
-})";
+)");
   const std::string why =
       ErrorOf([&] { TritonStateConfig(RewrittenText(stacked, PackKind::kNone, StateLayout::kAsNode), "m"); });
   EXPECT_THAT(why, HasSubstr("[2,?,3]"));

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "pipeline_stages.h"
 #include "test_models.h"
 #include "test_names.h"
@@ -23,13 +25,34 @@ onnx::ModelProto WithMetadata(const std::string& value) {
   return model;
 }
 
+/// A document of one entry: the pair i -> o of node n in the main graph, with `fields` (each followed by a
+/// comma but the last) after those, and `document_fields` after the states.
+std::string OneEntry(const std::string& fields, const std::string& document_fields = "") {
+  return R"({"version":1,"states":[{"input":"i","output":"o","node":"n","graph":"main",)" + fields + "}]" +
+         document_fields + "}";
+}
+
+/// The one pair `model`'s metadata holds (which must read without an error).
+StatePair TheOnlyPair(const onnx::ModelProto& model) {
+  std::string error;
+  std::vector<StatePair> pairs = ReadStatePairs(model, &error);
+  const std::string& document = model.metadata_props(0).value();
+  EXPECT_EQ(error, "") << document;
+  if (pairs.size() != 1) throw std::runtime_error(std::to_string(pairs.size()) + " pairs read of " + document);
+  return pairs[0];
+}
+
+/// The one pair read from `document`.
+StatePair ReadTheOnlyPair(const std::string& document) { return TheOnlyPair(WithMetadata(document)); }
+
+/// `pair` written into `model`'s metadata and read back.
+StatePair RoundTrip(const StatePair& pair, onnx::ModelProto& model) {
+  WriteStatePairs(model, {pair});
+  return TheOnlyPair(model);
+}
+
 StatePair FullPair() {
-  StatePair pair;
-  pair.input = "a\"in";
-  pair.output = "out";
-  pair.node = "/model/decoder/LSTM";
-  pair.graph = "main//model/decoder/If_1:else_branch";
-  pair.kind = "h";
+  StatePair pair = PairOf("a\"in", "out", "/model/decoder/LSTM", "main//model/decoder/If_1:else_branch", "h");
   pair.dtype = "float32";
   pair.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{64, ""}};
   pair.batch_axis = 1;
@@ -40,12 +63,7 @@ StatePair FullPair() {
 
 TEST(Metadata, EveryFieldSurvivesARoundTrip) {
   onnx::ModelProto model;
-  WriteStatePairs(model, {FullPair()});
-  std::string error;
-  std::vector<StatePair> read = ReadStatePairs(model, &error);
-  EXPECT_EQ(error, "");
-  ASSERT_EQ(read.size(), 1u);
-  EXPECT_EQ(read[0], FullPair());
+  EXPECT_EQ(RoundTrip(FullPair(), model), FullPair());
   const std::string& text = model.metadata_props(0).value();
   EXPECT_THAT(text, HasSubstr(R"("shape":[1,"batch",64],"batch_axis":1,"init":"empty")"));
   EXPECT_THAT(text, HasSubstr(R"("path":[{"node":"/model/decoder/If_1","attribute":"else_branch"},)"
@@ -57,50 +75,31 @@ TEST(Metadata, AContextSurvivesARoundTrip) {
   pair.kind = kKindContext;
   pair.context = ContextSpec{"onnx::input", 1, 64, "", 0, "", false};
   onnx::ModelProto model;
-  WriteStatePairs(model, {pair});
-  std::string error;
-  std::vector<StatePair> read = ReadStatePairs(model, &error);
-  EXPECT_EQ(error, "");
-  ASSERT_EQ(read.size(), 1u);
-  EXPECT_EQ(read[0], pair);
+  EXPECT_EQ(RoundTrip(pair, model), pair);
   EXPECT_THAT(model.metadata_props(0).value(), HasSubstr(R"("context":{"value":"onnx::input","axis":1,"frames":64})"));
+  std::string error;
   for (const char* bad : {R"("context":[1])", R"("context":{"axis":1,"frames":2})", R"("context":{"value":"x","axis":-1,"frames":2})",
                           R"("context":{"value":"x","axis":1,"frames":0})", R"("context":{"value":"","axis":1,"frames":2})"}) {
-    ReadStatePairs(WithMetadata(std::string(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)") +
-                                R"("graph":"main","kind":"context",)" + bad + "}]}"),
-                   &error);
+    ReadStatePairs(WithMetadata(OneEntry(R"("kind":"context",)" + std::string(bad))), &error);
     EXPECT_THAT(error, HasSubstr("is invalid")) << bad;
   }
 }
 
 TEST(Metadata, PairsOfTheFirstVersionOfTheContractAreRead) {
-  std::string error;
-  auto pairs = ReadStatePairs(WithMetadata(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)"
-                                           R"("graph":"main","kind":"h","optional":true,"streamable":true}]})"),
-                              &error);
-  EXPECT_EQ(error, "");
-  ASSERT_EQ(pairs.size(), 1u);
-  EXPECT_EQ(pairs[0].init, "");
-  EXPECT_TRUE(pairs[0].path.empty());
+  const StatePair pair = ReadTheOnlyPair(OneEntry(R"("kind":"h","optional":true,"streamable":true)"));
+  EXPECT_EQ(pair.init, "");
+  EXPECT_TRUE(pair.path.empty());
 }
 
 TEST(Metadata, UnknownKindsAndKeysAreAccepted) {
-  std::string error;
-  auto pairs = ReadStatePairs(WithMetadata(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)"
-                                           R"("graph":"main","kind":"state","future":[1,2]}],"also":{}})"),
-                              &error);
-  EXPECT_EQ(error, "");
-  ASSERT_EQ(pairs.size(), 1u);
-  EXPECT_EQ(pairs[0].kind, "state");
+  EXPECT_EQ(ReadTheOnlyPair(OneEntry(R"("kind":"state","future":[1,2])", R"(,"also":{})")).kind, "state");
 }
 
 TEST(Metadata, MalformedContractFieldsAreErrors) {
   for (const char* field : {R"("shape":[1,true])", R"("shape":"1,2")", R"("batch_axis":"1")", R"("init":0)",
                             R"("path":[{"node":"x"}])", R"("path":[{"node":"x","attribute":"body","index":"2"}])"}) {
     std::string error;
-    ReadStatePairs(WithMetadata(std::string(R"({"version":1,"states":[{"input":"i","output":"o","node":"n",)") +
-                                R"("graph":"main","kind":"h",)" + field + "}]}"),
-                   &error);
+    ReadStatePairs(WithMetadata(OneEntry(R"("kind":"h",)" + std::string(field))), &error);
     EXPECT_THAT(error, HasSubstr("is invalid")) << field;
   }
 }
@@ -116,13 +115,8 @@ TEST(Metadata, AnUnnamedDimensionIsNullInJsonAndAQuestionMarkInText) {
   StatePair pair = FullPair();
   pair.shape = {MetaDim{2, ""}, MetaDim{-1, ""}, MetaDim{128, ""}};
   onnx::ModelProto model;
-  WriteStatePairs(model, {pair});
+  EXPECT_EQ(RoundTrip(pair, model).shape, pair.shape);
   EXPECT_THAT(model.metadata_props(0).value(), HasSubstr(R"("shape":[2,null,128])"));
-  std::string error;
-  const std::vector<StatePair> read = ReadStatePairs(model, &error);
-  EXPECT_EQ(error, "");
-  ASSERT_EQ(read.size(), 1u);
-  EXPECT_EQ(read[0].shape, pair.shape);
 }
 
 TEST(Metadata, AViewSurvivesARoundTripNextToItsRegion) {
@@ -134,28 +128,22 @@ TEST(Metadata, AViewSurvivesARoundTripNextToItsRegion) {
   pair.axes = {"batch", "hidden_size"};
   pair.view = {MetaDim{1, ""}, MetaDim{66, ""}, MetaDim{16, ""}};
   onnx::ModelProto model;
-  WriteStatePairs(model, {pair});
-  std::string error;
-  std::vector<StatePair> read = ReadStatePairs(model, &error);
-  EXPECT_EQ(error, "");
-  ASSERT_EQ(read.size(), 1u);
-  EXPECT_EQ(read[0], pair);
+  EXPECT_EQ(RoundTrip(pair, model), pair);
   EXPECT_THAT(model.metadata_props(0).value(),
               HasSubstr(R"("region":[0,[33,66],[8,16]],"axes":["batch","hidden_size"],"view":[1,66,16])"));
   EXPECT_EQ(PlaceSuffix(pair.rows, pair.region, pair.view), "[0, 33:66, 8:16] of view [1,66,16]");
 }
 
 TEST(Metadata, AViewOfOtherElementsThanTheShapeIsAnError) {
-  const std::string entry = R"({"version":1,"states":[{"input":"i","output":"o","node":"n","graph":"main",)"
-                            R"("kind":"h","dtype":"float32","shape":[1,1056],"batch_axis":-1,"init":"zeros",)"
+  const std::string entry = R"("kind":"h","dtype":"float32","shape":[1,1056],"batch_axis":-1,"init":"zeros",)"
                             R"("region":[0,[0,33],[0,8]],"axes":["batch","hidden_size"],)";
   std::string error;
-  ReadStatePairs(WithMetadata(entry + R"("view":[1,66,16]}]})"), &error);
+  ReadStatePairs(WithMetadata(OneEntry(entry + R"("view":[1,66,16])")), &error);
   EXPECT_EQ(error, "");
   for (const char* view : {R"("view":[1,66,15])", R"("view":[1,16,66,1])", R"("view":[66,16])", R"("view":[1,0,16])",
                            R"("view":"1,66,16")"}) {
     error.clear();
-    ReadStatePairs(WithMetadata(entry + view + "}]}"), &error);
+    ReadStatePairs(WithMetadata(OneEntry(entry + view)), &error);
     EXPECT_THAT(error, HasSubstr("is invalid")) << view;
     EXPECT_THAT(error, HasSubstr("'view'")) << view;
   }

@@ -124,14 +124,12 @@ std::string ThreeLevels(const std::string& zeros_branch, const std::string& empt
   two1 = Constant <value = int64[1] {2}> ()
   three1 = Constant <value = int64[1] {3}> ()
   rate = Constant <value = int64 {16000}> ()
-  shp = Shape (state)
-  rows = Gather <axis = 0> (shp, one)
-  empty = Equal (rows, zero)
-  fed = Not (empty)
+)") + kStateIsEmpty +
+         R"(  fed = Not (empty)
   is16 = Equal (sr, rate)
   Y, hN, cN = If (is16) <then_branch = r16 () => (float[seq, 1, batch, 3] Y16, float[1, batch, 3] h16,
       float[1, batch, 3] c16) {
-    Y16, h16, c16 = If ()") +
+    Y16, h16, c16 = If ()" +
          empty_test + ") <then_branch = " + branch("a", then_zero) + ", else_branch = " + branch("b", !then_zero) +
          R"(>
   }, else_branch = r8 () => (float[seq, 1, batch, 3] Y8o, float[1, batch, 3] h8o, float[1, batch, 3] c8o) {

@@ -282,10 +282,8 @@ std::string TwoLayersBranched(const std::string& rows) {
   axis0 = Constant <value = int64[1] {0}> ()
   one1 = Constant <value = int64[1] {1}> ()
   three1 = Constant <value = int64[1] {3}> ()
-  shp = Shape (state)
-  rows = Gather <axis = 0> (shp, one)
-  empty = Equal (rows, zero)
-  Y, a, b, c, d = If (empty) <then_branch = zeros () => (float[seq, 1, batch, 3] Y_z, float[1, batch, 3] a_z,
+)") + kStateIsEmpty +
+         R"(  Y, a, b, c, d = If (empty) <then_branch = zeros () => (float[seq, 1, batch, 3] Y_z, float[1, batch, 3] a_z,
       float[1, batch, 3] b_z, float[1, batch, 3] c_z, float[1, batch, 3] d_z) {
     xs = Shape (X)
     xb = Gather <axis = 0> (xs, one1)
@@ -293,7 +291,7 @@ std::string TwoLayersBranched(const std::string& rows) {
     z = ConstantOfShape (dims)
     Y_z, h1, c1 = LSTM <hidden_size = 3> (X, W, R, , , z, z)
     Y2, h2, c2 = LSTM <hidden_size = 3> (X, W, R, , , z, z)
-)") + rows +
+)" + rows +
          R"(
   }, else_branch = fed () => (float[seq, 1, batch, 3] Y_f, float[1, batch, 3] a_f, float[1, batch, 3] b_f,
       float[1, batch, 3] c_f, float[1, batch, 3] d_f) {
@@ -403,11 +401,9 @@ std::string InitialChosenByIf(const std::string& condition) {
   o1 = Constant <value = int64[1] {1}> ()
   t1 = Constant <value = int64[1] {2}> ()
   three1 = Constant <value = int64[1] {3}> ()
-  shp = Shape (state)
-  rows = Gather <axis = 0> (shp, one)
-  empty = Equal (rows, zero)
-  h0, c0 = If ()") +
-         condition + R"() <then_branch = zeros () => (float[1, batch, 3] hz, float[1, batch, 3] cz) {
+)") + kStateIsEmpty +
+         "  h0, c0 = If (" + condition +
+         R"() <then_branch = zeros () => (float[1, batch, 3] hz, float[1, batch, 3] cz) {
     xs = Shape (X)
     xb = Gather <axis = 0> (xs, o1)
     dims = Concat <axis = 0> (o1, xb, three1)

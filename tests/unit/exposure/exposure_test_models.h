@@ -49,8 +49,17 @@ std::vector<std::string> Kinds(const std::vector<CheckProblem>& problems);
 /// says what that proves) and a rewrite of the rewrite changes no byte.
 void ExpectCheckedAndSettled(const onnx::ModelProto& model, const PlanOptions& options, const std::string& why);
 
+/// `text` rewritten strictly with `options`, expecting the metadata its only change: the graph byte for byte
+/// the authors' (no input, output or node changes).
+onnx::ModelProto RewrittenMetadataOnly(const std::string& text, const PlanOptions& options = {});
+
 /// Replaces the first `from` in `text` by `to`; throws when `text` has no `from`.
 void Replace(std::string& text, const std::string& from, const std::string& to);
+
+/// The authors' "empty means start from zeros" test: `empty` is true when axis 1 (the batch) of `state` has
+/// size 0 (`shp` and `rows` its steps; the int64 scalars `zero` and `one` defined before it). Starts with
+/// two spaces, ends with a newline.
+extern const char* kStateIsEmpty;
 
 /// Form 1 (Silero v5's chain): h0 = Unsqueeze(Gather(state, 0)), c0 = Unsqueeze(Gather(state, 1)); and
 /// stateN = Concat(Unsqueeze(Squeeze(Y_h)), Unsqueeze(Squeeze(Y_c))).
@@ -90,9 +99,11 @@ using testing::kHeader;
 using testing::Kinds;
 using testing::kPackedRead;
 using testing::kPackedWrite;
+using testing::kStateIsEmpty;
 using testing::PackedLstm;
 using testing::Region;
 using testing::Replace;
+using testing::RewrittenMetadataOnly;
 using testing::StackedGrus;
 
 }  // namespace rnnstate::test_names

@@ -37,12 +37,7 @@ g (float[batch, seq] audio, float[batch, 4] ctx_in) => (float[batch] y, float[ba
 }
 
 StatePair ContextPair(const std::string& input = "ctx_in") {
-  StatePair pair;
-  pair.input = input;
-  pair.output = "ctx_out";
-  pair.node = "joined";
-  pair.graph = "main";
-  pair.kind = kKindContext;
+  StatePair pair = PairOf(input, "ctx_out", "joined", "main", kKindContext);
   pair.optional = false;
   pair.dtype = "float32";
   pair.shape = {MetaDim{-1, "batch"}, MetaDim{4, ""}};

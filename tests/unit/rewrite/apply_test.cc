@@ -103,13 +103,7 @@ TEST(Apply, KeptStatesChangeNothingButTheMetadata) {
   plan.edits.push_back(GruEdit(KeepInput{}, KeepOutput{}));
   ApplyPlan(plan, model);
   EXPECT_EQ(testing::Bytes(model), before);
-  StatePair pair;
-  pair.input = "h_in";
-  pair.output = "h_out";
-  pair.node = "gru";
-  pair.graph = "main";
-  pair.kind = "h";
-  plan.pairs.push_back(pair);
+  plan.pairs.push_back(PairOf("h_in", "h_out", "gru", "main", "h"));
   plan.metadata_changes = true;
   ApplyPlan(plan, model);
   ASSERT_EQ(testing::RecordedPairs(model).size(), 1u);

@@ -369,22 +369,23 @@ TEST(ModelRules, ARewriteOnnxCannotVouchForIsUnsupportedNotInvalid) {
   }
 }
 
+/// A Loop negating v0 while its condition holds, its trip count `M` of type `trip` and its condition `c` of
+/// type `condition` ("int64" and "bool" are what Loop takes).
+onnx::ModelProto LoopWithOperands(const std::string& trip, const std::string& condition) {
+  return Model("g (" + trip + " M, " + condition + R"( c, float[1] v0) => (float[1] v) {
+  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
+    cond_out = Identity (cond)
+    y = Neg (x)
+  }>
+})");
+}
+
 // A Loop whose trip count is a float was rewritten without a warning: onnx's full_check (shape inference
 // with type checks) and ONNX Runtime refuse it. Now every command refuses it as an invalid model (issue 23).
 TEST(ModelRules, ControlFlowOperandsOfTheWrongTypeAreInvalid) {
-  const onnx::ModelProto loop = Model(R"(g (float M, bool c, float[1] v0) => (float[1] v) {
-  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
-    cond_out = Identity (cond)
-    y = Neg (x)
-  }>
-})");
+  const onnx::ModelProto loop = LoopWithOperands("float", "bool");
   EXPECT_THAT(Verdict(loop), HasSubstr("its trip count 'M' has element type FLOAT; Loop takes INT64"));
-  const onnx::ModelProto condition = Model(R"(g (int64 M, float c, float[1] v0) => (float[1] v) {
-  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
-    cond_out = Identity (cond)
-    y = Neg (x)
-  }>
-})");
+  const onnx::ModelProto condition = LoopWithOperands("int64", "float");
   EXPECT_THAT(Verdict(condition), HasSubstr("its condition 'c' has element type FLOAT; Loop takes BOOL"));
   const onnx::ModelProto branch = Model(R"(g (int32 c, float[1] a) => (float[1] v) {
   v = If (c) <then_branch = t () => (float[1] y) { y = Neg (a) }, else_branch = e () => (float[1] z) { z = Identity (a) }>
@@ -402,12 +403,7 @@ TEST(ModelRules, ControlFlowOperandsOfTheWrongTypeAreInvalid) {
       EXPECT_EQ(std::string(e.what()), Verdict(loop));
     }
   }
-  const onnx::ModelProto valid = Model(R"(g (int64 M, bool c, float[1] v0) => (float[1] v) {
-  v = Loop (M, c, v0) <body = body (int64 i, bool cond, float[1] x) => (bool cond_out, float[1] y) {
-    cond_out = Identity (cond)
-    y = Neg (x)
-  }>
-})");
+  const onnx::ModelProto valid = LoopWithOperands("int64", "bool");
   EXPECT_EQ(Verdict(valid), "");
 }
 

@@ -51,14 +51,7 @@ struct Upsampled {
 };
 
 TimeWindow Transposed(int64_t kernel, int64_t stride, int64_t before, int64_t after, int64_t dilation = 1) {
-  TimeWindow w;
-  w.kernel = kernel;
-  w.stride = stride;
-  w.dilation = dilation;
-  w.pad_before = before;
-  w.pad_after = after;
-  w.transpose = true;
-  return w;
+  return TimeWindow{kernel, stride, dilation, before, after, /*transpose=*/true, /*flipped=*/false};
 }
 
 TEST(UpsampleWindows, TheContextIsTheInputFramesTheSpanReachesBackAndTheTailWhatTheNextCallCompletes) {

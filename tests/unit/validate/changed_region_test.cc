@@ -41,6 +41,11 @@ const char* kChainedGru =
 
 onnx::ModelProto Model(const std::string& graph) { return ParseModel(kHeader + graph); }
 
+/// X [4, 2] -> `op` -> Y -> Neg -> Z: a node and its one reader, for a test to change one of them.
+onnx::ModelProto NegAfter(const std::string& op) {
+  return Model("g (float[4, 2] X) => (float[4, 2] Z) {\n  Y = " + op + " (X)\n  Z = Neg (Y)\n}");
+}
+
 /// The input model as the analysis keeps it: its structural copy after shape inference.
 InferredModel Inferred(const onnx::ModelProto& model) { return ModelIndex(model).inferred(); }
 
@@ -156,10 +161,7 @@ TEST(ChangedRegion, AChangedNodeOnnxsCheckerRefusesIsCaught) {
 }
 
 TEST(ChangedRegion, AValueTheRestReadsInferredOtherwiseSendsTheCheckToTheWholeModel) {
-  const onnx::ModelProto input = Model(R"(g (float[4, 2] X) => (float[4, 2] Z) {
-  Y = Identity (X)
-  Z = Neg (Y)
-})");
+  const onnx::ModelProto input = NegAfter("Identity");
   onnx::ModelProto model = input;
   // Y is now an int64 [2]: Neg, unchanged, would read another type than it did.
   onnx::NodeProto& producer = testing::NodeOfType(*model.mutable_graph(), "Identity");
@@ -172,10 +174,7 @@ TEST(ChangedRegion, AValueTheRestReadsInferredOtherwiseSendsTheCheckToTheWholeMo
 }
 
 TEST(ChangedRegion, AGraphInputDeclaredOtherwisePutsItsReadersInTheRegion) {
-  const onnx::ModelProto input = Model(R"(g (float[4, 2] X) => (float[4, 2] Z) {
-  Y = Relu (X)
-  Z = Neg (Y)
-})");
+  const onnx::ModelProto input = NegAfter("Relu");
   onnx::ModelProto model = input;
   model.mutable_graph()
       ->mutable_input(0)
@@ -262,10 +261,7 @@ TEST(ChangedRegion, AnOutputNoLongerDeclaredPutsItsDefinerInTheRegion) {
 }
 
 TEST(ChangedRegion, AValueInfoTheRewriteDropsIsLeftToTheWholeModel) {
-  onnx::ModelProto input = Model(R"(g (float[4, 2] X) => (float[4, 2] Z) {
-  Y = Relu (X)
-  Z = Neg (Y)
-})");
+  onnx::ModelProto input = NegAfter("Relu");
   auto* declared = input.mutable_graph()->add_value_info();
   declared->set_name("Y");
   *declared->mutable_type() = input.graph().input(0).type();
