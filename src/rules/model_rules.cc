@@ -6,6 +6,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -138,7 +139,8 @@ class JudgingSchemas {
   }
 
  private:
-  using Key = std::tuple<std::string, std::string, int64_t>;
+  // Views into the model, which outlives this: a look-up copies no string (one per node at any depth).
+  using Key = std::tuple<std::string_view, std::string_view, int64_t>;
   struct Found {
     const onnx::OpSchema* schema = nullptr;
     bool unknown = false;
@@ -180,6 +182,7 @@ std::string FirstNodeViolation(JudgingSchemas& schemas,
   }
   for (int n = 0; n < nodes.size(); ++n) {
     for (const auto& attribute : nodes.Get(n).attribute()) {
+      if (!attribute.has_g() && attribute.graphs_size() == 0) continue;  // no scope to name
       const std::string sub = where + "/" + NodeLabel(nodes.Get(n), n) + ":" + attribute.name();
       if (attribute.has_g()) {
         if (auto found = FirstNodeViolation(schemas, attribute.g().node(), sub, imports); !found.empty()) return found;
