@@ -13,6 +13,7 @@
 #include "graph/contrib_schemas.h"
 #include "graph/control_flow.h"
 #include "graph/graph_path.h"
+#include "graph/helper_thread.h"
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
 #include "io/tensor_data.h"
@@ -333,7 +334,7 @@ ModelIndex IndexWithKnownSlices(const onnx::ModelProto& model, OwnedCopy copy) {
 ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
   // The copy shape inference works on only reads the model (it infers nothing): made on another thread
   // while the rules are checked. Inference itself waits for their verdict.
-  std::future<OwnedCopy> copy = std::async(std::launch::async, [&model] { return MakeStructuralCopy(model); });
+  std::future<OwnedCopy> copy = StartBeside(model, [&model] { return MakeStructuralCopy(model); });
   if (std::string problem = FirstStructuralViolation(model); !problem.empty()) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
