@@ -53,7 +53,9 @@ TEST(HelperThread, ASmallModelsWorkRunsWhereItIsAwaitedAndOnlyThen) {
   EXPECT_EQ(work.get(), std::this_thread::get_id());
   EXPECT_TRUE(ran);
   std::atomic<bool> never = false;
-  { auto dropped = StartBeside(small, [&never] { never = true; }); }
+  {
+    auto dropped = StartBeside(small, [&never] { never = true; });
+  }
   EXPECT_FALSE(never);  // a check nobody waits for costs nothing (a rewrite that changes nothing)
 }
 
