@@ -11,6 +11,7 @@
 
 #include "contract/applied_transforms.h"
 #include "graph/contrib_schemas.h"
+#include "graph/helper_thread.h"
 #include "graph/model_index.h"
 #include "pack/state_transform.h"
 #include "pipeline_stages.h"
@@ -103,9 +104,11 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   outcome.time_axis_changes = time_axes.Describe();
   if (inferred != nullptr) *inferred = index.inferred();
   // Nothing planned refers to the index: it is freed beside what the caller does next (a rewrite applies
-  // and validates meanwhile), not before it.
-  auto doomed = std::make_unique<ModelIndex>(std::move(index));
-  outcome.index_released = std::async(std::launch::async, [doomed = std::move(doomed)]() mutable { doomed.reset(); });
+  // and validates meanwhile), not before it; a small model's here, on return (helper_thread.h).
+  if (WorthAThread(model)) {
+    auto doomed = std::make_unique<ModelIndex>(std::move(index));
+    outcome.index_released = std::async(std::launch::async, [doomed = std::move(doomed)]() mutable { doomed.reset(); });
+  }
   return outcome;
 }
 

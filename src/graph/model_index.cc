@@ -3,6 +3,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "graph/helper_thread.h"
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
 
@@ -112,8 +113,9 @@ ModelIndex::ModelIndex(const onnx::ModelProto& model, OwnedCopy copy)
   onnx_opset_ = OnnxOpset(model);
 
   // Producers, uses and names come from `model` itself, indexed on another thread while shape inference
-  // runs on the copy (both only read `model`); the types are attached once inference is done.
-  std::future<void> structure = std::async(std::launch::async, [this, &model] {
+  // runs on the copy (both only read `model`; a small model's on this thread, helper_thread.h); the types
+  // are attached once inference is done.
+  std::future<void> structure = StartBeside(model, [this, &model] {
     GraphPath root;
     OuterReferences references;  // each subgraph's free names, worked out once
     ForEachGraph(model.graph(), root, [&](const GraphPath& path, const onnx::GraphProto& graph) {

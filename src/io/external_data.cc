@@ -166,11 +166,19 @@ uint64_t CheckExternalRange(const onnx::TensorProto& tensor, const ExternalDataR
 }
 
 std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir) {
+  return CheckExternalData(model, model_dir, [](const onnx::TensorProto&, const places::TensorPath&) {});
+}
+
+std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir,
+                                           const places::TensorVisitor& also_visit) {
   const fs::path dir = model_dir.empty() ? fs::path(".") : fs::path(model_dir);
   std::vector<std::string> locations;
   std::map<std::string, uint64_t> file_sizes;  // by location: each file is resolved and opened once
   places::ForEachTensor(model, [&](const onnx::TensorProto& tensor, const places::TensorPath& path) {
-    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+      also_visit(tensor, path);
+      return;
+    }
     try {
       const ExternalDataRef ref = ParseExternalData(tensor);
       auto found = file_sizes.find(ref.location);
@@ -185,6 +193,7 @@ std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const 
       e.AppendContext(Describe(tensor, path));
       throw;
     }
+    also_visit(tensor, path);
   });
   return locations;
 }

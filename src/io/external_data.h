@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "io/tensor_places.h"
+
 namespace rnnstate {
 
 /// One tensor's `external_data` entries, parsed.
@@ -50,6 +52,11 @@ uint64_t CheckExternalRange(const onnx::TensorProto& tensor, const ExternalDataR
 /// not a regular file (a FIFO, a device, a socket, a directory: never opened, see RegularFile); a range
 /// CheckExternalRange refuses.
 std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir);
+
+/// CheckExternalData that also hands every tensor, once its external data passed, to `also_visit` in the
+/// same walk over the model: a caller with a per-tensor check of its own walks the model once.
+std::vector<std::string> CheckExternalData(const onnx::ModelProto& model, const std::string& model_dir,
+                                           const places::TensorVisitor& also_visit);
 
 /// The data file `location` names in `model_dir`, resolved (no symlinks). Throws Error(kBadInput) for a
 /// location that is empty, absolute, contains ".." or a NUL, resolves outside `model_dir`, or is missing.

@@ -22,15 +22,16 @@ OpenedModel OpenModel(const std::string& path) {
   if (opened.file.model().opset_import_size() == 0) {
     throw Error(ExitCode::kBadInput, "not a complete ONNX model (no opset_import: truncated?)");
   }
-  opened.external_data = CheckExternalData(opened.file.model(), opened.directory);
   // Inline values too, before any command reads them: ONNX Runtime loads no tensor whose data does not
-  // fit its dims (the payloads left in the file count by their length there).
-  const auto raw_size = [&](const onnx::TensorProto& tensor) {
-    return std::optional<uint64_t>(opened.file.RawDataSize(tensor));
-  };
-  if (std::string problem = FirstInlineDataProblem(opened.file.model(), raw_size); !problem.empty()) {
-    throw Error(ExitCode::kBadInput, problem);
-  }
+  // fit its dims (the payloads left in the file count by their length there). Judged in the external data
+  // checks' walk, one walk over the tensors instead of two; a refused external tensor anywhere is still
+  // named first (it throws during the walk), the first refused inline one after it.
+  std::string inline_problem;
+  opened.external_data = CheckExternalData(
+      opened.file.model(), opened.directory, [&](const onnx::TensorProto& tensor, const places::TensorPath& at) {
+        if (inline_problem.empty()) inline_problem = InlineDataProblemAt(tensor, at, opened.file.RawDataSize(tensor));
+      });
+  if (!inline_problem.empty()) throw Error(ExitCode::kBadInput, inline_problem);
   return opened;
 }
 

@@ -97,14 +97,18 @@ std::string InlineDataProblem(const TensorProto& tensor, std::optional<uint64_t>
                                                                   : std::string("more than 2^64 - 1"));
 }
 
+std::string InlineDataProblemAt(const TensorProto& tensor, const places::TensorPath& path,
+                                std::optional<uint64_t> raw_size) {
+  std::string found = InlineDataProblem(tensor, raw_size);
+  if (found.empty()) return found;
+  return (tensor.name().empty() ? "unnamed tensor" : "tensor '" + tensor.name() + "'") + " at " + path.ToString() +
+         ": " + found;
+}
+
 std::string FirstInlineDataProblem(const onnx::ModelProto& model, const RawDataSize& raw_size) {
   std::string problem;
   places::ForEachTensor(model, [&](const TensorProto& tensor, const places::TensorPath& path) {
-    if (!problem.empty()) return;
-    if (std::string found = InlineDataProblem(tensor, raw_size(tensor)); !found.empty()) {
-      problem = (tensor.name().empty() ? "unnamed tensor" : "tensor '" + tensor.name() + "'") + " at " +
-                path.ToString() + ": " + found;
-    }
+    if (problem.empty()) problem = InlineDataProblemAt(tensor, path, raw_size(tensor));
   });
   return problem;
 }

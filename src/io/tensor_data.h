@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "io/tensor_places.h"
+
 namespace rnnstate {
 
 /// The byte length of a tensor's `raw_data` as the file holds it: raw_data().size(), except for a payload
@@ -30,5 +32,10 @@ std::string InlineDataProblem(const onnx::TensorProto& tensor, std::optional<uin
 /// The first tensor of `model` whose values InlineDataProblem refuses, as "tensor 'h0' at
 /// graph.initializer[2]: raw_data has 3 bytes, but FLOAT [1,1,4] takes 16 bytes", or "".
 std::string FirstInlineDataProblem(const onnx::ModelProto& model, const RawDataSize& raw_size);
+
+/// InlineDataProblem of `tensor`, found at `path`, worded as FirstInlineDataProblem words it, or "": for a
+/// caller that walks the model's tensors itself (model_io.h, beside the external data checks).
+std::string InlineDataProblemAt(const onnx::TensorProto& tensor, const places::TensorPath& path,
+                                std::optional<uint64_t> raw_size);
 
 }  // namespace rnnstate

@@ -1,5 +1,7 @@
 #include "io/tensor_places.h"
 
+#include <iterator>
+
 namespace rnnstate::places {
 
 using google::protobuf::Descriptor;
@@ -61,6 +63,19 @@ const std::vector<const FieldDescriptor*>& EdgeFields() {
   return fields;
 }
 
+/// The indices into kTensorPaths of the edges leaving each kind of message (by Msg's value), in table
+/// order: a message looks only at its own fields, not at the whole table.
+const std::vector<std::vector<size_t>>& EdgesByParent() {
+  static const std::vector<std::vector<size_t>> edges = [] {
+    std::vector<std::vector<size_t>> by_parent(static_cast<size_t>(Msg::kTensor) + 1);
+    for (size_t i = 0; i < std::size(kTensorPaths); ++i) {
+      by_parent[static_cast<size_t>(kTensorPaths[i].parent)].push_back(i);
+    }
+    return by_parent;
+  }();
+  return edges;
+}
+
 }  // namespace
 
 /// The walk of ForEachTensor: protobuf reflection led by the field numbers of kTensorPaths, so that the
@@ -77,10 +92,10 @@ class TensorWalk {
     }
     const Reflection* reflection = message.GetReflection();
     const std::vector<const FieldDescriptor*>& fields = EdgeFields();
-    for (size_t i = 0; i < fields.size(); ++i) {
+    for (const size_t i : EdgesByParent()[static_cast<size_t>(kind)]) {
       const Edge& edge = kTensorPaths[i];
       const FieldDescriptor* field = fields[i];
-      if (edge.parent != kind || field == nullptr) continue;  // tensor_places_test: no edge lacks its field
+      if (field == nullptr) continue;  // tensor_places_test: no edge lacks its field
       if (field->is_repeated()) {
         const int count = reflection->FieldSize(message, field);
         for (int j = 0; j < count; ++j) Step(reflection->GetRepeatedMessage(message, field, j), edge.child, field, j);

@@ -6,12 +6,14 @@
 #include <future>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "graph/contrib_schemas.h"
 #include "graph/control_flow.h"
 #include "graph/graph_path.h"
+#include "graph/helper_thread.h"
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
 #include "io/tensor_data.h"
@@ -138,7 +140,8 @@ class JudgingSchemas {
   }
 
  private:
-  using Key = std::tuple<std::string, std::string, int64_t>;
+  // Views into the model, which outlives this: a look-up copies no string (one per node at any depth).
+  using Key = std::tuple<std::string_view, std::string_view, int64_t>;
   struct Found {
     const onnx::OpSchema* schema = nullptr;
     bool unknown = false;
@@ -180,6 +183,7 @@ std::string FirstNodeViolation(JudgingSchemas& schemas,
   }
   for (int n = 0; n < nodes.size(); ++n) {
     for (const auto& attribute : nodes.Get(n).attribute()) {
+      if (!attribute.has_g() && attribute.graphs_size() == 0) continue;  // no scope to name
       const std::string sub = where + "/" + NodeLabel(nodes.Get(n), n) + ":" + attribute.name();
       if (attribute.has_g()) {
         if (auto found = FirstNodeViolation(schemas, attribute.g().node(), sub, imports); !found.empty()) return found;
@@ -330,7 +334,7 @@ ModelIndex IndexWithKnownSlices(const onnx::ModelProto& model, OwnedCopy copy) {
 ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
   // The copy shape inference works on only reads the model (it infers nothing): made on another thread
   // while the rules are checked. Inference itself waits for their verdict.
-  std::future<OwnedCopy> copy = std::async(std::launch::async, [&model] { return MakeStructuralCopy(model); });
+  std::future<OwnedCopy> copy = StartBeside(model, [&model] { return MakeStructuralCopy(model); });
   if (std::string problem = FirstStructuralViolation(model); !problem.empty()) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }

@@ -15,6 +15,7 @@
 
 #include "graph/contrib_schemas.h"
 #include "graph/graph_path.h"
+#include "graph/helper_thread.h"
 #include "graph/model_index.h"
 #include "graph/shape_inference.h"
 #include "rnnstate/error.h"
@@ -131,7 +132,7 @@ std::vector<std::string> OpsWithoutSchema(const onnx::ModelProto& model) {
 
 std::future<std::optional<std::string>> StartChecker(const onnx::ModelProto& model, const std::string& model_dir) {
   if (model.ir_version() > kCheckerMaxIr || !OpsetsKnown(model)) return {};
-  return std::async(std::launch::async, [&model, model_dir] { return CheckerProblem(model, model_dir); });
+  return StartBeside(model, [&model, model_dir] { return CheckerProblem(model, model_dir); });
 }
 
 ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool inference_succeeded,
@@ -167,8 +168,8 @@ void ValidateRewritten(const onnx::ModelProto& model, ValidationBaseline baselin
   // 10,000 LSTMs, 51 MB more at the peak). onnx's checker and shape inference on what the rewrite changed
   // where that suffices (changed_region.h), else on the whole. (Unlike an input, the output is rnnstate's
   // own rewrite of a model that passed every rule and this inference: a structural problem is a bug of
-  // rnnstate, still reported as one.)
-  std::future<std::string> structure = std::async(std::launch::async, [&model] { return StructuralProblem(model); });
+  // rnnstate, still reported as one.) A small model's checks all run on this thread (helper_thread.h).
+  std::future<std::string> structure = StartBeside(model, [&model] { return StructuralProblem(model); });
   const bool region_passes = ByRegion(baseline) && ChangedRegionPasses(model, baseline);
   if (std::string problem = structure.get(); !problem.empty()) {
     throw Error(ExitCode::kInternal, "rewritten model is invalid: " + problem);
@@ -179,7 +180,7 @@ void ValidateRewritten(const onnx::ModelProto& model, ValidationBaseline baselin
   baseline.input = InferredModel{};
   std::future<std::optional<std::string>> checked;
   if (baseline.checker_applies) {
-    checked = std::async(std::launch::async, [&model, &baseline] { return CheckerProblem(model, baseline.model_dir); });
+    checked = StartBeside(model, [&model, &baseline] { return CheckerProblem(model, baseline.model_dir); });
   }
   std::string inference_error;
   if (baseline.inference_applies) {
