@@ -44,7 +44,7 @@ struct StateAnalysis {
   int recorded = -1;
   /// Set when the model's authors expose the state in their own tensors: the same region of a graph
   /// input and a graph output (PyTorch's `(h0, c0)` rows, h and c packed in one tensor, caches, ...).
-  std::optional<Exposure> exposure;
+  BoxedOptional<Exposure> exposure;
   /// What the exposure analysis found otherwise: where the state is read from and written to, and why
   /// that is not an exposure ("" when there is nothing to say).
   ExposureFinding finding;
