@@ -168,6 +168,15 @@ void ForEachOpNode(const ModelIndex& index, Visit visit) {
 }  // namespace
 
 void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states) {
+  // Counted first: with thousands of owners, vectors grown by doubling would move every record several
+  // times and touch twice the memory they keep (a node is 440 bytes, a state 416).
+  size_t owners = 0, slots = 0;
+  ForEachOpNode(index, [&](const GraphPath&, const GraphIndex&, const onnx::GraphProto&, int, const RecurrentOp& op) {
+    ++owners;
+    slots += op.has_cell() ? 2 : 1;
+  });
+  nodes->reserve(nodes->size() + owners);
+  states->reserve(states->size() + slots);
   ForEachOpNode(index, [&](const GraphPath&, const GraphIndex& graph_index, const onnx::GraphProto& graph, int n,
                            const RecurrentOp& op) {
     nodes->push_back(Describe(graph.node(n), op, n, graph_index, index));
