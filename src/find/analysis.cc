@@ -26,8 +26,8 @@ using StateProducer = void (*)(const ModelIndex&, const AnalysisOptions&, const 
                                Findings*);
 
 constexpr StateProducer kStateProducers[] = {
-    [](const ModelIndex& index, const AnalysisOptions&, const std::vector<StatePair>&, Findings* found) {
-      FindOpStates(index, &found->nodes, &found->states);
+    [](const ModelIndex& index, const AnalysisOptions& options, const std::vector<StatePair>&, Findings* found) {
+      FindOpStates(index, &found->nodes, &found->states, options.owner_types_checked);
     },
     [](const ModelIndex& index, const AnalysisOptions& options, const std::vector<StatePair>& recorded,
        Findings* found) { FindLoopStates(index, options.refused_time_axes, recorded, found); },
