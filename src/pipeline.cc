@@ -70,6 +70,7 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
   AnalysisOptions analysis_options;
   analysis_options.refused_time_axes.insert(time_axes.refused.begin(), time_axes.refused.end());
   analysis_options.origin_sources = origin_sources;
+  analysis_options.owner_types_checked = true;  // IndexValidModel checked them
   outcome.analysis = Analyze(index, analysis_options);
   std::vector<InputAxis> time_axes_given;
   for (const TimeAxisOption& axis : options.time_axes) time_axes_given.push_back(InputAxis{axis.input, axis.axis});
@@ -243,7 +244,8 @@ RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& op
 CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options) {
   const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
   AnalysisOptions analysis_options;
-  analysis_options.origin_sources = false;  // check shows no origins
+  analysis_options.origin_sources = false;      // check shows no origins
+  analysis_options.owner_types_checked = true;  // IndexValidModel checked them
   Analysis analysis = Analyze(index, analysis_options);
   JudgeStream(index, analysis);
   CheckResult result;

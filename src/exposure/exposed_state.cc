@@ -161,7 +161,7 @@ std::optional<std::string> DirectInputProblem(const ModelIndex& index, const Rec
 std::optional<SymShape> NoteRead(const ModelIndex& index, const ReadTrace& read, const std::vector<std::string>& axes,
                                  ExposureFinding& finding) {
   if (!read.place) return std::nullopt;
-  finding.read_place = read.place;
+  finding.read_place = *read.place;
   std::optional<SymShape> in_shape = ShapeOf(index, GraphPath{}, read.place->tensor);
   if (!in_shape) return std::nullopt;
   finding.read = PlaceText("input", *read.place, *in_shape, axes);
@@ -223,10 +223,7 @@ ExposureFinding FindExposure(const ModelIndex& index, const RecurrentState& stat
     if (finding.candidates.empty()) finding.written = PlaceText("output", place, *out_shape, axes);
     finding.candidates.push_back(std::move(exposure));
   }
-  if (!finding.candidates.empty()) {
-    finding.exposure = finding.candidates.front();
-    return finding;
-  }
+  if (!finding.candidates.empty()) return finding;
   if (!read.place) {
     // The origin says where it comes from; say what broke a read that went back through operators.
     if (!read.constant) finding.why_not = "its initial value is not a view of a graph input: " + read.broken;
@@ -268,7 +265,7 @@ ClaimConflict ClaimsConflict(const RegionClaim& a, const RegionClaim& b) {
   return ClaimConflict::kNone;
 }
 
-bool RecordsExposure(const StatePair& pair, const std::optional<Exposure>& exposure) {
+bool RecordsExposure(const StatePair& pair, const Exposure* exposure) {
   if (!exposure || pair.input != exposure->input || pair.output != exposure->output) return false;
   if (pair.rows != exposure->rows || pair.view != exposure->view) return false;
   return pair.region.empty() ? pair.rows.has_value() : pair.region == exposure->region && pair.axes == exposure->axes;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exposure/boxed_optional.h"
 #include "exposure/branch_facts.h"
 #include "exposure/exposure.h"
 #include "graph/model_index.h"
@@ -36,15 +37,16 @@ struct Exposure {
   std::string default_path_of;
 };
 
-/// What was found about a state's exposure: the exposure, or why there is none (for reports).
+/// What was found about a state's exposure: the exposures it could have, or why there is none (for
+/// reports). Held by every state of the analysis, and empty for most: its rare parts are kept small.
 struct ExposureFinding {
-  std::optional<Exposure> exposure;  ///< the first of `candidates`
-  std::vector<Exposure> candidates;  ///< one per graph output the final value lands in as it was read
+  std::vector<Exposure> candidates;  ///< one per graph output the final value lands in as it was read; the
+                                     ///< first is the exposure, unless another state's votes choose one
   std::string why_not;               ///< "" when exposed or when nothing was read from a graph input
   std::string read;                  ///< where the initial value is read from, as text ("" when not from an input)
   std::string written;               ///< where the final value is written, as text ("" when nowhere whole)
   std::vector<ElementPlace> writes;  ///< every graph output that holds the final value whole
-  std::optional<ElementPlace> read_place;  ///< the graph input the initial value is read from whole
+  BoxedOptional<ElementPlace> read_place;  ///< the graph input the initial value is read from whole
   std::vector<RegionAxis> read_region;     ///< its region there (empty when not one box)
   std::vector<MetaDim> read_view;          ///< the view `read_region` is on (empty: the tensor itself)
 };
@@ -84,9 +86,9 @@ ClaimConflict ClaimsConflict(const RegionClaim& a, const RegionClaim& b);
 /// The claim of an exposure.
 inline RegionClaim ClaimOf(const Exposure& e) { return RegionClaim{e.input, e.output, e.region, e.view, e.shape}; }
 
-/// True when `pair` records exactly `exposure`: the same input, output and region (or rows) on the same
-/// view.
-bool RecordsExposure(const StatePair& pair, const std::optional<Exposure>& exposure);
+/// True when `pair` records exactly `exposure` (nullptr: none): the same input, output and region (or
+/// rows) on the same view.
+bool RecordsExposure(const StatePair& pair, const Exposure* exposure);
 
 /// "region [0, :, :] of input 'state' -> region [0, :, :] of output 'stateN'"; a region of a view:
 /// "region [0, 0:33, 0:8] of view [1,66,16] of input 'cache' -> ...".

@@ -26,8 +26,8 @@ using StateProducer = void (*)(const ModelIndex&, const AnalysisOptions&, const 
                                Findings*);
 
 constexpr StateProducer kStateProducers[] = {
-    [](const ModelIndex& index, const AnalysisOptions&, const std::vector<StatePair>&, Findings* found) {
-      FindOpStates(index, &found->nodes, &found->states);
+    [](const ModelIndex& index, const AnalysisOptions& options, const std::vector<StatePair>&, Findings* found) {
+      FindOpStates(index, &found->nodes, &found->states, options.owner_types_checked);
     },
     [](const ModelIndex& index, const AnalysisOptions& options, const std::vector<StatePair>& recorded,
        Findings* found) { FindLoopStates(index, options.refused_time_axes, recorded, found); },
@@ -127,7 +127,7 @@ bool IsExposed(const ModelIndex& index, const Analysis& analysis, const StateAna
              PackedDefaultPath(index, analysis, state);
     }
     const bool region = pair.rows || !pair.region.empty();
-    return region ? RecordsExposure(pair, state.exposure) : RecordHolds(index, state.state, pair);
+    return region ? RecordsExposure(pair, state.exposure.get()) : RecordHolds(index, state.state, pair);
   }
   if (state.exposure) return true;
   if (!state.site.graph.empty()) return false;
@@ -319,7 +319,7 @@ StateAnalysis Trace(const ModelIndex& index, const RecordedPairs& records, const
   out.origin = TraceInitialState(index, out.site, origin_sources);
   out.final_state = DescribeFinalState(index, out.site);
   out.finding = FindExposure(index, state, out.site, &facts);
-  out.exposure = out.finding.exposure;
+  if (!out.finding.candidates.empty()) out.exposure = out.finding.candidates.front();
   out.recorded = records.Find(state);
   out.state = std::move(state);
   return out;

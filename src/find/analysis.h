@@ -44,7 +44,7 @@ struct StateAnalysis {
   int recorded = -1;
   /// Set when the model's authors expose the state in their own tensors: the same region of a graph
   /// input and a graph output (PyTorch's `(h0, c0)` rows, h and c packed in one tensor, caches, ...).
-  std::optional<Exposure> exposure;
+  BoxedOptional<Exposure> exposure;
   /// What the exposure analysis found otherwise: where the state is read from and written to, and why
   /// that is not an exposure ("" when there is nothing to say).
   ExposureFinding finding;
@@ -110,6 +110,10 @@ struct AnalysisOptions {
   /// `from_initializers`): `report` shows it; rewrite and check have no use for it, and with many states
   /// the walks are most of their analysis.
   bool origin_sources = true;
+  /// The index comes from IndexValidModel (rules/model_rules.h), which refuses a recurrent node breaking
+  /// a rule of its operands' types: the analysis does not check those rules again (set by the pipeline's
+  /// commands; an unchecked index, as in a test, keeps the check and marks such a node's problem).
+  bool owner_types_checked = false;
 };
 
 /// Finds every recurrent state of the indexed model with each producer (one per kind of owner: the

@@ -50,7 +50,10 @@ struct RecurrentNode {
 };
 
 /// Appends every node of a table operator, in a stable order (graphs parents first, nodes by index), to
-/// `nodes`, and its states (h, then c) to `states`.
-void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states);
+/// `nodes`, and its states (h, then c) to `states`. `types_checked`: the index comes from IndexValidModel,
+/// which refused every owner breaking a rule of its operands' types (FirstOpRuleViolation, with the same
+/// look-up): those rules are not run again for each node's problem.
+void FindOpStates(const ModelIndex& index, std::vector<RecurrentNode>* nodes, std::vector<RecurrentState>* states,
+                  bool types_checked = false);
 
 }  // namespace rnnstate

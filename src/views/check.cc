@@ -135,7 +135,7 @@ void CheckWiring(const ModelIndex& index, const StatePair& pair, const Recurrent
 
 /// Checks a pair with a region (or rows): the authors must expose the state at exactly that region.
 void CheckRegionWiring(const StatePair& pair, const StateAnalysis& analyzed, std::vector<CheckProblem>& problems) {
-  if (RecordsExposure(pair, analyzed.exposure)) return;
+  if (RecordsExposure(pair, analyzed.exposure.get())) return;
   const RecurrentState& state = analyzed.state;
   std::string found = analyzed.exposure ? "; the graph has " + ExposureText(*analyzed.exposure) : "";
   problems.push_back(
