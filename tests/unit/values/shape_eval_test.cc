@@ -71,6 +71,11 @@ const char* kShapes = R"(g (float[1, batch, 4] cache, float[seq, batch, 2] x, fl
   no_div = Div (last, zero_1d)
   negative = Sub (one, two)
   out_of_range = Gather (shape, five)
+  huge = Constant <value = int64 {9223372036854775807}> ()
+  minus_two = Constant <value = int64 {-2}> ()
+  endless = Range (minus_two, huge, one)
+  near_max = Constant <value = int64 {9223372036854775797}> ()
+  big_step = Range (near_max, huge, huge)
 })";
 
 TEST(ShapeOf, IsTheDeclaredOrInferredShapeWithInventedNamesUnknown) {
@@ -131,6 +136,16 @@ TEST(ShapeValue, IsUnknownForWhatIsNoSuchValue) {
   EXPECT_EQ(Text(ShapeValue(m.index, {}, "out_of_range")), "none");  // Gather past the end
   EXPECT_EQ(Text(ShapeValue(m.index, {}, "x")), "none");
   EXPECT_EQ(Text(ShapeValue(m.index, {}, "nothing")), "none");
+}
+
+TEST(ShapeValue, ARangeTooLongIsUnknownEvenWhereItsLengthOverflows) {
+  const Indexed m(kShapes);
+  EXPECT_EQ(Text(ShapeValue(m.index, {}, "endless")), "none");
+}
+
+TEST(ShapeValue, ARangesStepPastItsLimitEndsItEvenNearTheLargestInteger) {
+  const Indexed m(kShapes);
+  EXPECT_EQ(Text(ShapeValue(m.index, {}, "big_step")), "[9223372036854775797]");
 }
 
 TEST(ShapeValue, ShapeReadsItsStartAndEndFromOpsetFifteen) {
