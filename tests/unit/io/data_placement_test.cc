@@ -1,7 +1,8 @@
 // The external data of a model written to another directory (io/data_placement.h): linked or copied beside
 // the output, never over another file, removed again with the directories made for it when the output is
 // not written (but not from under another output that relies on it), and an output that would replace or be
-// its own external data refused.
+// its own external data refused; the output directories made for an output (--out-dir) removed again, when
+// empty and no other output relies on them, if the output is not written.
 
 #include "io/data_placement.h"
 
@@ -126,6 +127,54 @@ TEST_F(DataPlacement, AnOutputMayNotReplaceOrBeItsExternalData) {
                                                    "' is where its own external data file 'w.bin' must go");
   EXPECT_EQ(conflict(root_ / "out" / "m.onnx"), "");
   EXPECT_EQ(conflict(root_ / "model" / "m.streaming.onnx"), "");
+}
+
+TEST_F(DataPlacement, OutputDirectoriesMadeForAnOutputNotWrittenAreRemovedAgain) {
+  const fs::path deep = root_ / "out" / "a" / "b" / "c";
+  {
+    PlacedData made = CreateOutputDirectories(deep.string());
+    EXPECT_TRUE(fs::is_directory(deep));
+  }
+  EXPECT_FALSE(fs::exists(root_ / "out" / "a"));
+  EXPECT_TRUE(fs::exists(root_ / "out"));  // it was there before
+  {
+    PlacedData kept = CreateOutputDirectories(deep.string());
+    kept.Keep();
+  }
+  EXPECT_TRUE(fs::is_directory(deep));
+}
+
+TEST_F(DataPlacement, AnOutputDirectoryAnotherOutputReliesOnStays) {
+  const fs::path dir = root_ / "out" / "shared";
+  {
+    PlacedData first = CreateOutputDirectories(dir.string());
+    {
+      PlacedData second = CreateOutputDirectories(dir.string());
+      second.Keep();
+    }
+  }  // the first output failed after the second was written
+  EXPECT_TRUE(fs::is_directory(dir));
+  // A directory holding a file when its output fails is not removed either.
+  const fs::path other = root_ / "out" / "other";
+  {
+    PlacedData made = CreateOutputDirectories(other.string());
+    Write(other / "user.txt", "kept");
+  }
+  EXPECT_TRUE(fs::exists(other / "user.txt"));
+}
+
+TEST_F(DataPlacement, ADirectoryThatCannotBeMadeIsRefusedAndNothingIsLeft) {
+  Write(root_ / "out" / "file", "in the way");
+  try {
+    (void)CreateOutputDirectories((root_ / "out" / "file" / "deeper").string());
+    FAIL() << "a directory under a file was made";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kCannotWrite);
+    EXPECT_NE(std::string(e.what()).find("cannot create directory '"), std::string::npos);
+  }
+  // A name too long for the file system fails after `fresh` was made: `fresh` goes again.
+  EXPECT_THROW((void)CreateOutputDirectories((root_ / "out" / "fresh" / std::string(300, 'a')).string()), Error);
+  EXPECT_FALSE(fs::exists(root_ / "out" / "fresh"));
 }
 
 }  // namespace
