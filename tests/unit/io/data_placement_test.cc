@@ -7,11 +7,11 @@
 #include "io/data_placement.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "io/model_dirs.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::data_placement_test {
@@ -19,22 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DataPlacement : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("rnnstate_placement_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "model");
-    fs::create_directories(root_ / "out");
-    Write(root_ / "model" / "w.bin", "0123456789abcdef");
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  static void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-
-  fs::path root_;
-};
+class DataPlacement : public testing::ModelDirs {};
 
 TEST_F(DataPlacement, WritingElsewhereLinksTheDataBeside) {
   ProvideExternalData({"w.bin"}, (root_ / "model").string(), (root_ / "out").string()).Keep();

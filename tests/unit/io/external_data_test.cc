@@ -1,11 +1,10 @@
 #include "io/external_data.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
+#include "io/model_dirs.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::external_data_test {
@@ -13,20 +12,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ExternalData : public ::testing::Test {
+class ExternalData : public testing::ModelDirs {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("rnnstate_ext_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "model");
-    fs::create_directories(root_ / "out");
-    Write(root_ / "model" / "w.bin", "0123456789abcdef");
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  static void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-
   static onnx::ModelProto ModelWithLocation(const std::string& location) {
     onnx::ModelProto model;
     onnx::TensorProto* tensor = model.mutable_graph()->add_initializer();
@@ -48,8 +35,6 @@ class ExternalData : public ::testing::Test {
     }
     return ExitCode::kOk;
   }
-
-  fs::path root_;
 };
 
 TEST_F(ExternalData, AcceptsAFileInTheModelDirectory) {

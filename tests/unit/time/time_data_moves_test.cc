@@ -8,31 +8,17 @@
 
 #include <string>
 
-#include "graph/model_index.h"
 #include "test_models.h"
 #include "test_names.h"
-#include "time/time_flow.h"
+#include "time/flow_from_x.h"
 
 namespace rnnstate::time_data_moves_test {
 namespace {
 
 using namespace test_names;
 
-/// The flow of the graph `body` (opset 14) from axis 0 of x.
-struct Flow {
-  explicit Flow(const std::string& body)
-      : model(ParseModel("<ir_version: 8, opset_import: [\"\" : 14]>\n" + body)),
-        index(model),
-        flow(index, {InputAxis{"x", 0}}) {}
-  std::string Of(const std::string& name) const { return TimeFactText(flow.Of({}, name)); }
-  const TimeFact& Fact(const std::string& name) const { return flow.Of({}, name); }
-  onnx::ModelProto model;
-  ModelIndex index;
-  TimeFlow flow;
-};
-
 TEST(SliceTime, KeepsAllOfTimeAndPicksTheLastOrFirstFrame) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
     zero = Constant <value = int64[1] {0}> ()
     one = Constant <value = int64[1] {1}> ()
     two = Constant <value = int64[1] {2}> ()
@@ -55,7 +41,7 @@ TEST(SliceTime, KeepsAllOfTimeAndPicksTheLastOrFirstFrame) {
 }
 
 TEST(SliceTime, MovesTheChunksLengthWithinAShapeVector) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (int64[?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (int64[?] y) {
     shape = Shape (x)
     zero = Constant <value = int64[1] {0}> ()
     one = Constant <value = int64[1] {1}> ()
@@ -70,7 +56,7 @@ TEST(SliceTime, MovesTheChunksLengthWithinAShapeVector) {
 }
 
 TEST(GatherTime, PicksFramesByIndexLikeSlice) {
-  const Flow f(R"(g (float[seq, batch, 4] x, float[10, 4] table) => (float[?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x, float[10, 4] table) => (float[?, ?] y) {
     most = ReduceMax <axes = [2], keepdims = 0> (x)
     tokens = Cast <to = 7> (most)
     zero = Constant <value = int64 {0}> ()
@@ -91,7 +77,7 @@ TEST(GatherTime, PicksFramesByIndexLikeSlice) {
 }
 
 TEST(ConcatTime, JoinsFramesBesideTimeButNotAlongIt) {
-  const Flow f(R"(g (float[seq, batch, 4] x, float[1, batch, 4] h) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x, float[1, batch, 4] h) => (float[?, ?, ?] y) {
     wide = Concat <axis = 2> (x, x)
     longer = Concat <axis = 0> (x, x)
     r = Relu (x)
@@ -110,7 +96,7 @@ TEST(ConcatTime, JoinsFramesBesideTimeButNotAlongIt) {
 }
 
 TEST(SplitTime, SplitsBesideTimeButNotAlongIt) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
     a, b = Split <axis = 2> (x)
     p, q = Split <axis = 0> (x)
     y = Identity (a)
@@ -122,7 +108,7 @@ TEST(SplitTime, SplitsBesideTimeButNotAlongIt) {
 }
 
 TEST(ExpandTime, KeepsFramesUnlessTimeIsExpandedToAFixedLength) {
-  const Flow f(R"(g (float[seq, batch, 1] x, float[1, 4] row) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 1] x, float[1, 4] row) => (float[?, ?, ?] y) {
     wide_shape = Constant <value = int64[3] {1, 1, 4}> ()
     wide = Expand (x, wide_shape)
     long_shape = Constant <value = int64[3] {20, 1, 1}> ()
@@ -143,7 +129,7 @@ TEST(ExpandTime, KeepsFramesUnlessTimeIsExpandedToAFixedLength) {
 }
 
 TEST(TileOrPadTime, TimeRepeatedMixesTimePaddedIsInexactWithItsFrames) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
     once = Constant <value = int64[3] {1, 2, 1}> ()
     twice = Constant <value = int64[3] {2, 1, 1}> ()
     tiled = Tile (x, once)
@@ -163,7 +149,7 @@ TEST(TileOrPadTime, TimeRepeatedMixesTimePaddedIsInexactWithItsFrames) {
 }
 
 TEST(ScatterOrSelectTime, WritesAFinalStateIntoACacheButNotFrames) {
-  const Flow f(R"(g (float[seq, batch, 4] x, float[2, batch, 4] cache) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x, float[2, batch, 4] cache) => (float[?, ?, ?] y) {
     r = Relu (x)
     minus_one = Constant <value = int64 {-1}> ()
     last = Gather <axis = 0> (r, minus_one)

@@ -8,30 +8,17 @@
 
 #include <string>
 
-#include "graph/model_index.h"
 #include "test_models.h"
 #include "test_names.h"
-#include "time/time_flow.h"
+#include "time/flow_from_x.h"
 
 namespace rnnstate::time_moves_test {
 namespace {
 
 using namespace test_names;
 
-/// The flow of the graph `body` (at `opset`) from axis 0 of x.
-struct Flow {
-  explicit Flow(const std::string& body, int opset = 14)
-      : model(ParseModel("<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]>\n" + body)),
-        index(model),
-        flow(index, {InputAxis{"x", 0}}) {}
-  std::string Of(const std::string& name) const { return TimeFactText(flow.Of({}, name)); }
-  onnx::ModelProto model;
-  ModelIndex index;
-  TimeFlow flow;
-};
-
 TEST(ViewTime, UnitAxesAndPermutationsMoveTime) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?, ?] y) {
     axes0 = Constant <value = int64[1] {0}> ()
     front = Unsqueeze (x, axes0)
     axes3 = Constant <value = int64[1] {3}> ()
@@ -47,7 +34,7 @@ TEST(ViewTime, UnitAxesAndPermutationsMoveTime) {
 }
 
 TEST(ViewTime, AReshapeFoldsTimeWithItsNeighboursAndSplitsItAgain) {
-  const Flow f(R"(g (float[seq, 2, 4] x) => (float[?] y) {
+  const FlowFromX f(R"(g (float[seq, 2, 4] x) => (float[?] y) {
     all = Constant <value = int64[1] {-1}> ()
     folded = Reshape (x, all)
     back_shape = Constant <value = int64[3] {-1, 2, 4}> ()
@@ -62,7 +49,7 @@ TEST(ViewTime, AReshapeFoldsTimeWithItsNeighboursAndSplitsItAgain) {
 }
 
 TEST(ViewTime, AReshapeToATargetBuiltFromTheLengthPutsTimeThere) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?, ?] y) {
     shape = Shape (x)
     zero = Constant <value = int64[1] {0}> ()
     one = Constant <value = int64[1] {1}> ()
@@ -77,7 +64,7 @@ TEST(ViewTime, AReshapeToATargetBuiltFromTheLengthPutsTimeThere) {
 }
 
 TEST(ViewTime, FlattenFoldsTimeWhereOtherAxesJoinIt) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?] y) {
     features = Flatten <axis = 1> (x)
     everything = Flatten <axis = 3> (x)
     y = Identity (features)
@@ -87,7 +74,7 @@ TEST(ViewTime, FlattenFoldsTimeWhereOtherAxesJoinIt) {
 }
 
 TEST(ViewTime, AMoveItCannotFollowIsMixed) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?, ?] y) {
     swapped = Constant <value = int64[3] {4, -1, 2}> ()
     y = Reshape (x, swapped)
   })");
@@ -95,7 +82,7 @@ TEST(ViewTime, AMoveItCannotFollowIsMixed) {
 }
 
 TEST(ShapeTime, ReadsTheLengthWhereTimeIsAndMakesFramesOfIt) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (float[?, ?] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (float[?, ?] y) {
     shape = Shape (x)
     size = Size (x)
     zero = Constant <value = int64[1] {0}> ()
@@ -110,10 +97,10 @@ TEST(ShapeTime, ReadsTheLengthWhereTimeIsAndMakesFramesOfIt) {
 }
 
 TEST(ShapeTime, AShapeStartingAfterTimeIsSteady) {
-  const Flow f(R"(g (float[seq, batch, 4] x) => (int64[2] y) {
+  const FlowFromX f(R"(g (float[seq, batch, 4] x) => (int64[2] y) {
     y = Shape <start = 1> (x)
   })",
-               15);
+                    15);
   EXPECT_EQ(f.Of("y"), "steady");
 }
 
