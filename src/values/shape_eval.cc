@@ -125,12 +125,16 @@ std::optional<SymShape> EvaluateNode(const ModelIndex& index, const GraphPath& p
     auto start = Ints(index, path, node.input(0), depth + 1);
     auto limit = node.input_size() > 1 ? Ints(index, path, node.input(1), depth + 1) : std::nullopt;
     auto delta = node.input_size() > 2 ? Ints(index, path, node.input(2), depth + 1) : std::nullopt;
+    // The span and the steps are counted without overflow: Range(-2, INT64_MAX, 1) wrapped to a negative
+    // span, and a step near INT64_MAX wrapped back below the limit, each allocating until memory ran out.
+    int64_t span = 0;
     if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1 ||
-        (*delta)[0] <= 0 || (*limit)[0] - (*start)[0] > 4096) {
+        (*delta)[0] <= 0 || __builtin_sub_overflow((*limit)[0], (*start)[0], &span) || span > 4096) {
       return std::nullopt;
     }
     SymShape values;
-    for (int64_t v = (*start)[0]; v < (*limit)[0]; v += (*delta)[0]) values.push_back(SymDim{v, ""});
+    const int64_t step = std::min((*delta)[0], span);
+    for (int64_t offset = 0; offset < span; offset += step) values.push_back(SymDim{(*start)[0] + offset, ""});
     return values;
   }
   if (!data) return std::nullopt;

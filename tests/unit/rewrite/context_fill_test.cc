@@ -17,7 +17,7 @@
 #include "test_models.h"
 #include "test_names.h"
 
-namespace rnnstate::fill_context_test {
+namespace rnnstate::context_fill_test {
 namespace {
 
 using namespace test_names;
@@ -152,4 +152,4 @@ TEST(FillContext, NoConvContextOrOpsetTenLeavesThePadAndTheModelDoesNotStream) {
 }
 
 }  // namespace
-}  // namespace rnnstate::fill_context_test
+}  // namespace rnnstate::context_fill_test

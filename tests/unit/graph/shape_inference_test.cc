@@ -1,0 +1,183 @@
+// The one way onnx's shape inference runs (graph/shape_inference.h): on a structural copy that keeps small
+// initializers whole and of the others only name, type and dims, at every depth, leaving the model as it
+// was; values the analysis knows bound as Constants so that inference reads them; a node lacking a required
+// attribute (which crashes onnx's inference) refused with a reason, and inference's own errors returned.
+
+#include "graph/shape_inference.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/proto_access.h"
+#include "test_models.h"
+#include "test_names.h"
+
+namespace rnnstate::shape_inference_test {
+namespace {
+
+using namespace test_names;
+
+/// The type of `name` among `graph`'s value infos and outputs as text ("" when it has none).
+std::string TypeText(const onnx::GraphProto& graph, const std::string& name) {
+  for (const auto* list : {&graph.value_info(), &graph.output()}) {
+    for (const auto& info : *list) {
+      if (info.name() == name && info.type().has_tensor_type()) {
+        return DataTypeName(info.type().tensor_type().elem_type()) + ShapeText(info.type().tensor_type().shape());
+      }
+    }
+  }
+  return "";
+}
+
+/// Adds an initializer of `count` floats named `name` to `graph`.
+void AddFloats(onnx::GraphProto& graph, const std::string& name, int count) {
+  AddFloatInitializer(graph, name, {count}, {1.0f, 2.0f});
+}
+
+TEST(StructuralCopy, KeepsSmallInitializersWholeAndOfWeightsOnlyTheirTypeAtEveryDepth) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2] x, bool c) => (float[2] y) {
+  y = If (c) <then_branch = t () => (float[2] a) { a = Identity (x) },
+              else_branch = e () => (float[2] b) { b = Neg (x) }>
+})");
+  AddFloats(*model.mutable_graph(), "small", 4);
+  AddFloats(*model.mutable_graph(), "weights", 1000);
+  onnx::GraphProto& branch = *GraphAttribute(*model.mutable_graph()->mutable_node(0), "then_branch");
+  AddFloats(branch, "inner_weights", 1000);
+  AddFloats(branch, "inner_small", 2);
+  const std::string before = Bytes(model);
+
+  google::protobuf::Arena arena;
+  const onnx::ModelProto* copy = StructuralCopy(model, arena);
+  EXPECT_EQ(Bytes(model), before);
+  EXPECT_EQ(copy->ir_version(), 8);
+  EXPECT_EQ(OnnxOpset(*copy), 14);
+  ASSERT_EQ(copy->graph().initializer_size(), 2);
+  EXPECT_EQ(copy->graph().initializer(0).SerializeAsString(), model.graph().initializer(0).SerializeAsString());
+  const onnx::TensorProto& weights = copy->graph().initializer(1);
+  EXPECT_EQ(weights.name(), "weights");
+  EXPECT_EQ(weights.data_type(), onnx::TensorProto::FLOAT);
+  EXPECT_THAT(weights.dims(), ElementsAre(1000));
+  EXPECT_EQ(weights.float_data_size(), 0);
+  EXPECT_EQ(weights.raw_data(), "");
+  const onnx::GraphProto& copied_branch = *GraphAttribute(copy->graph().node(0), "then_branch");
+  ASSERT_EQ(copied_branch.initializer_size(), 2);
+  EXPECT_EQ(copied_branch.initializer(0).name(), "inner_weights");
+  EXPECT_THAT(copied_branch.initializer(0).dims(), ElementsAre(1000));
+  EXPECT_EQ(copied_branch.initializer(0).float_data_size(), 0);
+  EXPECT_EQ(copied_branch.initializer(1).float_data_size(), 2);
+  EXPECT_EQ(copied_branch.node_size(), 1);
+  EXPECT_EQ(copied_branch.output(0).name(), "a");
+}
+
+TEST(CopiedWhole, IsTrueForSmallTensorsInTheFileOnly) {
+  onnx::GraphProto graph;
+  AddFloats(graph, "small", 16);
+  AddFloats(graph, "big", 512);
+  EXPECT_TRUE(CopiedWhole(graph.initializer(0)));
+  EXPECT_FALSE(CopiedWhole(graph.initializer(1)));
+  onnx::TensorProto external = graph.initializer(0);
+  external.set_data_location(onnx::TensorProto::EXTERNAL);
+  EXPECT_FALSE(CopiedWhole(external));
+}
+
+TEST(InitializerType, IsTheTensorsElementTypeAndDims) {
+  onnx::TensorProto tensor;
+  tensor.set_data_type(onnx::TensorProto::INT64);
+  tensor.add_dims(3);
+  tensor.add_dims(0);
+  google::protobuf::Arena arena;
+  const onnx::TypeProto* type = InitializerType(tensor, arena);
+  EXPECT_EQ(type->tensor_type().elem_type(), onnx::TensorProto::INT64);
+  EXPECT_EQ(ShapeText(type->tensor_type().shape()), "[3,0]");
+  EXPECT_EQ(type->GetArena(), &arena);
+}
+
+/// x reshaped to a shape Div computes (onnx 1.12's data propagation stops at Div): `target` [2] int64.
+const char* kComputedReshape = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[6] x) => (float[?, ?] y) {
+  twelve = Constant <value = int64[2] {4, 6}> ()
+  two = Constant <value = int64[1] {2}> ()
+  target = Div (twelve, two)
+  y = Reshape (x, target)
+})";
+
+TEST(InferShapes, InfersTheTypesOfTheCopyInPlace) {
+  OwnedCopy copy = MakeStructuralCopy(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 3] x) => (float[?, ?] y) {
+  r = Relu (x)
+  y = Transpose (r)
+})"));
+  EXPECT_EQ(InferShapes(*copy.model), "");
+  EXPECT_EQ(TypeText(copy.model->graph(), "r"), "FLOAT[batch,3]");
+  EXPECT_EQ(TypeText(copy.model->graph(), "y"), "FLOAT[3,batch]");
+}
+
+TEST(BindKnownValues, MakesTheNodeAConstantSoThatInferenceReadsIt) {
+  const onnx::ModelProto model = ParseModel(kComputedReshape);
+  OwnedCopy unbound = MakeStructuralCopy(model);
+  EXPECT_EQ(InferShapes(*unbound.model), "");
+  EXPECT_EQ(TypeText(unbound.model->graph(), "y"), "FLOAT[?,?]");
+
+  OwnedCopy bound = MakeStructuralCopy(model);
+  BindKnownValues(*bound.model, {KnownValue{{}, 2, onnx::TensorProto::INT64, {2, 3}}});
+  const onnx::NodeProto& node = bound.model->graph().node(2);
+  EXPECT_EQ(node.op_type(), "Constant");
+  EXPECT_THAT(node.output(), ElementsAre("target"));
+  EXPECT_THAT(node.input(), IsEmpty());
+  EXPECT_THAT(node.attribute(0).t().int64_data(), ElementsAre(2, 3));
+  EXPECT_EQ(InferShapes(*bound.model), "");
+  EXPECT_EQ(TypeText(bound.model->graph(), "y"), "FLOAT[2,3]");
+  EXPECT_EQ(model.graph().node(2).op_type(), "Div");  // the model itself is untouched
+}
+
+TEST(BindKnownValues, WritesInt32ValuesAsInt32AndLeavesWhatItCannotBind) {
+  onnx::ModelProto copy = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[4] x) => (float[2] a, float[2] b) {
+  a, b = Split (x)
+  n = Size (x)
+})");
+  const std::string before = Bytes(copy);
+  BindKnownValues(copy, {KnownValue{{}, 0, onnx::TensorProto::INT64, {1}},  // two outputs
+                         KnownValue{{}, 7, onnx::TensorProto::INT64, {1}},  // no such node
+                         KnownValue{{GraphStep{0, "body", -1}}, 0, onnx::TensorProto::INT64, {1}}});
+  EXPECT_EQ(Bytes(copy), before);
+  BindKnownValues(copy, {KnownValue{{}, 1, onnx::TensorProto::INT32, {4, -1}}});
+  const onnx::TensorProto& value = copy.graph().node(1).attribute(0).t();
+  EXPECT_EQ(value.data_type(), onnx::TensorProto::INT32);
+  EXPECT_THAT(value.int32_data(), ElementsAre(4, -1));
+  EXPECT_EQ(value.int64_data_size(), 0);
+}
+
+TEST(InferShapes, RefusesANodeLackingARequiredAttributeAtAnyDepth) {
+  OwnedCopy copy = MakeStructuralCopy(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2, 3] x, bool c) => (float[2, 3] y) {
+  y = If (c) <then_branch = t () => (float[2, 3] s) {
+      s = Scan (x) <body = b (float[3] v) => (float[3] w) { w = Identity (v) }>
+    }, else_branch = e () => (float[2, 3] n) { n = Neg (x) }>
+})"));
+  EXPECT_EQ(InferShapes(*copy.model), "Scan lacks its required attribute 'num_scan_inputs'");
+  OwnedCopy wrong_type = MakeStructuralCopy(ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2, 3] x) => (float[?] y) {
+  y = Flatten <axis = "one"> (x)
+})"));
+  EXPECT_EQ(InferShapes(*wrong_type.model), "Flatten has attribute 'axis' of the wrong type");
+}
+
+TEST(InferShapes, ReturnsWhyOnnxsInferenceFailed) {
+  // A graph input whose initializer of the same name has another shape: onnx's inference throws.
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2, 3] x) => (float[2, 3] y) {
+  y = Neg (x)
+})");
+  AddFloats(*model.mutable_graph(), "x", 4);
+  OwnedCopy copy = MakeStructuralCopy(model);
+  EXPECT_THAT(InferShapes(*copy.model), HasSubstr("x"));
+  EXPECT_NE(InferShapes(*copy.model), "");
+}
+
+}  // namespace
+}  // namespace rnnstate::shape_inference_test
