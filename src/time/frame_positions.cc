@@ -17,8 +17,8 @@
 #include <algorithm>
 
 #include "graph/proto_access.h"
-#include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "ops/pad_amounts.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
@@ -70,15 +70,11 @@ std::optional<std::string> ShapeReadBy(const NodeTime& n, std::string name) {
   return std::nullopt;
 }
 
-/// `pad` pads nothing on axis `axis` (its amounts constants, every axis listed).
+/// `pad` leaves axis `axis` as it is (ops/pad_amounts; in any mode).
 bool PadsNothingOn(const NodeTime& n, const onnx::NodeProto& pad, int64_t axis) {
-  if (pad.input_size() > 3 && !pad.input(3).empty()) return false;  // amounts over chosen axes: not read here
-  std::optional<std::vector<int64_t>> pads = IntsOperand(n.index, n.graph, pad, "pads", 1);
-  if (!pads && pad.input_size() > 1) {
-    if (std::optional<IntTensor> folded = FoldInts(n.index, n.graph, pad.input(1))) pads = folded->values;
-  }
-  const int64_t rank = pads ? static_cast<int64_t>(pads->size() / 2) : 0;
-  return pads && pads->size() % 2 == 0 && axis < rank && (*pads)[axis] == 0 && (*pads)[axis + rank] == 0;
+  const std::optional<AxisPadding> padding =
+      PadAmountsOn(n.index, n.graph, pad, axis, RankOf(n.index, n.graph, pad.input(0)));
+  return padding && padding->None();
 }
 
 /// `data` is `source`, or computed from it by operators that keep every frame where it is along `axis`
