@@ -89,6 +89,7 @@ TimeFact GatherTime(const NodeTime& n) {
     }
     // Element k of the output is element at[k] of the input: an input position may be picked twice.
     TimeFact out = TimeFact::Length({});
+    out.length_of = data.length_of;
     for (size_t k = 0; k < at.size(); ++k) {
       const TimeFact one = RemapLength(data, [&](int64_t e) -> std::optional<int64_t> {
         return e == at[k] ? std::optional<int64_t>(static_cast<int64_t>(k)) : std::nullopt;
@@ -138,6 +139,10 @@ TimeFact ConcatTime(const NodeTime& n) {
       const std::optional<int64_t> length = VectorLength(n.index, n.graph, n.node.input(k));
       if (!length || any_frames || any_final) return n.Mixed("joins the chunk's length with values of unknown size");
       const TimeFact part = RemapLength(n.In(k), [&](int64_t e) -> std::optional<int64_t> { return offset + e; });
+      if (part.kind == Kind::kLength) {
+        const bool first = out.elements.empty() && out.folded_elements.empty();
+        out.length_of = first || out.length_of == part.length_of ? part.length_of : "";
+      }
       out.elements.insert(out.elements.end(), part.elements.begin(), part.elements.end());
       out.folded_elements.insert(out.folded_elements.end(), part.folded_elements.begin(), part.folded_elements.end());
       offset += *length;
