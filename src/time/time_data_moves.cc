@@ -284,5 +284,4 @@ std::vector<TimeFact> DataMovementTime(const NodeTime& n) {
   return std::vector<TimeFact>(std::max(1, n.node.output_size()), out);
 }
 
-
 }  // namespace rnnstate

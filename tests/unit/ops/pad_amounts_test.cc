@@ -107,7 +107,8 @@ TEST(PadAmounts, TheModeAndCropsAreSaid) {
     SCOPED_TRACE(mode);
     const PadModel m(std::string(R"(
     pads = Constant <value = int64[6] {0, 0, -1, 0, 0, 2}> ()
-    p = Pad <mode = ")") + mode + R"("> (x, pads))",
+    p = Pad <mode = ")") +
+                         mode + R"("> (x, pads))",
                      19);
     const std::optional<AxisPadding> on = PadAmountsOn(m.index, {}, m.Pad(), 2, 3);
     ASSERT_TRUE(on);

@@ -178,7 +178,7 @@ TEST(FramePositions, ALengthOfSeveralValuesOrComputedCountsNoOnesPositions) {
   EXPECT_NE(f.Of("r_both"), "frames on axis 0, positions, inexact");
   EXPECT_NE(f.Of("r_times"), "frames on axis 0, positions, inexact");
   EXPECT_EQ(f.Of("r_y"), "frames on axis 0, positions, inexact");
-  EXPECT_EQ(f.Of("g_y"), "mixed");       // y's positions: not shown to be as many as x's frames
+  EXPECT_EQ(f.Of("g_y"), "mixed");            // y's positions: not shown to be as many as x's frames
   EXPECT_EQ(f.Of("gy"), "frames on axis 2");  // y's own frames picked by them
 }
 

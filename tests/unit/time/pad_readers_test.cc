@@ -25,20 +25,20 @@ using namespace test_names;
 std::string TorchPadAmounts(const std::string& name, int rank, int64_t before, int64_t after) {
   const std::string p = name + "_";
   return "    " + p + "n = Constant <value = int64[1] {" + std::to_string(2 * rank - 2) + "}> ()\n" +  //
-         "    " + p + "amounts = Constant <value = int64[2] {" + std::to_string(before) + ", " +
-         std::to_string(after) + "}> ()\n" +                                                         //
-         "    " + p + "zeros = ConstantOfShape (" + p + "n)\n" +                                      //
-         "    " + p + "all = Concat <axis = 0> (" + p + "amounts, " + p + "zeros)\n" +               //
-         "    " + p + "shape = Constant <value = int64[2] {-1, 2}> ()\n" +                            //
-         "    " + p + "pairs = Reshape (" + p + "all, " + p + "shape)\n" +                            //
-         "    " + p + "start = Constant <value = int64[1] {-1}> ()\n" +                               //
-         "    " + p + "end = Constant <value = int64[1] {-9223372036854775807}> ()\n" +               //
-         "    " + p + "axis = Constant <value = int64[1] {0}> ()\n" +                                 //
-         "    " + p + "step = Constant <value = int64[1] {-1}> ()\n" +                                //
+         "    " + p + "amounts = Constant <value = int64[2] {" + std::to_string(before) + ", " + std::to_string(after) +
+         "}> ()\n" +                                                                     //
+         "    " + p + "zeros = ConstantOfShape (" + p + "n)\n" +                         //
+         "    " + p + "all = Concat <axis = 0> (" + p + "amounts, " + p + "zeros)\n" +   //
+         "    " + p + "shape = Constant <value = int64[2] {-1, 2}> ()\n" +               //
+         "    " + p + "pairs = Reshape (" + p + "all, " + p + "shape)\n" +               //
+         "    " + p + "start = Constant <value = int64[1] {-1}> ()\n" +                  //
+         "    " + p + "end = Constant <value = int64[1] {-9223372036854775807}> ()\n" +  //
+         "    " + p + "axis = Constant <value = int64[1] {0}> ()\n" +                    //
+         "    " + p + "step = Constant <value = int64[1] {-1}> ()\n" +                   //
          "    " + p + "reversed = Slice (" + p + "pairs, " + p + "start, " + p + "end, " + p + "axis, " + p +
-         "step)\n" +                                                                                  //
-         "    " + p + "t = Transpose <perm = [1, 0]> (" + p + "reversed)\n" +                         //
-         "    " + p + "flat = Constant <value = int64[1] {-1}> ()\n" +                                //
+         "step)\n" +                                                           //
+         "    " + p + "t = Transpose <perm = [1, 0]> (" + p + "reversed)\n" +  //
+         "    " + p + "flat = Constant <value = int64[1] {-1}> ()\n" +         //
          "    " + name + " = Reshape (" + p + "t, " + p + "flat)\n";
 }
 
@@ -105,7 +105,8 @@ TEST(PadReaders, AnOpset18PadOverListedAxesIsReadOverThem) {
     SCOPED_TRACE(axes);
     const PaddedFrames f(std::string(R"(
     pads = Constant <value = int64[2] {1, 1}> ()
-    axes = Constant <value = int64[1] )") + axes + R"(> ()
+    axes = Constant <value = int64[1] )") +
+                             axes + R"(> ()
     p = Pad (x, pads, , axes))",
                          18);
     EXPECT_EQ(f.Of("p"), "frames on axis 2");
