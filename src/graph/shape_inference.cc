@@ -179,11 +179,16 @@ void BindKnownValues(onnx::ModelProto& copy, const std::vector<KnownValue>& know
 }
 
 std::string InferShapes(onnx::ModelProto& copy) {
-  OnnxSchemas schemas(OnnxOpset(copy));
+  const int64_t opset = OnnxOpset(copy);
+  OnnxSchemas schemas(opset);
   if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;
   RegisterContribSchemas();
+  // Data propagation at an opset newer than onnx knows reads nodes by older schemas: onnx 1.12's crashed
+  // (a segmentation fault) on a PyTorch export raised to opset 18 whose Pads list their axes
+  // (models/opset18/sfe_conv_gru_axes.onnx). Shapes are still inferred, without values computed from them.
+  const int newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/opset <= newest);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     return e.what();

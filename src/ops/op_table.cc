@@ -190,7 +190,9 @@ std::vector<OpSemantics> MovementRows() {
       Effect(Row("Split", C::kDataMovement, kZero, kAxisAttribute), E::kSplit),
       Row("Expand", C::kDataMovement, kZero, {}, 8),
       Row("Tile", C::kDataMovement, kZero),
-      Effect(Row("Pad", C::kDataMovement), E::kPad),
+      // Pad's amounts cover every axis until opset 18 lets input 3 list the axes they pad (ops/pad_amounts).
+      Effect(Row("Pad", C::kDataMovement, false, {}, 1, 17), E::kPad),
+      Effect(Row("Pad", C::kDataMovement, false, {"", 3}, 18), E::kPad),
       Effect(Row("ScatterND", C::kDataMovement, false, {}, 11), E::kScatter),
       Row("ScatterElements", C::kDataMovement, false, kAxisAttribute, 11),
       Row("ConcatFromSequence", C::kDataMovement, false, kAxisAttribute, 11),

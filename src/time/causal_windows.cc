@@ -6,6 +6,7 @@
 #include "graph/proto_access.h"
 #include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "ops/pad_amounts.h"
 #include "ops/slice_bounds.h"
 #include "time/pad_fill.h"
 #include "time/time_rules.h"
@@ -17,8 +18,8 @@ namespace rnnstate {
 
 namespace {
 
-/// The integers of `node`'s attribute `attribute` or constant input `slot` (PyTorch computes `F.pad`'s
-/// amounts with a chain of constant nodes: folded).
+/// The integers of `node`'s attribute `attribute` or constant input `slot` (a Slice's bounds; PyTorch
+/// computes some with a chain of constant nodes: folded).
 std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const onnx::NodeProto& node,
                                                  const char* attribute, int slot) {
   if (std::optional<std::vector<int64_t>> ints = IntsOperand(index, GraphPath{}, node, attribute, slot)) return ints;
@@ -26,36 +27,6 @@ std::optional<std::vector<int64_t>> ConstantInts(const ModelIndex& index, const 
     if (std::optional<IntTensor> folded = FoldInts(index, GraphPath{}, node.input(slot))) return folded->values;
   }
   return std::nullopt;
-}
-
-/// Where a Pad's `pads` hold the padding before and after axis `axis` of its input (rank `rank`): the
-/// positions in the list, or nullopt when the list or its axes cannot be read or do not fit.
-std::optional<std::pair<size_t, size_t>> PadPositions(const ModelIndex& index, const onnx::NodeProto& pad,
-                                                      const std::vector<int64_t>& pads, int64_t axis, int rank) {
-  std::vector<int64_t> axes;
-  if (pad.input_size() > 3 && !pad.input(3).empty()) {
-    std::optional<std::vector<int64_t>> given = ConstantIntegers(index, GraphPath{}, pad.input(3));
-    if (!given || rank < 0) return std::nullopt;
-    for (int64_t a : *given) axes.push_back(a < 0 ? a + rank : a);
-  } else {
-    for (int64_t a = 0; a < static_cast<int64_t>(pads.size() / 2); ++a) axes.push_back(a);
-  }
-  if (pads.size() != 2 * axes.size()) return std::nullopt;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] == axis) return std::make_pair(i, i + axes.size());
-  }
-  return std::make_pair(pads.size(), pads.size());  // the axis is not padded
-}
-
-/// The padding of a Pad node on axis `axis`: {before, after}; nullopt when it cannot be read.
-std::optional<std::pair<int64_t, int64_t>> TimePadding(const ModelIndex& index, const onnx::NodeProto& pad,
-                                                       int64_t axis, int rank) {
-  const std::optional<std::vector<int64_t>> pads = ConstantInts(index, pad, "pads", 1);
-  if (!pads) return std::nullopt;
-  const auto at = PadPositions(index, pad, *pads, axis, rank);
-  if (!at) return std::nullopt;
-  if (at->first >= pads->size()) return std::make_pair(int64_t{0}, int64_t{0});
-  return std::make_pair((*pads)[at->first], (*pads)[at->second]);
 }
 
 /// The position of axis `axis` among the bounds of `slice` (input `rank`), when its starts, ends, axes
@@ -127,18 +98,21 @@ int CausalPadBefore(const ModelIndex& index, const TimeFlow& flow, std::string i
     if (!IsOnnxOp(pad, {"Pad"}) || OnlyReader(graph, input) < 0) return -1;
     const TimeFact& padded = flow.Of(GraphPath{}, pad.input(0));
     if (!padded.frames() || padded.axis != axis || padded.context > 0) return -1;
-    const std::optional<std::pair<int64_t, int64_t>> padding = TimePadding(index, pad, axis, rank);
+    // The rank of the Pad's input (its output's, which onnx 1.12 does not infer for opset 18's listed axes).
+    const int pad_rank = RankOf(index, GraphPath{}, pad.input(0));
+    const std::optional<AxisPadding> padding =
+        PadAmountsOn(index, GraphPath{}, pad, axis, pad_rank >= 0 ? pad_rank : rank);
     if (!padding) return -1;
-    if (padding->first == 0 && padding->second == 0) {
+    if (padding->None()) {  // in any mode: time left as it is
       input = pad.input(0);
       continue;
     }
-    if (padding->first + padding->second != span || padding->first < 0 || padding->second < 0) return -1;
+    if (padding->Crops() || padding->begin + padding->end != span) return -1;
     const std::optional<std::string> mode = PadFillOf(index, pad);
     // Zeros after time: a lookahead (the flush's zeros reproduce them; no other fill would).
-    if (!mode || (padding->second > 0 && !mode->empty())) return -1;
+    if (!mode || (padding->end > 0 && !mode->empty())) return -1;
     fill = *mode;
-    ahead = padding->second;
+    ahead = padding->end;
     return producer.index;
   }
 }
@@ -243,10 +217,11 @@ std::optional<SymShape> Completed(const ModelIndex& index, const std::string& na
   SymShape out = *in;
   const int rank = static_cast<int>(in->size());
   if (IsOnnxOp(node, {"Pad"})) {
+    const std::optional<PadAmounts> amounts = PadAmountsOf(index, GraphPath{}, node, rank);
+    if (!amounts) return shape;
     for (int a = 0; a < rank; ++a) {
-      const std::optional<std::pair<int64_t, int64_t>> padding = TimePadding(index, node, a, rank);
-      if (!padding) return shape;
-      if (out[a].fixed()) out[a].value += padding->first + padding->second;
+      const AxisPadding padding = amounts->On(a);
+      if (out[a].fixed()) out[a].value += padding.begin + padding.end;
     }
   } else if (window) {
     if (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") {
@@ -300,13 +275,13 @@ StreamedNodes StreamedNodesOf(const std::vector<CausalWindow>& windows) {
 std::optional<std::vector<int64_t>> PadsWithoutTimeBefore(const ModelIndex& index, const onnx::NodeProto& node,
                                                           int64_t axis, int rank, bool and_after) {
   if (IsOnnxOp(node, {"Pad"})) {
-    std::optional<std::vector<int64_t>> pads = ConstantInts(index, node, "pads", 1);
-    if (!pads) return std::nullopt;
-    const auto at = PadPositions(index, node, *pads, axis, rank);
-    if (!at) return std::nullopt;
-    if (at->first < pads->size()) (*pads)[at->first] = 0;
-    if (and_after && at->second < pads->size()) (*pads)[at->second] = 0;
-    return pads;
+    std::optional<PadAmounts> amounts = PadAmountsOf(index, GraphPath{}, node, rank);
+    if (!amounts) return std::nullopt;
+    if (const std::optional<std::pair<size_t, size_t>> at = amounts->PositionsOf(axis)) {
+      amounts->pads[at->first] = 0;
+      if (and_after) amounts->pads[at->second] = 0;
+    }
+    return std::move(amounts->pads);
   }
   const std::optional<TimeWindow> window = ReadTimeWindow(index, GraphPath{}, node, axis, rank);
   if (window && window->transpose) return UpsamplePads(node, *window, axis, rank);

@@ -17,8 +17,8 @@
 #include <algorithm>
 
 #include "graph/proto_access.h"
-#include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "ops/pad_amounts.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
@@ -45,40 +45,11 @@ bool OneZero(const NodeTime& n, const std::string& name) {
          std::all_of(dims->begin(), dims->end(), [](int64_t d) { return d == 1; });
 }
 
-/// The value whose shape the scalar `name` reads one element of (`Gather(Shape(v), k)`, through Identity,
-/// Squeeze, Unsqueeze and additions of zero, as nn.Unfold's export writes `t + 0 - 0`); nullopt otherwise.
-std::optional<std::string> ShapeReadBy(const NodeTime& n, std::string name) {
-  bool element_picked = false;
-  for (int step = 0; step < kLongestChain; ++step) {
-    const onnx::NodeProto* p = ProducerHere(n, name);
-    if (p == nullptr || p->input_size() == 0) return std::nullopt;
-    if (!element_picked && IsOnnxOp(*p, {"Identity", "Squeeze", "Unsqueeze"})) {
-      name = p->input(0);
-    } else if (!element_picked && p->input_size() == 2 && IsOnnxOp(*p, {"Add", "Sub"}) && OneZero(n, p->input(1))) {
-      name = p->input(0);
-    } else if (!element_picked && p->input_size() == 2 && IsOnnxOp(*p, {"Add"}) && OneZero(n, p->input(0))) {
-      name = p->input(1);
-    } else if (!element_picked && p->input_size() == 2 && IsOnnxOp(*p, {"Gather"})) {
-      name = p->input(0);
-      element_picked = true;
-    } else if (element_picked && IsOnnxOp(*p, {"Shape"})) {
-      return p->input(0);
-    } else {
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-/// `pad` pads nothing on axis `axis` (its amounts constants, every axis listed).
+/// `pad` leaves axis `axis` as it is (ops/pad_amounts; in any mode).
 bool PadsNothingOn(const NodeTime& n, const onnx::NodeProto& pad, int64_t axis) {
-  if (pad.input_size() > 3 && !pad.input(3).empty()) return false;  // amounts over chosen axes: not read here
-  std::optional<std::vector<int64_t>> pads = IntsOperand(n.index, n.graph, pad, "pads", 1);
-  if (!pads && pad.input_size() > 1) {
-    if (std::optional<IntTensor> folded = FoldInts(n.index, n.graph, pad.input(1))) pads = folded->values;
-  }
-  const int64_t rank = pads ? static_cast<int64_t>(pads->size() / 2) : 0;
-  return pads && pads->size() % 2 == 0 && axis < rank && (*pads)[axis] == 0 && (*pads)[axis + rank] == 0;
+  const std::optional<AxisPadding> padding =
+      PadAmountsOn(n.index, n.graph, pad, axis, RankOf(n.index, n.graph, pad.input(0)));
+  return padding && padding->None();
 }
 
 /// `data` is `source`, or computed from it by operators that keep every frame where it is along `axis`
@@ -109,20 +80,19 @@ bool AddsZeros(const NodeTime& n, int slot) {
 std::optional<TimeFact> RangePositions(const NodeTime& n) {
   if (!IsOnnxOp(n.node, {"Range"}) || n.node.input_size() != 3 || !n.OthersSteady(1)) return std::nullopt;
   const TimeFact& limit = n.In(1);
+  // The limit is the length of one value's time axis (read from its Shape, time_moves.cc).
   if (limit.kind != TimeFact::Kind::kLength || limit.elements != std::vector<int64_t>{0} ||
-      !limit.folded_elements.empty()) {
+      !limit.folded_elements.empty() || limit.length_of.empty()) {
     return std::nullopt;
   }
   if (IntValues(n.index, n.graph, n.node.input(0)) != std::vector<int64_t>{0} ||
       IntValues(n.index, n.graph, n.node.input(2)) != std::vector<int64_t>{1}) {
     return std::nullopt;
   }
-  std::optional<std::string> source = ShapeReadBy(n, n.node.input(1));
-  if (!source) return std::nullopt;
   TimeFact out =
       TimeFact::Frames(0, n.Break(std::string("counts the frames' positions within the call, which ") + kRestart));
   out.positions = true;
-  out.positions_of = std::move(*source);
+  out.positions_of = limit.length_of;
   return out;
 }
 

@@ -5,8 +5,8 @@
 
 #include "graph/proto_access.h"
 #include "loops/axis_trace.h"
-#include "ops/int_fold.h"
 #include "ops/op_semantics.h"
+#include "ops/pad_amounts.h"
 #include "time/time_rules.h"
 #include "values/constant_value.h"
 #include "values/shape_eval.h"
@@ -16,11 +16,6 @@ namespace rnnstate {
 namespace {
 
 using Kind = TimeFact::Kind;
-
-/// The constant integer operand of `n` read as attribute `attribute` or input `slot`; nullopt otherwise.
-std::optional<std::vector<int64_t>> Ints(const NodeTime& n, const char* attribute, int slot) {
-  return IntsOperand(n.index, n.graph, n.node, attribute, slot);
-}
 
 TimeFact SliceTime(const NodeTime& n) {
   const TimeFact& x = n.In(0);
@@ -94,6 +89,7 @@ TimeFact GatherTime(const NodeTime& n) {
     }
     // Element k of the output is element at[k] of the input: an input position may be picked twice.
     TimeFact out = TimeFact::Length({});
+    out.length_of = data.length_of;
     for (size_t k = 0; k < at.size(); ++k) {
       const TimeFact one = RemapLength(data, [&](int64_t e) -> std::optional<int64_t> {
         return e == at[k] ? std::optional<int64_t>(static_cast<int64_t>(k)) : std::nullopt;
@@ -143,6 +139,10 @@ TimeFact ConcatTime(const NodeTime& n) {
       const std::optional<int64_t> length = VectorLength(n.index, n.graph, n.node.input(k));
       if (!length || any_frames || any_final) return n.Mixed("joins the chunk's length with values of unknown size");
       const TimeFact part = RemapLength(n.In(k), [&](int64_t e) -> std::optional<int64_t> { return offset + e; });
+      if (part.kind == Kind::kLength) {
+        const bool first = out.elements.empty() && out.folded_elements.empty();
+        out.length_of = first || out.length_of == part.length_of ? part.length_of : "";
+      }
       out.elements.insert(out.elements.end(), part.elements.begin(), part.elements.end());
       out.folded_elements.insert(out.folded_elements.end(), part.folded_elements.begin(), part.folded_elements.end());
       offset += *length;
@@ -222,34 +222,19 @@ TimeFact TileOrPadTime(const NodeTime& n) {
     }
     return x;
   }
-  // Pad: `pads` (attribute before opset 11, input 1 since) is [begin_0, ..., end_0, ...] over `axes`.
-  std::optional<std::vector<int64_t>> pads = Ints(n, "pads", 1);
-  if (!pads && n.node.input_size() > 1) {
-    // PyTorch computes the amounts of `F.pad` with a chain of constant nodes.
-    if (std::optional<IntTensor> folded = FoldInts(n.index, n.graph, n.node.input(1))) pads = folded->values;
-  }
-  std::vector<int64_t> axes;
-  const int rank_of_pads = rank >= 0 ? rank : pads ? static_cast<int>(pads->size() / 2) : -1;
-  if (n.node.input_size() > 3 && !n.node.input(3).empty()) {
-    const std::optional<std::vector<int64_t>> given = IntValues(n.index, n.graph, n.node.input(3));
-    if (!given) return n.Mixed("pads axes rnnstate cannot read");
-    for (int64_t a : *given) axes.push_back(AxisOrNone(a, rank));
-  } else {
-    for (int a = 0; a < rank_of_pads; ++a) axes.push_back(a);
-  }
-  if (!pads || pads->size() != 2 * axes.size()) return n.Mixed("pads by amounts rnnstate cannot read");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] != x.axis) continue;
-    const int64_t before = (*pads)[i], after = (*pads)[i + axes.size()];
-    if (before == 0 && after == 0) return x;
-    TimeFact out = x;
-    out.broken = n.Break("pads time with " + std::to_string(before) + " frames before and " + std::to_string(after) +
-                         " after: each chunk gets its own padding");
-    out.broken->past = std::max<int64_t>(before, 0);
-    out.broken->future = std::max<int64_t>(after, 0);
-    return out;
-  }
-  return x;
+  // Pad (ops/pad_amounts): in every mode, what it adds to time or cuts from it is each chunk's own.
+  const std::optional<AxisPadding> padding = PadAmountsOn(n.index, n.graph, n.node, x.axis, rank);
+  if (!padding) return n.Mixed("pads by amounts rnnstate cannot read");
+  if (padding->None()) return x;
+  const std::string before = std::to_string(padding->begin), after = std::to_string(padding->end);
+  TimeFact out = x;
+  out.broken = n.Break(padding->Crops() ? "crops time by " + before + " frames before and " + after +
+                                              " after (negative: padded): each chunk is cropped on its own"
+                                        : "pads time with " + before + " frames before and " + after +
+                                              " after: each chunk gets its own padding");
+  out.broken->past = std::max<int64_t>(padding->begin, 0);
+  out.broken->future = std::max<int64_t>(padding->end, 0);
+  return out;
 }
 
 /// ScatterND, ScatterElements, GatherElements, GatherND, ConcatFromSequence: elements picked or written by
@@ -298,6 +283,5 @@ std::vector<TimeFact> DataMovementTime(const NodeTime& n) {
     out = ScatterOrSelectTime(n);
   return std::vector<TimeFact>(std::max(1, n.node.output_size()), out);
 }
-
 
 }  // namespace rnnstate

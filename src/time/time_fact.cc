@@ -49,7 +49,9 @@ TimeFact RemapLength(const TimeFact& length, const std::function<std::optional<i
     if (std::optional<int64_t> to = map(e)) folded.push_back(*to);
   }
   if (exact.empty() && folded.empty()) return TimeFact::Steady();
-  return TimeFact::Length(std::move(exact), std::move(folded));
+  TimeFact out = TimeFact::Length(std::move(exact), std::move(folded));
+  out.length_of = length.length_of;
+  return out;
 }
 
 std::optional<TimeBreak> FirstBreak(const std::vector<const TimeFact*>& facts) {

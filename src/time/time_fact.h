@@ -79,6 +79,10 @@ struct TimeFact {
   /// that hold it times steady sizes (`Mul(batch, length)`: the length of time folded with the batch).
   std::vector<int64_t> elements;
   std::vector<int64_t> folded_elements;
+  /// kLength: the value whose `Shape` the length was read from, while the fact is nothing but elements of
+  /// that shape (picked, sliced, viewed, cast, plus zero); empty once it is computed or joined from the
+  /// shapes of several values. The frames' positions (frame_positions.cc) count that value's frames.
+  std::string length_of;
   /// kFinal: the recurrent node whose final state it is computed from ("LSTM 'enc'"), for messages.
   std::string origin;
   /// Set when chunked runs do not reproduce the value (always for kMixed).

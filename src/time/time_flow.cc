@@ -38,6 +38,7 @@ TimeFact Join(const TimeFact& a, const TimeFact& b, const TimeBreak& disagree) {
   if (!same) return TimeFact::Mixed(a.broken ? *a.broken : b.broken ? *b.broken : disagree);
   TimeFact out = a;
   out.outer = a.outer && b.outer;
+  if (a.length_of != b.length_of) out.length_of.clear();
   if (!out.broken) out.broken = b.broken;
   return out;
 }

@@ -228,7 +228,9 @@ TimeFact ShapeTime(const NodeTime& n) {
                                             start, std::max<int64_t>(rank, x.axis + 1));
     if (x.axis < start || x.axis >= end) return TimeFact::Steady();
     if (x.folded) return TimeFact::Length({}, {x.axis - start});  // time times the axes folded with it
-    return TimeFact::Length({x.axis - start});
+    TimeFact length = TimeFact::Length({x.axis - start});
+    length.length_of = n.node.input(0);
+    return length;
   }
   if (op == "Size") {
     if (x.frames() || x.kind == Kind::kMixed)

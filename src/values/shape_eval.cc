@@ -43,6 +43,18 @@ std::optional<std::vector<int64_t>> Operand(const ModelIndex& index, const Graph
   return fallback;
 }
 
+/// `name` is known to be no vector: its declared, inferred or constant rank is not 1. The values evaluated
+/// here are vectors (a shape, parts of it), whose one axis a valid Gather or Slice reads whatever axis it
+/// names (0 or -1): so no axis is read here, the operator table's units read them (ops/op_semantics).
+bool KnownNotVector(const ModelIndex& index, const GraphPath& path, const std::string& name) {
+  if (const onnx::TypeProto* type = index.TypeOf(path, name);
+      type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()) {
+    return type->tensor_type().shape().dim_size() != 1;
+  }
+  const std::optional<std::vector<int64_t>> dims = ConstantDims(index, path, name);
+  return dims && dims->size() != 1;
+}
+
 /// `a op b` on integers (Div truncating, as ONNX's integer Div), nullopt when it overflows or divides by 0.
 std::optional<int64_t> Apply(const std::string& op, int64_t a, int64_t b) {
   int64_t r = 0;
@@ -141,7 +153,7 @@ std::optional<SymShape> EvaluateNode(const ModelIndex& index, const GraphPath& p
   const int64_t size = static_cast<int64_t>(data->size());
   if (op == "Gather") {
     auto indices = node.input_size() > 1 ? Ints(index, path, node.input(1), depth + 1) : std::nullopt;
-    if (!indices || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
+    if (!indices || KnownNotVector(index, path, node.input(0))) return std::nullopt;
     SymShape picked;
     for (int64_t i : *indices) {
       i = Normalize(i, size);
@@ -153,9 +165,8 @@ std::optional<SymShape> EvaluateNode(const ModelIndex& index, const GraphPath& p
   if (op == "Slice") {
     auto starts = Operand(index, path, node, 1, "starts", depth + 1);
     auto ends = Operand(index, path, node, 2, "ends", depth + 1);
-    auto axes = Operand(index, path, node, 3, "axes", depth + 1, std::vector<int64_t>{0});
     auto steps = Operand(index, path, node, 4, "steps", depth + 1, std::vector<int64_t>{1});
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !axes || *axes != std::vector<int64_t>{0} ||
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || KnownNotVector(index, path, node.input(0)) ||
         !steps || *steps != std::vector<int64_t>{1}) {
       return std::nullopt;
     }

@@ -114,5 +114,73 @@ TEST(FramePositions, PositionsUsedAnyOtherWayAreMixed) {
   EXPECT_EQ(f.Of("g_longer"), "mixed");
 }
 
+/// The flow of `body` at opset `opset` over x [batch, 1, seq, 4] (time on axis 2) and y [batch, 1, seq2, 4]
+/// (time too, another length: a second input's frames).
+struct LengthsFlow {
+  LengthsFlow(const std::string& body, int opset)
+      : model(ParseModel("<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+g (float[batch, 1, seq, 4] x, float[batch, 1, seq2, 4] y) => (float[batch, 1, seq, 4] out) {
+    s = Shape (x)
+    zero = Constant <value = int64 {0}> ()
+    one = Constant <value = int64 {1}> ()
+    two = Constant <value = int64 {2}> ()
+    ax = Constant <value = int64[1] {0}> ()
+)" + body + "\n    out = Identity (x)\n}")),
+        index(model),
+        flow(index, {InputAxis{"x", 2}, InputAxis{"y", 2}}) {}
+  std::string Of(const std::string& name) const { return TimeFactText(flow.Of({}, name)); }
+  onnx::ModelProto model;
+  ModelIndex index;
+  TimeFlow flow;
+};
+
+TEST(FramePositions, TheLengthIsReadWhereverTheTimeFactsFollowItFromAShape) {
+  // Shape's own start and end (opset 15), a Slice of the shape vector, a Cast: each still the length of x.
+  LengthsFlow f(R"(
+    own = Shape <start = 2, end = 3> (x)
+    t_own = Squeeze (own, ax)
+    r_own = Range (zero, t_own, one)
+    g_own = Gather <axis = 2> (x, r_own)
+    starts = Constant <value = int64[1] {2}> ()
+    ends = Constant <value = int64[1] {3}> ()
+    sliced = Slice (s, starts, ends)
+    t_sliced = Squeeze (sliced, ax)
+    t_cast = Cast <to = 7> (t_sliced)
+    r_sliced = Range (zero, t_cast, one)
+    g_sliced = Gather <axis = 2> (x, r_sliced))",
+                15);
+  EXPECT_EQ(f.Of("t_own"), "length at [0]");
+  EXPECT_EQ(f.Of("r_own"), "frames on axis 0, positions, inexact");
+  EXPECT_EQ(f.Of("g_own"), "frames on axis 2");
+  EXPECT_EQ(f.Of("r_sliced"), "frames on axis 0, positions, inexact");
+  EXPECT_EQ(f.Of("g_sliced"), "frames on axis 2");
+}
+
+TEST(FramePositions, ALengthOfSeveralValuesOrComputedCountsNoOnesPositions) {
+  // Negative controls: the lengths of x and y joined (then one picked, or one of an If's two), the length
+  // times one (computed), and positions of y picking frames of x.
+  LengthsFlow f(R"(
+    sy = Shape (y)
+    i2 = Constant <value = int64[1] {2}> ()
+    tx = Gather (s, i2)
+    ty = Gather (sy, i2)
+    both = Concat <axis = 0> (tx, ty)
+    first = Gather (both, zero)
+    r_both = Range (zero, first, one)
+    times_one = Mul (first, one)
+    r_times = Range (zero, times_one, one)
+    ty0 = Gather (sy, two)
+    r_y = Range (zero, ty0, one)
+    g_y = Gather <axis = 2> (x, r_y)
+    gy = Gather <axis = 2> (y, r_y))",
+                14);
+  EXPECT_EQ(f.Of("first"), "length at [0]");
+  EXPECT_NE(f.Of("r_both"), "frames on axis 0, positions, inexact");
+  EXPECT_NE(f.Of("r_times"), "frames on axis 0, positions, inexact");
+  EXPECT_EQ(f.Of("r_y"), "frames on axis 0, positions, inexact");
+  EXPECT_EQ(f.Of("g_y"), "mixed");            // y's positions: not shown to be as many as x's frames
+  EXPECT_EQ(f.Of("gy"), "frames on axis 2");  // y's own frames picked by them
+}
+
 }  // namespace
 }  // namespace rnnstate::frame_positions_test

@@ -2,7 +2,9 @@
 // (inference's invented names unknown, a Loop's scan output from its body), the value of Shape/Gather/
 // Slice/Concat/Range/arithmetic chains, the shape a ConstantOfShape or Expand fills, integer values with
 // their signs, conditions shapes decide, and two partial shapes merged. Negative controls: what is not such
-// a value (a data operator, a division by zero, a negative size, an index out of range) is unknown.
+// a value (a data operator, a division by zero, a negative size, an index out of range) is unknown. A shape
+// vector has one axis, which a valid Gather or Slice reads whatever axis it names; values of another rank (a
+// 2-D constant) are not evaluated as if flattened.
 
 #include "values/shape_eval.h"
 
@@ -249,6 +251,46 @@ TEST(MergeShapes, FillsUnknownAndInventedDimsFromTheOther) {
   EXPECT_EQ(Text(MergeShapes(std::nullopt, b)), Text(b));
   EXPECT_EQ(Text(MergeShapes(a, std::nullopt)), Text(a));
   EXPECT_EQ(Text(MergeShapes(std::nullopt, std::nullopt)), "[]");
+}
+
+TEST(ShapeEval, AGatherOrSliceOfAShapeReadsItsOneAxisWhateverAxisItNames) {
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 3, seq] x) => (int64[1] mid) {
+    s = Shape (x)
+    zero = Constant <value = int64 {0}> ()
+    m1 = Constant <value = int64 {-1}> ()
+    first = Gather (s, zero)
+    last = Gather <axis = -1> (s, m1)
+    starts = Constant <value = int64[1] {1}> ()
+    ends = Constant <value = int64[1] {3}> ()
+    axes = Constant <value = int64[1] {-1}> ()
+    mid = Slice (s, starts, ends, axes)
+    zero1 = Constant <value = int64[1] {0}> ()
+    head = Slice (s, zero1, starts)
+})");
+  const ModelIndex index(model);
+  EXPECT_EQ(Text(ShapeValue(index, {}, "first")), "[batch]");
+  EXPECT_EQ(Text(ShapeValue(index, {}, "last")), "[seq]");
+  EXPECT_EQ(Text(ShapeValue(index, {}, "mid")), "[3,seq]");
+  EXPECT_EQ(Text(ShapeValue(index, {}, "head")), "[batch]");
+}
+
+TEST(ShapeEval, ValuesOfAnotherRankAreNotEvaluatedAsVectors) {
+  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[batch, 3, seq] x) => (int64[2] row) {
+    table = Constant <value = int64[2, 2] {1, 2, 3, 4}> ()
+    one = Constant <value = int64 {1}> ()
+    row = Gather (table, one)
+    column = Gather <axis = 1> (table, one)
+    starts = Constant <value = int64[1] {1}> ()
+    ends = Constant <value = int64[1] {2}> ()
+    cut = Slice (table, starts, ends)
+})");
+  const ModelIndex index(model);
+  // Flattened, the table would give 2 for row 1 and [2] for its rows 1..2: neither is their value.
+  EXPECT_EQ(Text(ShapeValue(index, {}, "row")), "none");
+  EXPECT_EQ(Text(ShapeValue(index, {}, "column")), "none");
+  EXPECT_EQ(Text(ShapeValue(index, {}, "cut")), "none");
 }
 
 }  // namespace
