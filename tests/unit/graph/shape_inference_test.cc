@@ -16,9 +16,9 @@
 #include "graph/model_index.h"
 #include "graph/proto_access.h"
 #include "io/model_io.h"
-#include "values/shape_eval.h"
 #include "test_models.h"
 #include "test_names.h"
+#include "values/shape_eval.h"
 
 namespace rnnstate::shape_inference_test {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
+#include "io/model_dirs.h"
 #include "io/model_io.h"
 #include "io/tensor_places.h"
-#include "io/model_dirs.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::external_data_test {

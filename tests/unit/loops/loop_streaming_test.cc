@@ -358,8 +358,8 @@ TEST(LoopCondition, AConditionACallerCanFeedIsNotAlwaysTrue) {
 TEST(LoopCondition, AWhileLoopIsNamedSoNotByItsUnboundedTripCount) {
   // TorchScript writes `while` as a Loop with trip count INT64_MAX; before, the reason said "every call
   // runs 9223372036854775807 iterations".
-  const Analysis analysis = AnalyzeText(ConditionedLoop(
-      "", "<bool cond0 = {1}>", "trip = Constant <value = int64 {9223372036854775807}> ()"));
+  const Analysis analysis = AnalyzeText(
+      ConditionedLoop("", "<bool cond0 = {1}>", "trip = Constant <value = int64 {9223372036854775807}> ()"));
   ASSERT_EQ(analysis.nodes.size(), 1u);
   EXPECT_FALSE(analysis.nodes[0].streamable);
   EXPECT_THAT(analysis.nodes[0].not_streamable_reason, HasSubstr("a while loop"));
