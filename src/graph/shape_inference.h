@@ -1,9 +1,9 @@
 #pragma once
 /// \file
 /// The one way rnnstate runs onnx shape inference: on a structural copy (no tensor payloads), with the
-/// same options everywhere (types not checked, no data propagation), never on a model whose nodes lack
-/// attributes their schema requires (onnx dereferences those unchecked: a Scan without num_scan_inputs
-/// crashes it).
+/// same options everywhere (types not checked; data propagation on, but off at an opset newer than onnx
+/// knows, where it crashed), never on a model whose nodes lack attributes their schema requires (onnx
+/// dereferences those unchecked: a Scan without num_scan_inputs crashes it).
 
 #include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
