@@ -30,7 +30,10 @@ namespace {
 /// Writes `iov` completely, resuming after partial writes.
 void WriteIovecs(int fd, std::vector<iovec>* iov) {
   size_t first = 0;
-  while (first < iov->size()) {
+  while (true) {
+    // Empty pieces are skipped: writev of nothing but empty ones returns 0, which is no failure to write.
+    while (first < iov->size() && (*iov)[first].iov_len == 0) ++first;
+    if (first == iov->size()) return;
     const int count = static_cast<int>(std::min<size_t>(iov->size() - first, IOV_MAX));
     const ssize_t written = writev(fd, iov->data() + first, count);
     if (written < 0 && errno == EINTR) continue;
@@ -45,8 +48,6 @@ void WriteIovecs(int fd, std::vector<iovec>* iov) {
     }
   }
 }
-
-
 
 /// Streams output pieces to a file. Small pieces are gathered into writev calls. Large spans of the input
 /// file are copied by the kernel (copy_file_range) without passing through this process; where the kernel

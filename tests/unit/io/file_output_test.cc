@@ -69,6 +69,21 @@ TEST_F(FileOutput, WritesThePiecesInOrderOverAFileKeepingItsPermissions) {
   EXPECT_THAT(OutNames(), ElementsAre("m.onnx"));  // no temporary left
 }
 
+// Empty pieces write nothing, wherever they are: before, between and after others, or all of them (writev
+// of nothing but empty iovecs returns 0, which is not a failure to write).
+TEST_F(FileOutput, EmptyPiecesWriteNothingWhereverTheyAre) {
+  const fs::path path = root_ / "out" / "m.onnx";
+  const std::string a = "first,", b = "second", none;
+  output::WriteFileAtomically(path, {PieceOf(none), PieceOf(a), PieceOf(none), PieceOf(b), PieceOf(none)}, kNoInput,
+                              true);
+  EXPECT_EQ(Read(path), "first,second");
+  output::WriteFileAtomically(path, {PieceOf(none), PieceOf(none)}, kNoInput, true);
+  EXPECT_EQ(Read(path), "");
+  output::WriteFileAtomically(path, {}, kNoInput, true);
+  EXPECT_EQ(Read(path), "");
+  EXPECT_THAT(OutNames(), ElementsAre("m.onnx"));
+}
+
 TEST_F(FileOutput, CopiesALargeSpanOfTheInputFile) {
   std::string data(300 << 10, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + (i * 7) % 26);
