@@ -74,7 +74,7 @@ std::string GraphPathString(const onnx::ModelProto& model, const GraphPath& path
   std::string out = "main";
   const onnx::GraphProto* graph = &model.graph();
   for (const auto& step : path) {
-    if (graph == nullptr || step.node >= graph->node_size()) return out + "/?";
+    if (graph == nullptr || step.node < 0 || step.node >= graph->node_size()) return out + "/?";
     const onnx::NodeProto& node = graph->node(step.node);
     out += "/" + NodeLabel(node, step.node) + ":" + step.attribute;
     if (step.list_index >= 0) out += "[" + std::to_string(step.list_index) + "]";

@@ -133,6 +133,8 @@ TEST(GraphPathString, NamesEveryLevelFromMain) {
   // A step past the model's graphs ends the string instead of reading beyond them.
   EXPECT_EQ(GraphPathString(model, {GraphStep{5, "body", -1}}), "main/?");
   EXPECT_EQ(GraphPathString(model, {GraphStep{0, "body", -1}, GraphStep{0, "x", -1}}), "main/Relu_0:body/?");
+  // A negative node index (a default-made or corrupted step) ends it too, as ResolveGraph refuses it.
+  EXPECT_EQ(GraphPathString(model, {GraphStep{-1, "body", -1}}), "main/?");
 }
 
 TEST(ForEachGraph, VisitsEveryGraphParentsBeforeChildren) {
