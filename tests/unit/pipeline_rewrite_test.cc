@@ -13,7 +13,6 @@
 #include "rules/structure_rules.h"
 #include "test_models.h"
 #include "test_names.h"
-#include "validate/validate.h"
 
 namespace rnnstate::pipeline_rewrite_test {
 namespace {
@@ -465,28 +464,6 @@ TEST(Rewrite, OtherMetadataDocStringsAndOpsetsArePreserved) {
   EXPECT_EQ(model.metadata_props(0).key(), "author");
   EXPECT_EQ(model.opset_import(0).version(), 14);
   EXPECT_EQ(model.ir_version(), 8);
-}
-
-TEST(Validate, BrokenRewriteIsCaught) {
-  onnx::ModelProto model = Model(kGruAbsent);
-  Rewrite(model);
-  // Remove the Expand that feeds the state: the GRU now reads an undefined value.
-  auto* nodes = model.mutable_graph()->mutable_node();
-  for (int i = 0; i < nodes->size(); ++i) {
-    if (nodes->Get(i).op_type() == "Expand") nodes->DeleteSubrange(i, 1);
-  }
-  EXPECT_NE(StructuralProblem(model), "");
-  EXPECT_THROW(ValidateRewritten(model, ValidationBaseline{}), Error);
-}
-
-TEST(Validate, DeclaringTheWrongStateShapeFailsShapeInference) {
-  onnx::ModelProto model = Model(kGruAbsent);
-  Rewrite(model);
-  auto* output = model.mutable_graph()->mutable_output(1);
-  output->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_value(4);
-  ValidationBaseline baseline;
-  baseline.inference_applies = true;
-  EXPECT_THROW(ValidateRewritten(model, baseline), Error);
 }
 
 }  // namespace

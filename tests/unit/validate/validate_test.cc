@@ -10,6 +10,7 @@
 #include "graph/model_index.h"
 #include "pipeline_stages.h"
 #include "rnnstate/error.h"
+#include "rules/structure_rules.h"
 #include "test_models.h"
 #include "test_names.h"
 
@@ -148,6 +149,26 @@ TEST(ValidateRewritten, AnInferenceFailureIsUnsupportedWhenTheCheckerCannotVouch
   baseline.checker_applies = true;
   ExpectError([&] { ValidateRewritten(model, baseline); }, ExitCode::kInternal,
               "rewritten model fails onnx shape inference");
+}
+
+TEST(ValidateRewritten, BrokenRewriteIsCaught) {
+  auto [input, model] = RewrittenGru();
+  // Remove the Expand that feeds the state: the GRU now reads an undefined value.
+  auto* nodes = model.mutable_graph()->mutable_node();
+  for (int i = nodes->size() - 1; i >= 0; --i) {
+    if (nodes->Get(i).op_type() == "Expand") nodes->DeleteSubrange(i, 1);
+  }
+  ASSERT_NE(StructuralProblem(model), "");
+  EXPECT_THROW(ValidateRewritten(model, ValidationBaseline{}), Error);
+}
+
+TEST(ValidateRewritten, DeclaringTheWrongStateShapeFailsShapeInference) {
+  auto [input, model] = RewrittenGru();
+  auto* output = model.mutable_graph()->mutable_output(1);
+  output->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_value(4);
+  ValidationBaseline baseline;
+  baseline.inference_applies = true;
+  EXPECT_THROW(ValidateRewritten(model, baseline), Error);
 }
 
 TEST(ChangesPassOnTheirOwn, VouchesForASoundRewriteOnlyWithTheInputKept) {
