@@ -354,4 +354,13 @@ std::string TorchPadAmountsText(const std::vector<int64_t>& amounts, int rank, c
          "    " + pads + " = Reshape (" + p + "t, " + p + "flat)\n";
 }
 
+StatePair FloatHPair(const std::string& input, const std::string& init) {
+  StatePair pair = PairOf(input, input + "_out", "", "", "h");
+  pair.dtype = "float32";
+  pair.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{3, ""}};
+  pair.batch_axis = 1;
+  pair.init = init;
+  return pair;
+}
+
 }  // namespace rnnstate::testing

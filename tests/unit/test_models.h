@@ -143,4 +143,8 @@ std::string Tf2onnxStacked(const std::string& bound2 = "6.0", const std::string&
 std::string TorchPadAmountsText(const std::vector<int64_t>& amounts, int rank, const std::string& pads = "pads",
                                 const std::string& prefix = "");
 
+/// The float32 pair `input` -> `input` + "_out" of kind "h" fed as [1, batch, 3] (the batch on axis 1, named
+/// "batch"), starting from `init` (kInitZeros or kInitEmpty); every other field as StatePair leaves it.
+StatePair FloatHPair(const std::string& input, const std::string& init = kInitZeros);
+
 }  // namespace rnnstate::testing
