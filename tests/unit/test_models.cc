@@ -330,4 +330,37 @@ void MakeSocketFile(const std::string& path) {
   ASSERT_EQ(bound, 0) << path;
 }
 
+std::string TorchPadAmountsText(const std::vector<int64_t>& amounts, int rank, const std::string& pads,
+                                const std::string& prefix) {
+  std::string listed;
+  for (int64_t amount : amounts) listed += (listed.empty() ? "" : ", ") + std::to_string(amount);
+  const std::string zeros = std::to_string(2 * rank - static_cast<int>(amounts.size()));
+  const std::string& p = prefix;
+  return "    " + p + "n = Constant <value = int64[1] {" + zeros + "}> ()\n" +                                  //
+         "    " + p + "amounts = Constant <value = int64[" + std::to_string(amounts.size()) + "] {" + listed +  //
+         "}> ()\n" +                                                                                            //
+         "    " + p + "zeros = ConstantOfShape (" + p + "n)\n" +                                                //
+         "    " + p + "all = Concat <axis = 0> (" + p + "amounts, " + p + "zeros)\n" +                          //
+         "    " + p + "shape = Constant <value = int64[2] {-1, 2}> ()\n" +                                      //
+         "    " + p + "pairs = Reshape (" + p + "all, " + p + "shape)\n" +                                      //
+         "    " + p + "start = Constant <value = int64[1] {-1}> ()\n" +                                         //
+         "    " + p + "end = Constant <value = int64[1] {-9223372036854775807}> ()\n" +                         //
+         "    " + p + "axis = Constant <value = int64[1] {0}> ()\n" +                                           //
+         "    " + p + "step = Constant <value = int64[1] {-1}> ()\n" +                                          //
+         "    " + p + "reversed = Slice (" + p + "pairs, " + p + "start, " + p + "end, " + p + "axis, " + p +   //
+         "step)\n" +                                                                                            //
+         "    " + p + "t = Transpose <perm = [1, 0]> (" + p + "reversed)\n" +                                   //
+         "    " + p + "flat = Constant <value = int64[1] {-1}> ()\n" +                                          //
+         "    " + pads + " = Reshape (" + p + "t, " + p + "flat)\n";
+}
+
+StatePair FloatHPair(const std::string& input, const std::string& init) {
+  StatePair pair = PairOf(input, input + "_out", "", "", "h");
+  pair.dtype = "float32";
+  pair.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{3, ""}};
+  pair.batch_axis = 1;
+  pair.init = init;
+  return pair;
+}
+
 }  // namespace rnnstate::testing

@@ -135,4 +135,16 @@ void MakeSocketFile(const std::string& path);
 /// readout `Squeeze(Slice(ys2, [start], [INT32_MAX], [0]))`.
 std::string Tf2onnxStacked(const std::string& bound2 = "6.0", const std::string& start = "-1");
 
+/// ONNX text: F.pad's `amounts` (before and after of the last axis, then of the axis before it, ...) for an
+/// input of rank `rank` as PyTorch 1.13 exports them: a chain of constant nodes (the amounts, ConstantOfShape
+/// zeros for the other axes, the pairs reversed by a Slice of step -1, then flattened) ending in `pads`
+/// (int64[2 * rank], in ONNX's order); its steps are named `prefix` + "n", "amounts", ... Each line is
+/// indented by four spaces and ends with a newline.
+std::string TorchPadAmountsText(const std::vector<int64_t>& amounts, int rank, const std::string& pads = "pads",
+                                const std::string& prefix = "");
+
+/// The float32 pair `input` -> `input` + "_out" of kind "h" fed as [1, batch, 3] (the batch on axis 1, named
+/// "batch"), starting from `init` (kInitZeros or kInitEmpty); every other field as StatePair leaves it.
+StatePair FloatHPair(const std::string& input, const std::string& init = kInitZeros);
+
 }  // namespace rnnstate::testing

@@ -19,40 +19,28 @@ namespace rnnstate::first_feeds_test {
 namespace {
 
 using namespace test_names;
-
-/// A float32 pair `input` of shape [1, batch, 3] (batch on axis 1) starting from `init`.
-StatePair Pair(const std::string& input, const std::string& init = kInitZeros) {
-  StatePair pair;
-  pair.input = input;
-  pair.output = input + "_out";
-  pair.kind = "h";
-  pair.dtype = "float32";
-  pair.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{3, ""}};
-  pair.batch_axis = 1;
-  pair.init = init;
-  return pair;
-}
+using testing::FloatHPair;
 
 TEST(FirstFeeds, ZerosAtTheBatchAskedForOrNamedOrOne) {
-  EXPECT_THAT(FirstFeeds({Pair("h")}, 2, {})[0].shape, ElementsAre(1, 2, 3));
-  EXPECT_THAT(FirstFeeds({Pair("h")}, std::nullopt, {{"batch", 5}})[0].shape, ElementsAre(1, 5, 3));
-  EXPECT_THAT(FirstFeeds({Pair("h")}, std::nullopt, {})[0].shape, ElementsAre(1, 1, 3));
-  const FirstFeed feed = FirstFeeds({Pair("h")}, 2, {})[0];
+  EXPECT_THAT(FirstFeeds({FloatHPair("h")}, 2, {})[0].shape, ElementsAre(1, 2, 3));
+  EXPECT_THAT(FirstFeeds({FloatHPair("h")}, std::nullopt, {{"batch", 5}})[0].shape, ElementsAre(1, 5, 3));
+  EXPECT_THAT(FirstFeeds({FloatHPair("h")}, std::nullopt, {})[0].shape, ElementsAre(1, 1, 3));
+  const FirstFeed feed = FirstFeeds({FloatHPair("h")}, 2, {})[0];
   EXPECT_EQ(feed.input, "h");
   EXPECT_EQ(feed.dtype, "float32");
   EXPECT_EQ(feed.init, kInitZeros);
 }
 
 TEST(FirstFeeds, AnEmptyFeedIsEmptyAlongTheBatchOrAxisZero) {
-  EXPECT_THAT(FirstFeeds({Pair("h", kInitEmpty)}, 4, {})[0].shape, ElementsAre(1, 0, 3));
-  StatePair loop = Pair("s", kInitEmpty);
+  EXPECT_THAT(FirstFeeds({FloatHPair("h", kInitEmpty)}, 4, {})[0].shape, ElementsAre(1, 0, 3));
+  StatePair loop = FloatHPair("s", kInitEmpty);
   loop.batch_axis = -1;
   loop.shape = {MetaDim{-1, "n"}, MetaDim{5, ""}};
   EXPECT_THAT(FirstFeeds({loop}, 4, {})[0].shape, ElementsAre(0, 5));
 }
 
 TEST(FirstFeeds, GivesOtherSymbolicDimsTheirValuesAndAContextsBroadcastOne) {
-  StatePair pair = Pair("h");
+  StatePair pair = FloatHPair("h");
   pair.shape[2] = MetaDim{-1, "hidden"};
   EXPECT_THAT(FirstFeeds({pair}, 2, {{"hidden", 8}})[0].shape, ElementsAre(1, 2, 8));
   ExpectError([&] { FirstFeeds({pair}, 2, {}); }, ExitCode::kUsage,
@@ -64,7 +52,7 @@ TEST(FirstFeeds, GivesOtherSymbolicDimsTheirValuesAndAContextsBroadcastOne) {
 }
 
 TEST(FirstFeeds, RefusesABatchOtherThanTheModelsFixedOne) {
-  StatePair pair = Pair("h");
+  StatePair pair = FloatHPair("h");
   pair.shape[1] = MetaDim{4, ""};
   EXPECT_THAT(FirstFeeds({pair}, 4, {})[0].shape, ElementsAre(1, 4, 3));
   EXPECT_THAT(FirstFeeds({pair}, std::nullopt, {})[0].shape, ElementsAre(1, 4, 3));
@@ -73,9 +61,9 @@ TEST(FirstFeeds, RefusesABatchOtherThanTheModelsFixedOne) {
 }
 
 TEST(FirstFeeds, OneFeedPerInputAndPairsOfOneInputMustAgree) {
-  StatePair h = Pair("state"), c = Pair("state");
+  StatePair h = FloatHPair("state"), c = FloatHPair("state");
   c.kind = "c";
-  const std::vector<FirstFeed> feeds = FirstFeeds({Pair("a"), h, c}, 2, {});
+  const std::vector<FirstFeed> feeds = FirstFeeds({FloatHPair("a"), h, c}, 2, {});
   ASSERT_EQ(feeds.size(), 2u);
   EXPECT_EQ(feeds[0].input, "a");
   EXPECT_EQ(feeds[1].input, "state");
@@ -88,15 +76,15 @@ TEST(FirstFeeds, OneFeedPerInputAndPairsOfOneInputMustAgree) {
 }
 
 TEST(FirstFeeds, RefusesPairsOfOlderMetadata) {
-  StatePair old = Pair("h");
+  StatePair old = FloatHPair("h");
   old.dtype.clear();
   ExpectError([&] { FirstFeeds({old}, 2, {}); }, ExitCode::kBadInput, "state pair 'h' lacks dtype/shape/init");
-  StatePair no_init = Pair("h", "");
+  StatePair no_init = FloatHPair("h", "");
   ExpectError([&] { FirstFeeds({no_init}, 2, {}); }, ExitCode::kBadInput, "lacks dtype/shape/init");
 }
 
 TEST(FirstFeedsText, OneLinePerFeed) {
-  std::vector<FirstFeed> feeds = FirstFeeds({Pair("h"), Pair("c", kInitEmpty)}, 2, {});
+  std::vector<FirstFeed> feeds = FirstFeeds({FloatHPair("h"), FloatHPair("c", kInitEmpty)}, 2, {});
   feeds.push_back(FirstFeed{"packed", "float32", {}, kInitEmpty, true});
   EXPECT_EQ(FirstFeedsText(feeds),
             "h  float32  [1,2,3]  zeros\nc  float32  [1,0,3]  empty\n"

@@ -20,19 +20,7 @@ namespace rnnstate::packed_first_feeds_test {
 namespace {
 
 using namespace test_names;
-
-/// A float32 pair `input` [1, batch, 3], batch on axis 1, starting from zeros.
-StatePair ZerosPair(const std::string& input) {
-  StatePair pair;
-  pair.input = input;
-  pair.output = input + "_out";
-  pair.kind = "h";
-  pair.dtype = "float32";
-  pair.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{3, ""}};
-  pair.batch_axis = 1;
-  pair.init = kInitZeros;
-  return pair;
-}
+using testing::FloatHPair;
 
 /// kLstm carrying a "packed" description of `kind` whose one value `state_in` holds state 0 (batch
 /// `batch`: a name or a number) as a member of 3 columns; the other pairs are left out of it.
@@ -59,7 +47,7 @@ onnx::ModelProto PackedModel(const std::string& kind, const MetaDim& batch = Met
 
 TEST(FirstFeedsOf, ThePackedValuesComeFirstThenThePairsLeftOut) {
   const std::vector<FirstFeed> feeds =
-      FirstFeedsOf(PackedModel(kPackedTensor), {ZerosPair("h"), ZerosPair("c")}, 2, {});
+      FirstFeedsOf(PackedModel(kPackedTensor), {FloatHPair("h"), FloatHPair("c")}, 2, {});
   ASSERT_EQ(feeds.size(), 2u);
   EXPECT_EQ(feeds[0].input, "state_in");
   EXPECT_THAT(feeds[0].shape, ElementsAre(0, 3));
@@ -71,7 +59,7 @@ TEST(FirstFeedsOf, ThePackedValuesComeFirstThenThePairsLeftOut) {
 }
 
 TEST(FirstFeedsOf, ASequenceIsFedEmpty) {
-  const std::vector<FirstFeed> feeds = FirstFeedsOf(PackedModel(kPackedSequence), {ZerosPair("h")}, 2, {});
+  const std::vector<FirstFeed> feeds = FirstFeedsOf(PackedModel(kPackedSequence), {FloatHPair("h")}, 2, {});
   ASSERT_EQ(feeds.size(), 1u);
   EXPECT_TRUE(feeds[0].sequence);
   EXPECT_TRUE(feeds[0].shape.empty());
@@ -80,9 +68,9 @@ TEST(FirstFeedsOf, ASequenceIsFedEmpty) {
 
 TEST(FirstFeedsOf, RefusesABatchAPackedValueFixesOtherwise) {
   const onnx::ModelProto model = PackedModel(kPackedTensor, MetaDim{4, ""});
-  EXPECT_EQ(FirstFeedsOf(model, {ZerosPair("h")}, 4, {}).size(), 1u);
-  EXPECT_EQ(FirstFeedsOf(model, {ZerosPair("h")}, std::nullopt, {}).size(), 1u);
-  ExpectError([&] { FirstFeedsOf(model, {ZerosPair("h")}, 2, {}); }, ExitCode::kUsage,
+  EXPECT_EQ(FirstFeedsOf(model, {FloatHPair("h")}, 4, {}).size(), 1u);
+  EXPECT_EQ(FirstFeedsOf(model, {FloatHPair("h")}, std::nullopt, {}).size(), 1u);
+  ExpectError([&] { FirstFeedsOf(model, {FloatHPair("h")}, 2, {}); }, ExitCode::kUsage,
               "--batch 2: packed input 'state_in' has a fixed batch of 4");
 }
 
@@ -90,7 +78,7 @@ TEST(FirstFeedsOf, RefusesAnInvalidDescriptionAndFeedsAnUnpackedModelsPairs) {
   // The member names state 0: a model recording no pair cannot hold it.
   ExpectError([] { FirstFeedsOf(PackedModel(kPackedTensor), {}, 2, {}); }, ExitCode::kBadInput,
               "\"packed\" is invalid");
-  const std::vector<FirstFeed> feeds = FirstFeedsOf(ParseModel(kLstm), {ZerosPair("h"), ZerosPair("c")}, 3, {});
+  const std::vector<FirstFeed> feeds = FirstFeedsOf(ParseModel(kLstm), {FloatHPair("h"), FloatHPair("c")}, 3, {});
   ASSERT_EQ(feeds.size(), 2u);
   EXPECT_EQ(feeds[0].input, "h");
   EXPECT_THAT(feeds[1].shape, ElementsAre(1, 3, 3));

@@ -17,23 +17,10 @@ using namespace test_names;
 
 TEST(IntFold, PyTorchsPadAmountsFold) {
   // F.pad(x, (4, 0)) on a rank-3 input, as torch 1.13 exports it: the pairs reversed with a Slice of step -1.
-  const onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
-g (float[1, 2, 9] x) => (int64[6] pads) {
-    four = Constant <value = int64[1] {4}> ()
-    amounts = Constant <value = int64[2] {4, 0}> ()
-    zeros = ConstantOfShape (four)
-    all = Concat <axis = 0> (amounts, zeros)
-    shape = Constant <value = int64[2] {-1, 2}> ()
-    pairs = Reshape (all, shape)
-    start = Constant <value = int64[1] {-1}> ()
-    end = Constant <value = int64[1] {-9223372036854775807}> ()
-    axis = Constant <value = int64[1] {0}> ()
-    step = Constant <value = int64[1] {-1}> ()
-    reversed = Slice (pairs, start, end, axis, step)
-    t = Transpose <perm = [1, 0]> (reversed)
-    flat = Constant <value = int64[1] {-1}> ()
-    pads = Reshape (t, flat)
-})");
+  const onnx::ModelProto model = ParseModel(
+      "<ir_version: 8, opset_import: [\"\" : 14]>\n"
+      "g (float[1, 2, 9] x) => (int64[6] pads) {\n" +
+      testing::TorchPadAmountsText({4, 0}, 3) + "}");
   const ModelIndex index(model);
   const std::optional<IntTensor> pads = FoldInts(index, {}, "pads");
   ASSERT_TRUE(pads);

@@ -59,23 +59,7 @@ TEST(PadAmounts, TheAttributeOfOpsetsBefore11IsRead) {
 
 TEST(PadAmounts, PyTorchsChainOfConstantNodesIsFolded) {
   // F.pad(x, (4, 0)) on a rank-3 input, as torch 1.13 exports it.
-  const PadModel m(R"(
-    four = Constant <value = int64[1] {4}> ()
-    amounts = Constant <value = int64[2] {4, 0}> ()
-    zeros = ConstantOfShape (four)
-    all = Concat <axis = 0> (amounts, zeros)
-    shape = Constant <value = int64[2] {-1, 2}> ()
-    pairs = Reshape (all, shape)
-    start = Constant <value = int64[1] {-1}> ()
-    end = Constant <value = int64[1] {-9223372036854775807}> ()
-    axis = Constant <value = int64[1] {0}> ()
-    step = Constant <value = int64[1] {-1}> ()
-    reversed = Slice (pairs, start, end, axis, step)
-    t = Transpose <perm = [1, 0]> (reversed)
-    flat = Constant <value = int64[1] {-1}> ()
-    pads = Reshape (t, flat)
-    p = Pad (x, pads))",
-                   14);
+  const PadModel m("\n" + testing::TorchPadAmountsText({4, 0}, 3) + "    p = Pad (x, pads)", 14);
   EXPECT_EQ(m.On(2), "4,0");
   EXPECT_EQ(m.On(1), "0,0");
 }

@@ -290,12 +290,6 @@ TEST(StateLayout, PlannedAsData) {
   EXPECT_EQ(plan.pairs[1].layout, "");
 }
 
-TEST(Permutations, BatchFirstAndInverse) {
-  EXPECT_EQ(BatchFirstPermutation(3, 1), (std::vector<int64_t>{1, 0, 2}));
-  EXPECT_EQ(BatchFirstPermutation(4, 2), (std::vector<int64_t>{2, 0, 1, 3}));
-  EXPECT_EQ(InversePermutation({2, 0, 1, 3}), (std::vector<int64_t>{1, 2, 0, 3}));
-}
-
 TEST(PackPlan, ZerosOfAnEmptyValueTakeTheBatchOfTheData) {
   onnx::ModelProto model = ParseModel(TwoLstmsAndGru13(14));
   PlanOptions required;

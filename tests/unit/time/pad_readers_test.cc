@@ -19,27 +19,10 @@ namespace {
 
 using namespace test_names;
 
-/// F.pad(x, (before, after)) on the last axis of a rank-`rank` input as PyTorch 1.13 exports it: the
-/// amounts, zeros for the other axes, the pairs reversed by a Slice of step -1, then flattened. Defines
-/// `name` (and names prefixed with it).
-std::string TorchPadAmounts(const std::string& name, int rank, int64_t before, int64_t after) {
-  const std::string p = name + "_";
-  return "    " + p + "n = Constant <value = int64[1] {" + std::to_string(2 * rank - 2) + "}> ()\n" +  //
-         "    " + p + "amounts = Constant <value = int64[2] {" + std::to_string(before) + ", " + std::to_string(after) +
-         "}> ()\n" +                                                                     //
-         "    " + p + "zeros = ConstantOfShape (" + p + "n)\n" +                         //
-         "    " + p + "all = Concat <axis = 0> (" + p + "amounts, " + p + "zeros)\n" +   //
-         "    " + p + "shape = Constant <value = int64[2] {-1, 2}> ()\n" +               //
-         "    " + p + "pairs = Reshape (" + p + "all, " + p + "shape)\n" +               //
-         "    " + p + "start = Constant <value = int64[1] {-1}> ()\n" +                  //
-         "    " + p + "end = Constant <value = int64[1] {-9223372036854775807}> ()\n" +  //
-         "    " + p + "axis = Constant <value = int64[1] {0}> ()\n" +                    //
-         "    " + p + "step = Constant <value = int64[1] {-1}> ()\n" +                   //
-         "    " + p + "reversed = Slice (" + p + "pairs, " + p + "start, " + p + "end, " + p + "axis, " + p +
-         "step)\n" +                                                           //
-         "    " + p + "t = Transpose <perm = [1, 0]> (" + p + "reversed)\n" +  //
-         "    " + p + "flat = Constant <value = int64[1] {-1}> ()\n" +         //
-         "    " + name + " = Reshape (" + p + "t, " + p + "flat)\n";
+/// F.pad(x, (before, after)) on the last axis of a rank-`rank` input as PyTorch 1.13 exports it, defining
+/// `pads` (its steps named "pads_...").
+std::string TorchPads(int rank, int64_t before, int64_t after) {
+  return testing::TorchPadAmountsText({before, after}, rank, "pads", "pads_");
 }
 
 /// A model at `opset` over x [batch, 1, seq, 4] (time on axis 2) whose `pad` lines define `p` from x; its
@@ -84,7 +67,7 @@ TEST(PadReaders, AConstantPadOfFrequencyKeepsTheFramesAtEveryReader) {
 }
 
 TEST(PadReaders, PyTorchsChainOfAmountsIsFoldedAtEveryReader) {
-  const PaddedFrames f(TorchPadAmounts("pads", 4, 1, 1) + "    p = Pad (x, pads)", 14);
+  const PaddedFrames f(TorchPads(4, 1, 1) + "    p = Pad (x, pads)", 14);
   EXPECT_EQ(f.Of("p"), "frames on axis 2");
   EXPECT_EQ(f.Of("g"), "frames on axis 2");
   EXPECT_EQ(f.CompletedFrequency(), 6);
@@ -180,8 +163,8 @@ TEST(PadReaders, APadOfTheSpanBeforeTimeIsCausalHoweverItsAmountsAreWritten) {
     p = Pad (x, pads))",
                            14),
               ElementsAre("y:p:"));
-  EXPECT_THAT(WindowsAfter(TorchPadAmounts("pads", 3, 2, 0) + "    p = Pad (x, pads)", 14), ElementsAre("y:p:"));
-  EXPECT_THAT(WindowsAfter(TorchPadAmounts("pads", 3, 2, 0) + "    p = Pad <mode = \"reflect\"> (x, pads)", 14),
+  EXPECT_THAT(WindowsAfter(TorchPads(3, 2, 0) + "    p = Pad (x, pads)", 14), ElementsAre("y:p:"));
+  EXPECT_THAT(WindowsAfter(TorchPads(3, 2, 0) + "    p = Pad <mode = \"reflect\"> (x, pads)", 14),
               ElementsAre("y:p:reflect"));
   for (const char* axes : {"{2}", "{-1}"}) {
     SCOPED_TRACE(axes);
@@ -198,7 +181,7 @@ TEST(PadReaders, APadOfTheSpanBeforeTimeIsCausalHoweverItsAmountsAreWritten) {
 
 TEST(PadReaders, APadThatIsNotTheSpanBeforeTimeIsNoCausalWindow) {
   // Time padded on both sides, padded after (listed axes: a lookahead), amounts nothing decides.
-  EXPECT_THAT(WindowsAfter(TorchPadAmounts("pads", 3, 1, 1) + "    p = Pad (x, pads)", 14), IsEmpty());
+  EXPECT_THAT(WindowsAfter(TorchPads(3, 1, 1) + "    p = Pad (x, pads)", 14), IsEmpty());
   EXPECT_THAT(WindowsAfter(R"(
     pads = Constant <value = int64[2] {0, 2}> ()
     axes = Constant <value = int64[1] {2}> ()
