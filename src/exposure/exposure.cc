@@ -58,6 +58,10 @@ class ReadWalk {
       }
       path = resolved.graph;
       const onnx::NodeProto& node = *resolved.node;
+      // A Constant node is a constant as an initializer is: no proof is broken, there is nothing to read.
+      if (IsOnnxOp(node, {"Constant"})) {
+        return ReadTrace{std::nullopt, "it is read from a constant ('" + value + "')", true};
+      }
       if (ContainerKindOf(node, index_.onnx_opset()) == ContainerKind::kIf) {
         return ThroughIf(path, producer, map, types, depth);
       }

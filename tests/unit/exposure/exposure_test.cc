@@ -79,12 +79,9 @@ TEST(TraceRead, AStateFromAnInitializerIsConstantNotABrokenProof) {
   EXPECT_EQ(read.broken, "it is read from a constant ('h0')");
 }
 
-// A Constant node is a constant too (ReadTrace::constant: "it is a constant, or absent"), but the walk
-// takes it for an operator that is no view (it has no input to step back to): `constant` is false, and the
-// analysis says why_not "its initial value is not a view of a graph input: Constant 'Constant_4' is not a
-// view of its input" (which `report` prints), where for an initializer it says nothing. Not fixed here:
-// the fix changes what `report` prints; left for the lead to decide.
-TEST(TraceRead, DISABLED_AStateFromAConstantNodeIsConstantNotABrokenProof) {
+// A Constant node is a constant too (ReadTrace::constant: "it is a constant, or absent"), as an initializer
+// is: no broken proof for the analysis to report as why_not.
+TEST(TraceRead, AStateFromAConstantNodeIsConstantNotABrokenProof) {
   const ReadTrace read = ReadOf(WithH0("h0 = Constant <value = float[1, 1, 3] {0, 0, 0}> ()"));
   EXPECT_FALSE(read.place.has_value());
   EXPECT_TRUE(read.constant);
