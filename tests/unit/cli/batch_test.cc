@@ -56,6 +56,13 @@ TEST(DefaultJobs, IsTheNumberOfHardwareThreadsAndAtLeastOne) {
   }
 }
 
+TEST(StderrIsTerminal, IsFalseWhenStderrIsAFile) {
+  ::testing::internal::CaptureStderr();  // stderr redirected to a temporary file
+  const bool terminal = StderrIsTerminal();
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(terminal);
+}
+
 TEST(RunBatch, EmitsInInputOrderWhenLaterFilesFinishFirst) {
   BatchOptions options;
   options.jobs = 3;

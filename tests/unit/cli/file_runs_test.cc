@@ -1,6 +1,6 @@
-// What the commands over files share: which path arguments are directories or one single file, and the
-// run that prints each file's result in input order (text, JSON Lines or one report object), each error
-// on stderr, the summary, and returns the highest exit code.
+// What the commands over files share: their options (paths, -j, --fail-fast), which path arguments are
+// directories or one single file, and the run that prints each file's result in input order (text, JSON
+// Lines or one report object), each error on stderr, the summary, and returns the highest exit code.
 
 #include "cli/file_runs.h"
 
@@ -115,6 +115,27 @@ TEST_F(FileRunsTest, AnArgumentWithoutModelsAndAFailingFileAreNamedOnStderrAndTh
   EXPECT_THAT(err_, HasSubstr("rnnstate: error: " + Path("empty") + ": no *.onnx files in this directory\n"));
   EXPECT_THAT(err_, HasSubstr("rnnstate: error: " + model + ": too old\n"));
   EXPECT_THAT(err_, HasSubstr("rnnstate: 2 files: 0 ok, 2 failed (exit 4)\n"));
+}
+
+TEST_F(FileRunsTest, TheSharedOptionsRequireAPathAndAJobCountFromOneTo1024) {
+  const std::string model = WriteModel("m.onnx");
+  for (const std::vector<std::string>& arguments :
+       {std::vector<std::string>{"report"}, std::vector<std::string>{"report", model, "-j", "0"},
+        std::vector<std::string>{"check", model, "--jobs", "1025"}}) {
+    EXPECT_EQ(testing::RunRnnstate(arguments).exit_code, 2) << ::testing::PrintToString(arguments);
+  }
+  EXPECT_EQ(testing::RunRnnstate({"report", model, "-j", "1024"}).exit_code, 0);
+}
+
+TEST_F(FileRunsTest, FailFastReachesTheRun) {
+  const std::vector<std::string> paths = {WriteFile("a.onnx", "not onnx"), WriteModel("b.onnx")};
+  const testing::CommandRun run =
+      testing::RunRnnstate({"report", paths[0], paths[1], "--json", "-j", "1", "--fail-fast"});
+  EXPECT_EQ(run.exit_code, 3);
+  const std::vector<Json> records = testing::JsonLines(run.out);
+  ASSERT_EQ(records.size(), 2u) << run.out;
+  EXPECT_EQ(records[0]["path"], paths[0]);
+  EXPECT_EQ(records[1]["not_run"], 1);
 }
 
 }  // namespace
