@@ -27,6 +27,9 @@ not carried), 5 cannot write, 6 internal error. Over several files: the highest 
 
 /// Diagnostics go to stderr as "rnnstate: <level>: ..."; `quiet` keeps only errors.
 void SetUpLogging(bool quiet) {
+  // A logger of that name from an earlier run in this process (RunCommandLine called again) would make
+  // creating it throw.
+  spdlog::drop("rnnstate");
   auto logger = spdlog::stderr_color_st("rnnstate");
   logger->set_pattern("rnnstate: %l: %v");
   logger->set_level(quiet ? spdlog::level::err : spdlog::level::info);
