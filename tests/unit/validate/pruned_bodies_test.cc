@@ -1,6 +1,7 @@
 // The changed region of a rewrite that threads a state out of nested If branches (pruned_bodies.h): the
 // bodies keep what changed, the region still vouches only for what onnx's whole-model check accepts, and
-// faults in a nested changed node are caught.
+// faults in a nested changed node are caught: by the region, by the structural check of the whole output
+// its argument relies on, or by the whole-model check where the region gives up.
 
 #include "validate/pruned_bodies.h"
 
@@ -39,9 +40,9 @@ g (bool c, float[seq, batch, 2] X, float[1, 6, 2] W, float[1, 6, 2] R) => (float
   }, else_branch = e () => (float[seq, batch, 2] ez) { ez = Identity (B) }>
 })";
 
-/// kNestedGru (first) and its rewrite.
-std::pair<onnx::ModelProto, onnx::ModelProto> RewrittenNest() {
-  const onnx::ModelProto input = ParseModel(kNestedGru);
+/// `text` (kNestedGru unless told) parsed (first) and its rewrite.
+std::pair<onnx::ModelProto, onnx::ModelProto> RewrittenNest(const std::string& text = kNestedGru) {
+  const onnx::ModelProto input = ParseModel(text);
   onnx::ModelProto model = input;
   RewriteModel(model, {}, /*strict=*/false);
   return {input, model};
@@ -57,6 +58,16 @@ ValidationBaseline Baseline(const onnx::ModelProto& input) {
 /// whole): "" when it passes, else the error.
 std::string WholeVerdict(const onnx::ModelProto& model, ValidationBaseline baseline) {
   baseline.input = InferredModel{};
+  try {
+    ValidateRewritten(model, baseline);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+/// ValidateRewritten's verdict on `model` (the region first, as a rewrite runs it): "" or the error.
+std::string Verdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
   try {
     ValidateRewritten(model, baseline);
     return "";
@@ -139,6 +150,149 @@ TEST(PrunedBodies, ANestedNodeOnnxsCheckerRefusesIsCaught) {
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
   EXPECT_THAT(WholeVerdict(model, baseline), HasSubstr("fails onnx's checker"));
+}
+
+/// The graph of the rewritten nest's outer then_branch (T1, T2 and the inner If).
+onnx::GraphProto& OuterThenBranch(onnx::ModelProto& model) {
+  return *testing::NodeOfType(*model.mutable_graph(), "If").mutable_attribute(0)->mutable_g();
+}
+
+/// The graph (any depth) of `model` holding a node of type `op`, or nullptr.
+onnx::GraphProto* GraphHolding(onnx::ModelProto& model, const std::string& op) {
+  onnx::GraphProto* found = nullptr;
+  GraphPath root;
+  ForEachGraph(model.graph(), root, [&](const GraphPath&, const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) {
+      if (found == nullptr && node.op_type() == op) found = const_cast<onnx::GraphProto*>(&graph);
+    }
+  });
+  return found;
+}
+
+/// A node `output = op (input)` appended to `graph`.
+void AddNode(onnx::GraphProto& graph, const std::string& op, const std::string& input, const std::string& output) {
+  onnx::NodeProto* node = graph.add_node();
+  node->set_op_type(op);
+  node->add_input(input);
+  node->add_output(output);
+}
+
+// Faults in the bodies of changed nodes that the pruned region does not hold, or holds in part: each is
+// still refused by ValidateRewritten, by the structural check of the whole output (changed_region.h's
+// argument leaves names defined once and before use to it) or by the whole-model check the region leaves
+// it to.
+
+TEST(PrunedBodies, AnUnchangedNestedNodeReadingANameTheRewriteRemovedIsRefusedByTheStructuralCheck) {
+  auto [input, model] = RewrittenNest();
+  // T1's definer gone, as PruneDropped removes a dropped original: T2, unchanged, still reads it.
+  onnx::GraphProto& branch = OuterThenBranch(model);
+  ASSERT_EQ(branch.node(0).output(0), "T1");
+  branch.mutable_node()->DeleteSubrange(0, 1);
+  const ValidationBaseline baseline = Baseline(input);
+  // The pruned region holds neither T1 nor its unchanged reader: it relies on the structural check here.
+  EXPECT_TRUE(ChangesPassOnTheirOwn(model, baseline));
+  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model is invalid"));
+  EXPECT_THAT(Verdict(model, baseline), HasSubstr("T1"));
+}
+
+TEST(PrunedBodies, AChangedNestedNodeReadingADanglingNameIsRefused) {
+  auto [input, model] = RewrittenNest();
+  *NestedNode(model, "GRU")->mutable_input(0) = "nowhere";
+  const ValidationBaseline baseline = Baseline(input);
+  EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
+  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model is invalid"));
+}
+
+TEST(PrunedBodies, ANameDefinedTwiceInAChangedBodyIsRefused) {
+  auto [input, model] = RewrittenNest();
+  // The inner then_branch holds the GRU (changed); U1 is defined there already.
+  onnx::GraphProto* inner = GraphHolding(model, "GRU");
+  ASSERT_NE(inner, nullptr);
+  AddNode(*inner, "Neg", "T2", "U1");
+  const ValidationBaseline baseline = Baseline(input);
+  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model is invalid"));
+}
+
+TEST(PrunedBodies, ANestedNameShadowingAnOuterOneIsLeftToTheWholeCheckWhichRefusesIt) {
+  // More nodes in the main graph than in the pruned bodies, so that the region does not give up on size.
+  std::string text = kNestedGru;
+  std::string more = "  B = Neg (A)\n";
+  for (int i = 0; i < 12; ++i) more += "  P" + std::to_string(i) + " = Relu (B)\n";
+  text.replace(text.find("  B = Neg (A)\n"), 13, more);
+  auto [input, model] = RewrittenNest(text);
+  ASSERT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
+  // T1 of the outer then_branch defined again one level down, beside the GRU: onnx's checker refuses a
+  // name defined in nested scopes twice, rnnstate's structural check does not (it looks at one graph at
+  // a time), and the pruned region holds only the second definition.
+  onnx::GraphProto* inner = GraphHolding(model, "GRU");
+  ASSERT_NE(inner, nullptr);
+  AddNode(*inner, "Neg", "T2", "T1");
+  const ValidationBaseline baseline = Baseline(input);
+  EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
+  EXPECT_THAT(Verdict(model, baseline), HasSubstr("fails onnx's checker"));
+}
+
+/// A GRU in a Loop body run once (bench_scale's odd `nest` levels), behind more main-graph nodes than the
+/// body holds: onnx 1.12's inference keeps the element types of a Loop's outputs but not their shapes.
+const char* kGruInLoop = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 6, 2] W, float[1, 6, 2] R) => (float[seq, batch, 2] Z) {
+  A = Relu (X)
+  B = Neg (A)
+  P0 = Relu (B)
+  P1 = Relu (P0)
+  P2 = Relu (P1)
+  P3 = Relu (P2)
+  P4 = Relu (P3)
+  P5 = Relu (P4)
+  P6 = Relu (P5)
+  P7 = Relu (P6)
+  trip = Constant <value = int64 {1}> ()
+  go = Constant <value = bool {1}> ()
+  S = Loop (trip, go) <body = b (int64 i, bool ci) => (bool co, float[seq, batch, 2] lz) {
+    co = Identity (ci)
+    L1 = Relu (B)
+    Y = GRU <hidden_size = 2> (L1, W, R)
+    ax = Constant <value = int64[1] {1}> ()
+    lz = Squeeze (Y, ax)
+  }>
+  ax0 = Constant <value = int64[1] {0}> ()
+  Z = Squeeze (S, ax0)
+})";
+
+TEST(PrunedBodies, AGruInALoopBodyIsCheckedByItsPrunedBodyAndAWrongElementTypeIsCaught) {
+  auto [input, model] = RewrittenNest(kGruInLoop);
+  ASSERT_NE(input.SerializeAsString(), model.SerializeAsString());
+  EXPECT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
+  EXPECT_EQ(WholeVerdict(model, Baseline(input)), "");
+  // The state output the Loop now carries out, declared double: inference keeps a Loop output's element
+  // type, so both the region and the whole check refuse it.
+  ASSERT_GE(model.graph().output_size(), 2);
+  model.mutable_graph()->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::DOUBLE);
+  const ValidationBaseline baseline = Baseline(input);
+  EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
+  EXPECT_THAT(Verdict(model, baseline), HasSubstr("fails onnx shape inference"));
+}
+
+TEST(PrunedBodies, AChangedNodeReadingAValueInferenceLeftWithoutAShapeIsLeftToTheWholeModel) {
+  // S2 is typed by inference alone, and without a shape: Reshape to a shape of unknown length.
+  std::string text = kGruInLoop;
+  text.replace(text.find("R) =>"), 5, "R, int64[k] to) =>");
+  text.replace(text.find("  Z = Squeeze (S, ax0)"), 22, "  S2 = Reshape (S, to)\n  Z = Squeeze (S2, ax0)");
+  auto [input, model] = RewrittenNest(text);
+  ASSERT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
+  // A new reader of S2 in the rewritten main graph: the region would read S2 as a graph input of no
+  // shape, which onnx's checker refuses on a main graph, and could not vouch for what it infers from it.
+  AddNode(*model.mutable_graph(), "Relu", "S2", "Q");
+  onnx::ValueInfoProto* output = model.mutable_graph()->add_output();
+  output->set_name("Q");
+  output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  output->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("q");
+  google::protobuf::Arena arena;
+  const InferredModel before = ModelIndex(input).inferred();
+  EXPECT_FALSE(FindChangedRegion(model, before, arena));
+  EXPECT_FALSE(ChangesPassOnTheirOwn(model, Baseline(input)));
+  EXPECT_EQ(WholeVerdict(model, Baseline(input)), "");
 }
 
 TEST(NamesDefinedOnce, SiblingBranchesReusingANameAreRefused) {
