@@ -19,11 +19,14 @@
 #include "test_models.h"
 #include "test_names.h"
 #include "validate/validate.h"
+#include "validate/verdicts.h"
 
 namespace rnnstate::changed_region_test {
 namespace {
 
 using namespace test_names;
+using testing::Verdict;
+using testing::WholeVerdict;
 
 const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
 )";
@@ -76,22 +79,6 @@ std::vector<std::string> Names(const google::protobuf::RepeatedPtrField<onnx::Va
   std::vector<std::string> names;
   for (const auto& info : infos) names.push_back(info.name());
   return names;
-}
-
-/// ValidateRewritten's verdict on `model`: "" when it passes, else the error.
-std::string Verdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
-  try {
-    ValidateRewritten(model, baseline);
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-
-/// The verdict of the whole-model check alone.
-std::string WholeVerdict(const onnx::ModelProto& model, ValidationBaseline baseline) {
-  baseline.input = InferredModel{};
-  return Verdict(model, baseline);
 }
 
 /// kChainedGru (first) and its rewrite.
@@ -151,10 +138,7 @@ TEST(ChangedRegion, AWrongDeclaredStateShapeIsCaughtInTheRegion) {
 
 TEST(ChangedRegion, AChangedNodeOnnxsCheckerRefusesIsCaught) {
   auto [input, model] = RewrittenChain();
-  auto* bogus = testing::NodeOfType(*model.mutable_graph(), "GRU").add_attribute();
-  bogus->set_name("no_such_attribute");
-  bogus->set_type(onnx::AttributeProto::INT);
-  bogus->set_i(1);
+  testing::AddUnknownAttribute(testing::NodeOfType(*model.mutable_graph(), "GRU"));
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
   EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model fails onnx's checker"));

@@ -16,11 +16,14 @@
 #include "test_names.h"
 #include "validate/changed_region.h"
 #include "validate/validate.h"
+#include "validate/verdicts.h"
 
 namespace rnnstate::pruned_bodies_test {
 namespace {
 
 using namespace test_names;
+using testing::Verdict;
+using testing::WholeVerdict;
 
 /// A GRU two If levels deep, each level behind a chain of cheap nodes (bench_scale's `nest` in small): the
 /// rewrite threads its state out through both Ifs, changing both, and leaves the chains alone.
@@ -52,28 +55,6 @@ ValidationBaseline Baseline(const onnx::ModelProto& input) {
   ValidationBaseline baseline = MakeValidationBaseline(input, /*inference_succeeded=*/true, "");
   baseline.input = ModelIndex(input).inferred();
   return baseline;
-}
-
-/// ValidateRewritten's verdict on `model` with the region left out (onnx's checker and inference on the
-/// whole): "" when it passes, else the error.
-std::string WholeVerdict(const onnx::ModelProto& model, ValidationBaseline baseline) {
-  baseline.input = InferredModel{};
-  try {
-    ValidateRewritten(model, baseline);
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-
-/// ValidateRewritten's verdict on `model` (the region first, as a rewrite runs it): "" or the error.
-std::string Verdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
-  try {
-    ValidateRewritten(model, baseline);
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
 }
 
 /// The values every node of `graph` defines, at any depth.
@@ -143,10 +124,7 @@ TEST(PrunedBodies, AHiddenSizeTwoLevelsDeepTheRegionCannotVouchForIsLeftToTheWho
 
 TEST(PrunedBodies, ANestedNodeOnnxsCheckerRefusesIsCaught) {
   auto [input, model] = RewrittenNest();
-  onnx::AttributeProto* bogus = NestedNode(model, "GRU")->add_attribute();
-  bogus->set_name("no_such_attribute");
-  bogus->set_type(onnx::AttributeProto::INT);
-  bogus->set_i(1);
+  testing::AddUnknownAttribute(*NestedNode(model, "GRU"));
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
   EXPECT_THAT(WholeVerdict(model, baseline), HasSubstr("fails onnx's checker"));

@@ -1,0 +1,39 @@
+#pragma once
+/// \file
+/// For the validation's fault-injection tests: ValidateRewritten's verdict as a string ("" when a model
+/// passes, else the error it gives), and the faults more than one file injects.
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+#include "rnnstate/error.h"
+#include "validate/validate.h"
+
+namespace rnnstate::testing {
+
+/// Gives `node` an attribute no schema has ("no_such_attribute"): a fault onnx's checker refuses.
+inline void AddUnknownAttribute(onnx::NodeProto& node) {
+  onnx::AttributeProto* bogus = node.add_attribute();
+  bogus->set_name("no_such_attribute");
+  bogus->set_type(onnx::AttributeProto::INT);
+  bogus->set_i(1);
+}
+
+/// ValidateRewritten's verdict on `model` (the region first, as a rewrite runs it): "" or the error.
+inline std::string Verdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  try {
+    ValidateRewritten(model, baseline);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+/// The verdict with the region left out (onnx's checker and inference on the whole model).
+inline std::string WholeVerdict(const onnx::ModelProto& model, ValidationBaseline baseline) {
+  baseline.input = InferredModel{};
+  return Verdict(model, baseline);
+}
+
+}  // namespace rnnstate::testing
