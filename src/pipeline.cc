@@ -58,14 +58,14 @@ void AddWarnings(Warning::Kind kind, const std::vector<std::string>& texts, std:
 
 /// The analysis and plan of `model`'s states, after the `--time-axis` stage planned `time_axes` (its
 /// refusals are the analysis's input). Throws Error(kBadInput) for an invalid model. `origin_sources`: see
-/// AnalysisOptions (report shows them). `structure_valid` as IndexValidModel's. `inferred`, when given,
-/// gets the model as the index saw it, with its inferred types (ModelIndex::inferred).
+/// AnalysisOptions (report shows them). `structure_valid` and `inline_tensors` as IndexValidModel's.
+/// `inferred`, when given, gets the model as the index saw it, with its inferred types (ModelIndex::inferred).
 RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& options, const TimeAxisPlan& time_axes,
-                          bool origin_sources, const std::function<void()>& structure_valid = {},
-                          InferredModel* inferred = nullptr) {
+                          bool origin_sources, InlineTensors inline_tensors,
+                          const std::function<void()>& structure_valid = {}, InferredModel* inferred = nullptr) {
   // A model that is already broken (e.g. reads a name nothing defines, an LSTM with hidden_size 0) must
   // be refused, not reported, planned or blamed on the rewrite: it is bad input.
-  ModelIndex index = IndexValidModel(model, structure_valid);
+  ModelIndex index = IndexValidModel(model, structure_valid, inline_tensors);
   RewriteOutcome outcome;
   AnalysisOptions analysis_options;
   analysis_options.refused_time_axes.insert(time_axes.refused.begin(), time_axes.refused.end());
@@ -114,10 +114,11 @@ RewriteOutcome PlanStates(const onnx::ModelProto& model, const PlanOptions& opti
 }
 
 /// Plans `--time-axis` and, when it changes something, applies it to a copy of `model`; `plan` says what.
+/// `inline_tensors` as IndexValidModel's.
 std::optional<onnx::ModelProto> StageTimeAxes(const onnx::ModelProto& model, const PlanOptions& options,
-                                              TimeAxisPlan* plan) {
+                                              InlineTensors inline_tensors, TimeAxisPlan* plan) {
   if (options.time_axes.empty()) return std::nullopt;
-  *plan = PlanTimeAxes(IndexValidModel(model), options.time_axes);
+  *plan = PlanTimeAxes(IndexValidModel(model, {}, inline_tensors), options.time_axes);
   if (!plan->Changes()) return std::nullopt;
   onnx::ModelProto staged = model;
   ApplyTimeAxes(*plan, staged);
@@ -140,10 +141,10 @@ void RequireSupportedOpset(const Analysis& analysis) {
   if (std::string problem = OpsetProblem(analysis); !problem.empty()) throw Error(ExitCode::kUnsupported, problem);
 }
 
-RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options) {
+RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options, InlineTensors inline_tensors) {
   TimeAxisPlan time_axes;
-  const std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
-  return PlanStates(staged ? *staged : model, options, time_axes, /*origin_sources=*/true);
+  const std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, inline_tensors, &time_axes);
+  return PlanStates(staged ? *staged : model, options, time_axes, /*origin_sources=*/true, inline_tensors);
 }
 
 namespace {
@@ -161,11 +162,13 @@ void ReleasePlanning(RewriteOutcome& outcome, std::optional<std::vector<std::str
 
 /// RewriteModel; with `plan_lines`, what ReleasePlanning says is released before the validation (the
 /// outcome then holds no states' analyses nor edits: `plan_lines` has what PlanLines would give).
+/// `inline_tensors` as IndexValidModel's.
 RewriteOutcome RewriteStates(onnx::ModelProto& model, const PlanOptions& options, bool strict,
-                             const std::string& model_dir, std::optional<std::vector<std::string>>* plan_lines) {
+                             const std::string& model_dir, InlineTensors inline_tensors,
+                             std::optional<std::vector<std::string>>* plan_lines) {
   // The time axes are applied to a copy, so that a failure below leaves `model` as it was.
   TimeAxisPlan time_axes;
-  std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, &time_axes);
+  std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, inline_tensors, &time_axes);
   onnx::ModelProto& target = staged ? *staged : model;
   // onnx's checker on the input (the validation's baseline) only reads it: it runs beside the analysis,
   // from the moment the structure is known to be valid, and is done before anything changes the input.
@@ -174,8 +177,8 @@ RewriteOutcome RewriteStates(onnx::ModelProto& model, const PlanOptions& options
   // `--time-axis`, whose copy onnx's checker has not seen.
   InferredModel inferred;
   RewriteOutcome outcome = PlanStates(
-      target, options, time_axes, /*origin_sources=*/false, [&] { input_checked = StartChecker(model, model_dir); },
-      staged ? nullptr : &inferred);
+      target, options, time_axes, /*origin_sources=*/false, inline_tensors,
+      [&] { input_checked = StartChecker(model, model_dir); }, staged ? nullptr : &inferred);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {
     throw Error(ExitCode::kUnsupported, "--strict: " + SkipText(outcome.plan.skipped.front()));
@@ -224,14 +227,14 @@ RewriteOutcome RewriteStates(onnx::ModelProto& model, const PlanOptions& options
 
 RewriteOutcome RewriteModel(onnx::ModelProto& model, const PlanOptions& options, bool strict,
                             const std::string& model_dir) {
-  return RewriteStates(model, options, strict, model_dir, /*plan_lines=*/nullptr);
+  return RewriteStates(model, options, strict, model_dir, InlineTensors::kCheck, /*plan_lines=*/nullptr);
 }
 
 // The public façade (rnnstate/pipeline.h) over the stages.
 RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options, bool strict,
-                                  const std::string& model_dir) {
+                                  const std::string& model_dir, InlineTensors inline_tensors) {
   std::optional<std::vector<std::string>> plan_lines;  // written when the planning is released early
-  RewriteOutcome outcome = RewriteStates(model, options, strict, model_dir, &plan_lines);
+  RewriteOutcome outcome = RewriteStates(model, options, strict, model_dir, inline_tensors, &plan_lines);
   RewriteResult result;
   result.changed = outcome.changed;
   result.pairs = std::move(outcome.plan.pairs);
@@ -241,8 +244,10 @@ RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& op
   return result;
 }
 
-CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options) {
-  const ModelIndex index = IndexValidModel(model);  // the same verdict as rewrite and report
+CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options,
+                              InlineTensors inline_tensors) {
+  // The same verdict as rewrite and report.
+  const ModelIndex index = IndexValidModel(model, {}, inline_tensors);
   AnalysisOptions analysis_options;
   analysis_options.origin_sources = false;      // check shows no origins
   analysis_options.owner_types_checked = true;  // IndexValidModel checked them
@@ -266,8 +271,9 @@ CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions&
   return result;
 }
 
-Report ReportModel(const onnx::ModelProto& model, const std::string& file, ReportFormat format) {
-  const RewriteOutcome outcome = PlanRewrite(model, PlanOptions{});
+Report ReportModel(const onnx::ModelProto& model, const std::string& file, ReportFormat format,
+                   InlineTensors inline_tensors) {
+  const RewriteOutcome outcome = PlanRewrite(model, PlanOptions{}, inline_tensors);
   Report report;
   report.recorded = outcome.analysis.recorded_pairs;
   switch (format) {

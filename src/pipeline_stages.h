@@ -11,6 +11,7 @@
 
 #include "find/analysis.h"
 #include "rewrite/plan.h"
+#include "rnnstate/options.h"
 #include "rnnstate/warning.h"
 
 namespace rnnstate {
@@ -37,7 +38,9 @@ struct RewriteOutcome {
 /// Analyzes and plans without modifying `model` (report, --dry-run); with `--time-axis`, on a copy with
 /// the time axes applied. Throws Error(kBadInput) naming the first rule an invalid model breaks (see
 /// IndexValidModel). An unsupported opset is marked as every node's problem (see RequireSupportedOpset).
-RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options);
+/// `inline_tensors`: see InlineTensors (rnnstate/options.h).
+RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options,
+                           InlineTensors inline_tensors = InlineTensors::kCheck);
 
 /// Throws Error(kUnsupported) when the model has recurrent nodes but no supported ai.onnx opset: what
 /// `rewrite` (and its --dry-run) reports with exit code 4.

@@ -105,6 +105,16 @@ struct PlanOptions {
   bool lookahead = false;
 };
 
+/// Whether the façade checks that the values stored in the model's tensors fit their dims and data type
+/// (docs/validation.md), or its caller did when it read the model.
+enum class InlineTensors {
+  kCheck,  ///< checked with the model's other rules: a model built or parsed by the caller (the default)
+  /// Checked by rnnstate's own OpenModel (src/io/model_io.h), which judged the payloads it left in the file
+  /// by their length there, a check a model in memory cannot repeat: not checked again. The CLI's commands
+  /// pass it for the model they opened; a caller claiming it for another model gets that model unchecked.
+  kCheckedWhenOpened,
+};
+
 /// Parses "INPUT:AXIS" (the input name may itself contain ':'; AXIS is a non-negative integer). Throws
 /// Error(kUsage) when it is malformed.
 TimeAxisOption ParseTimeAxis(const std::string& text);

@@ -34,8 +34,10 @@ struct RewriteResult {
 /// Rewrites `model` in place so that its recurrent states are graph inputs and outputs, and validates
 /// the result. With `strict`, a state that cannot be rewritten is an Error(kUnsupported) and `model` is
 /// left unchanged. `model_dir` is where the model's external data files are ("" = current directory).
+/// `inline_tensors`: whether the values stored in its tensors are checked here (InlineTensors, options.h).
 RewriteResult RewriteForStreaming(onnx::ModelProto& model, const PlanOptions& options = {}, bool strict = false,
-                                  const std::string& model_dir = "");
+                                  const std::string& model_dir = "",
+                                  InlineTensors inline_tensors = InlineTensors::kCheck);
 
 /// How `check` judges a model.
 struct CheckOptions {
@@ -50,8 +52,9 @@ struct CheckResult {
   std::vector<StatePair> recorded;     ///< the pairs in the model's metadata
 };
 
-/// Checks `model` as `rnnstate check` does.
-CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options = {});
+/// Checks `model` as `rnnstate check` does. `inline_tensors` as RewriteForStreaming's.
+CheckResult CheckForStreaming(const onnx::ModelProto& model, const CheckOptions& options = {},
+                              InlineTensors inline_tensors = InlineTensors::kCheck);
 
 /// Output formats of a report.
 enum class ReportFormat { kText, kJson, kDot };
@@ -63,8 +66,10 @@ struct Report {
   std::vector<StatePair> recorded;  ///< the pairs in the model's metadata
 };
 
-/// The report of `model` in `format` (`rnnstate report`). `file` is shown as its name.
-Report ReportModel(const onnx::ModelProto& model, const std::string& file, ReportFormat format);
+/// The report of `model` in `format` (`rnnstate report`). `file` is shown as its name. `inline_tensors` as
+/// RewriteForStreaming's.
+Report ReportModel(const onnx::ModelProto& model, const std::string& file, ReportFormat format,
+                   InlineTensors inline_tensors = InlineTensors::kCheck);
 
 /// The report of `model` as JSON (`rnnstate report --json`): ReportModel's kJson object.
 Json ReportOf(const onnx::ModelProto& model, const std::string& file = "");

@@ -35,7 +35,8 @@ FileResult CheckFile(const std::string& input, const CheckOptions& options) {
   FileResult check = ProcessGuarded(input, [&](FileResult& result) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
-    CheckResult checked = Timed(&result.timings.process_ms, [&] { return CheckForStreaming(model, options); });
+    CheckResult checked = Timed(&result.timings.process_ms,
+                                [&] { return CheckForStreaming(model, options, InlineTensors::kCheckedWhenOpened); });
     result.states = std::move(checked.recorded);
     result.warnings = WarningTexts(checked.warnings);
     const std::vector<CheckProblem>& problems = checked.problems;

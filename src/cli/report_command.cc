@@ -41,7 +41,7 @@ FileResult ReportFile(const std::string& input, ReportFormat format) {
     OpenedModel opened = Timed(&result.timings.load_ms, [&] { return OpenModel(input); });
     const onnx::ModelProto& model = opened.file.model();
     Timed(&result.timings.process_ms, [&] {
-      Report reported = ReportModel(model, input, format);
+      Report reported = ReportModel(model, input, format, InlineTensors::kCheckedWhenOpened);
       result.states = std::move(reported.recorded);
       if (format == ReportFormat::kJson) {
         result.details["report"] = std::move(reported.json);

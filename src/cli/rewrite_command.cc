@@ -176,7 +176,7 @@ void DryRun(const std::string& input, const std::string& output, const RewriteOp
             const RewriteWriting& writing, const OpenedModel& opened, FileResult& result) {
   onnx::ModelProto copy = opened.file.model();
   RewriteResult outcome = Timed(&result.timings.process_ms, [&] {
-    return RewriteForStreaming(copy, rewrite.plan, rewrite.strict, opened.directory);
+    return RewriteForStreaming(copy, rewrite.plan, rewrite.strict, opened.directory, InlineTensors::kCheckedWhenOpened);
   });
   result.warnings = WarningTexts(outcome.warnings);
   result.states = outcome.pairs;
@@ -220,7 +220,8 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
     onnx::ModelProto& model = opened.file.model();
     if (rewrite.dry_run) return DryRun(input, output, rewrite, writing, opened, result);
     RewriteResult outcome = Timed(&result.timings.process_ms, [&] {
-      return RewriteForStreaming(model, rewrite.plan, rewrite.strict, opened.directory);
+      return RewriteForStreaming(model, rewrite.plan, rewrite.strict, opened.directory,
+                                 InlineTensors::kCheckedWhenOpened);
     });
     result.warnings = WarningTexts(outcome.warnings);
     result.states = outcome.pairs;

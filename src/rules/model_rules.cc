@@ -279,17 +279,20 @@ std::string DuplicateFunction(const onnx::ModelProto& model) {
 
 }  // namespace
 
-std::string FirstStructuralViolation(const onnx::ModelProto& model) {
+std::string FirstStructuralViolation(const onnx::ModelProto& model, InlineTensors inline_tensors) {
   // First: everything after it (onnx's checker, its shape inference) follows function calls.
   if (std::string problem = DuplicateFunction(model); !problem.empty()) return problem;
   if (std::string problem = RecursiveFunction(model); !problem.empty()) return problem;
   if (std::string problem = StructuralProblem(model); !problem.empty()) return problem;
   // Opening a file checked its tensors already (model_io.h), the payloads left in it by their length
-  // there; this is for a model handed over in memory (the library), where a placeholder is not judged.
+  // there: a check of every tensor of the model (74M instructions at 10,000 LSTMs) not to run twice. This
+  // is for a model handed over in memory (the library), where a placeholder is not judged.
   const auto raw_size = [](const onnx::TensorProto& tensor) {
     return PayloadUnknown(tensor) ? std::nullopt : std::optional<uint64_t>(tensor.raw_data().size());
   };
-  if (std::string problem = FirstInlineDataProblem(model, raw_size); !problem.empty()) return problem;
+  if (inline_tensors == InlineTensors::kCheck) {
+    if (std::string problem = FirstInlineDataProblem(model, raw_size); !problem.empty()) return problem;
+  }
   RegisterContribSchemas();
   const Imports imports(model.opset_import());
   JudgingSchemas schemas(model);
@@ -331,11 +334,12 @@ ModelIndex IndexWithKnownSlices(const onnx::ModelProto& model, OwnedCopy copy) {
 
 }  // namespace
 
-ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid) {
+ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid,
+                           InlineTensors inline_tensors) {
   // The copy shape inference works on only reads the model (it infers nothing): made on another thread
   // while the rules are checked. Inference itself waits for their verdict.
   std::future<OwnedCopy> copy = StartBeside(model, [&model] { return MakeStructuralCopy(model); });
-  if (std::string problem = FirstStructuralViolation(model); !problem.empty()) {
+  if (std::string problem = FirstStructuralViolation(model, inline_tensors); !problem.empty()) {
     throw Error(ExitCode::kBadInput, "invalid model: " + problem);
   }
   if (structure_valid) structure_valid();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "graph/model_index.h"
+#include "rnnstate/options.h"
 
 namespace rnnstate {
 
@@ -27,8 +28,9 @@ inline constexpr int64_t kMinOpset = 7;
 /// and outputs onnx's schema allows (schema_rules.h; judged at the opsets onnx 1.12 knows), and for
 /// control flow what ContainerRuleViolation requires (If branches, Loop and Scan bodies, inputs).
 /// ONNX Runtime's DynamicQuantizeLSTM is judged by its schema and its row of the operator table; other
-/// domains are not judged.
-std::string FirstStructuralViolation(const onnx::ModelProto& model);
+/// domains are not judged. The values of inline tensors (tensor_data.h) are checked with `kCheck` only.
+std::string FirstStructuralViolation(const onnx::ModelProto& model,
+                                     InlineTensors inline_tensors = InlineTensors::kCheck);
 
 /// The first rule a state owner of the indexed model breaks, or "": each kind of owner contributes its
 /// rules (see kOwnerRules in model_rules.cc; today the type and shape rules of op_rules.h).
@@ -39,6 +41,8 @@ std::string FirstOwnerViolation(const ModelIndex& index);
 /// never runs on a broken graph), the rules of every state owner and of the view operators
 /// (view_rules.h) after (they read inferred types). `structure_valid`, when given, is called once the
 /// structure and containers passed, before the index is built (work that may start from there on).
-ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid = {});
+/// `inline_tensors` as FirstStructuralViolation's.
+ModelIndex IndexValidModel(const onnx::ModelProto& model, const std::function<void()>& structure_valid = {},
+                           InlineTensors inline_tensors = InlineTensors::kCheck);
 
 }  // namespace rnnstate

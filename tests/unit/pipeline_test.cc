@@ -75,5 +75,49 @@ TEST(Pipeline, ReportAndCheckShowAModelOfAnOpsetOnlyRewriteRefuses) {
   EXPECT_EQ(result.pairs[0].kind, "context");
 }
 
+/// kGru with an initializer the GRU does not read whose float_data holds 1 value where FLOAT [4] takes 4.
+onnx::ModelProto GruWithShortTensor() {
+  onnx::ModelProto model = testing::ParseModel(kGru);
+  onnx::TensorProto* tensor = model.mutable_graph()->add_initializer();
+  tensor->set_name("short");
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  tensor->add_dims(4);
+  tensor->add_float_data(0.0f);
+  return model;
+}
+
+constexpr char kShortTensor[] = "invalid model: tensor 'short' at graph.initializer[0]: float_data has 1 value";
+
+TEST(Pipeline, AModelInMemoryHasItsTensorValuesChecked) {
+  const onnx::ModelProto model = GruWithShortTensor();
+  onnx::ModelProto copy = model;
+  ExpectError([&] { RewriteForStreaming(copy); }, ExitCode::kBadInput, kShortTensor);
+  EXPECT_EQ(copy.SerializeAsString(), model.SerializeAsString());
+  ExpectError([&] { CheckForStreaming(model); }, ExitCode::kBadInput, kShortTensor);
+  ExpectError([&] { ReportOf(model); }, ExitCode::kBadInput, kShortTensor);
+  ExpectError([&] { ReportModel(model, "", ReportFormat::kText, InlineTensors::kCheck); }, ExitCode::kBadInput,
+              kShortTensor);
+}
+
+TEST(Pipeline, TensorValuesCheckedWhenOpenedAreNotCheckedAgain) {
+  // The caller's word is taken (the CLI's OpenModel refuses this model before the façade sees it): the
+  // short tensor, which no node reads, passes every later check.
+  const auto opened = InlineTensors::kCheckedWhenOpened;
+  onnx::ModelProto model = GruWithShortTensor();
+  EXPECT_EQ(ReportModel(model, "", ReportFormat::kJson, opened).json.at("nodes").size(), 1u);
+  EXPECT_EQ(CheckForStreaming(model, {}, opened).problems.size(), 1u);  // h is not exposed
+  const RewriteResult result = RewriteForStreaming(model, {}, false, "", opened);
+  EXPECT_TRUE(result.changed);
+  EXPECT_EQ(result.pairs.size(), 1u);
+  // Only the tensors' values are skipped: the model's other rules still apply.
+  onnx::ModelProto broken = testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[seq, batch, 2] X, float[1, 9, 2] W) => (float[seq, 1, batch, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R)
+})");
+  ExpectError([&] { RewriteForStreaming(broken, {}, false, "", opened); }, ExitCode::kBadInput, "invalid model: ");
+  ExpectError([&] { CheckForStreaming(broken, {}, opened); }, ExitCode::kBadInput, "invalid model: ");
+  ExpectError([&] { ReportModel(broken, "", ReportFormat::kText, opened); }, ExitCode::kBadInput, "invalid model: ");
+}
+
 }  // namespace
 }  // namespace rnnstate::pipeline_test
