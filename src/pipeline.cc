@@ -125,6 +125,12 @@ std::optional<onnx::ModelProto> StageTimeAxes(const onnx::ModelProto& model, con
   return staged;
 }
 
+/// How the tensors of the model the states are planned on are checked: as the caller said for its own
+/// model, fully for the `--time-axis` copy, whose tensors rnnstate rewrote after they were opened.
+InlineTensors ChecksOf(const std::optional<onnx::ModelProto>& staged, InlineTensors inline_tensors) {
+  return staged ? InlineTensors::kCheck : inline_tensors;
+}
+
 }  // namespace
 
 std::vector<std::string> RewriteOutcome::PlanLines() const {
@@ -144,7 +150,8 @@ void RequireSupportedOpset(const Analysis& analysis) {
 RewriteOutcome PlanRewrite(const onnx::ModelProto& model, const PlanOptions& options, InlineTensors inline_tensors) {
   TimeAxisPlan time_axes;
   const std::optional<onnx::ModelProto> staged = StageTimeAxes(model, options, inline_tensors, &time_axes);
-  return PlanStates(staged ? *staged : model, options, time_axes, /*origin_sources=*/true, inline_tensors);
+  return PlanStates(staged ? *staged : model, options, time_axes, /*origin_sources=*/true,
+                    ChecksOf(staged, inline_tensors));
 }
 
 namespace {
@@ -177,7 +184,7 @@ RewriteOutcome RewriteStates(onnx::ModelProto& model, const PlanOptions& options
   // `--time-axis`, whose copy onnx's checker has not seen.
   InferredModel inferred;
   RewriteOutcome outcome = PlanStates(
-      target, options, time_axes, /*origin_sources=*/false, inline_tensors,
+      target, options, time_axes, /*origin_sources=*/false, ChecksOf(staged, inline_tensors),
       [&] { input_checked = StartChecker(model, model_dir); }, staged ? nullptr : &inferred);
   RequireSupportedOpset(outcome.analysis);
   if (strict && !outcome.plan.skipped.empty()) {

@@ -119,5 +119,20 @@ g (float[seq, batch, 2] X, float[1, 9, 2] W) => (float[seq, 1, batch, 3] Y) {
   ExpectError([&] { ReportModel(broken, "", ReportFormat::kText, opened); }, ExitCode::kBadInput, "invalid model: ");
 }
 
+TEST(Pipeline, TheTimeAxisCopyHasItsTensorValuesCheckedWhateverTheCallerSays) {
+  // `--time-axis` rewrites tensors of a copy after the file was opened: the caller's word is not taken there.
+  onnx::ModelProto model = testing::ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[5, 1, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float[5, 1, 1, 3] Y) {
+  Y = GRU <hidden_size = 3> (X, W, R)
+})");
+  *model.mutable_graph()->add_initializer() = GruWithShortTensor().graph().initializer(0);
+  PlanOptions fixed_length;
+  fixed_length.time_axes.push_back(ParseTimeAxis("X:0"));
+  ExpectError([&] { RewriteForStreaming(model, fixed_length, false, "", InlineTensors::kCheckedWhenOpened); },
+              ExitCode::kBadInput, "tensor 'short'");
+  // Without the time axis the caller's word stands.
+  EXPECT_TRUE(RewriteForStreaming(model, {}, false, "", InlineTensors::kCheckedWhenOpened).changed);
+}
+
 }  // namespace
 }  // namespace rnnstate::pipeline_test
