@@ -116,7 +116,9 @@ TEST(RunBatch, FailFastWithSeveralJobsEmitsAnUnbrokenPrefixAndCountsTheRestNotRu
     return ResultOf(i, {0});
   });
   EXPECT_EQ(emitted.summary.files, 10u);
-  EXPECT_GE(emitted.summary.not_run, 5u);
+  // At least one not run (without --fail-fast none is); how many depends on the scheduler, which a loaded
+  // machine or a sanitizer build slows.
+  EXPECT_GE(emitted.summary.not_run, 1u);
   EXPECT_EQ(emitted.paths.size() + emitted.summary.not_run, 10u);
   for (size_t i = 0; i < emitted.paths.size(); ++i) EXPECT_EQ(emitted.paths[i], "f" + std::to_string(i));
   EXPECT_EQ(emitted.summary.exit_code, 3);

@@ -106,6 +106,7 @@ TEST(Analyze, StatesReadingOneComputedZeroTensorShareIt) {
 
 TEST(Analyze, StatesOfSeparateValuesShareNothing) {
   const Analysis analysis = AnalyzeText(kExposedAndAbsent);
+  ASSERT_THAT(analysis.states, Not(IsEmpty()));
   for (const StateAnalysis& state : analysis.states) EXPECT_THAT(state.shared_with, IsEmpty());
 }
 
@@ -147,6 +148,7 @@ TEST(Analyze, UnreadableMetadataIsReportedAndItsPairsAreNotTraced) {
   EXPECT_NE(analysis.metadata_error, "");
   EXPECT_THAT(analysis.metadata_problems, Not(IsEmpty()));
   EXPECT_THAT(analysis.recorded_pairs, IsEmpty());
+  ASSERT_THAT(analysis.states, SizeIs(2u));
   for (const StateAnalysis& state : analysis.states) EXPECT_EQ(state.recorded, -1);
 }
 

@@ -170,6 +170,7 @@ g (bool c, float[seq, batch, 2] X, float[1, 9, 2] W, float[1, 9, 3] R) => (float
   EXPECT_FALSE(found.nodes[0].name.empty());
   EXPECT_TRUE(found.nodes[1].graph.size() == 1 && found.nodes[2].graph.size() == 1);
   EXPECT_NE(found.nodes[1].graph_name, found.nodes[2].graph_name);
+  ASSERT_THAT(found.states, SizeIs(3u));
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(found.states[i].owner.graph, found.nodes[i].graph) << i;
 }
 

@@ -142,6 +142,7 @@ TEST(PlanBatchFirst, AStateFedEmptyFirstDeclaresABatchOfItsOwn) {
 TEST(PlanBatchFirst, RefusesStatesItCannotTranspose) {
   const onnx::ModelProto model = ExposedLstm();
   const std::vector<StatePair> recorded = RecordedPairs(model);
+  ASSERT_THAT(recorded, SizeIs(2u));
   auto plan_with = [&](const StatePair& pair, const onnx::ModelProto& of) {
     ModelAllocators a(of);
     PlanBatchFirst(of, {pair}, a.names, a.nodes, a.dims);
