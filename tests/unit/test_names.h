@@ -32,6 +32,7 @@ using testing::DeclaredShape;
 using testing::ErrorMessage;
 using testing::ExpectContextDefault;
 using testing::ExpectError;
+using testing::FloatHPair;
 using testing::InitializerNames;
 using testing::InMode;
 using testing::InputNames;
@@ -51,6 +52,7 @@ using testing::RecordedPairs;
 using testing::StreamObject;
 using testing::TanhCell;
 using testing::Tf2onnxStacked;
+using testing::TorchPadAmountsText;
 using testing::Verdict;
 
 }  // namespace rnnstate::test_names

@@ -11,7 +11,6 @@ namespace rnnstate::check_command_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 
 class CheckCommandTest : public testing::CliFiles {};
 

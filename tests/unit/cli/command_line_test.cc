@@ -13,7 +13,6 @@ namespace rnnstate::command_line_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 
 class RunCommandLineTest : public testing::CliFiles {};
 

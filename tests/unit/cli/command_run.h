@@ -16,6 +16,7 @@
 #include "cli/command_line.h"
 #include "rnnstate/json.h"
 #include "test_models.h"
+#include "test_names.h"
 
 namespace rnnstate::testing {
 
@@ -103,3 +104,10 @@ class CliFiles : public ::testing::Test {
 };
 
 }  // namespace rnnstate::testing
+
+namespace rnnstate::test_names {
+
+using testing::JsonLines;
+using testing::RunRnnstate;
+
+}  // namespace rnnstate::test_names

@@ -13,7 +13,6 @@ namespace rnnstate::export_command_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 namespace fs = std::filesystem;
 
 class ExportCommandTest : public testing::CliFiles {

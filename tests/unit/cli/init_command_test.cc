@@ -11,7 +11,6 @@ namespace rnnstate::init_command_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 
 class InitCommandTest : public testing::CliFiles {
  protected:

@@ -10,7 +10,6 @@ namespace rnnstate::report_command_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 
 class ReportCommandTest : public testing::CliFiles {
  protected:

@@ -14,7 +14,6 @@ namespace rnnstate::rewrite_command_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 namespace fs = std::filesystem;
 
 class RewriteCommandTest : public testing::CliFiles {

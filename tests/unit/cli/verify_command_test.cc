@@ -15,7 +15,6 @@ namespace rnnstate::verify_command_test {
 namespace {
 
 using namespace test_names;
-using testing::RunRnnstate;
 
 class VerifyCommandTest : public ::testing::Test {
  protected:

@@ -19,7 +19,6 @@ namespace rnnstate::first_feeds_test {
 namespace {
 
 using namespace test_names;
-using testing::FloatHPair;
 
 TEST(FirstFeeds, ZerosAtTheBatchAskedForOrNamedOrOne) {
   EXPECT_THAT(FirstFeeds({FloatHPair("h")}, 2, {})[0].shape, ElementsAre(1, 2, 3));

@@ -20,7 +20,6 @@ namespace rnnstate::packed_first_feeds_test {
 namespace {
 
 using namespace test_names;
-using testing::FloatHPair;
 
 /// kLstm carrying a "packed" description of `kind` whose one value `state_in` holds state 0 (batch
 /// `batch`: a name or a number) as a member of 3 columns; the other pairs are left out of it.

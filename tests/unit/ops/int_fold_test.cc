@@ -20,7 +20,7 @@ TEST(IntFold, PyTorchsPadAmountsFold) {
   const onnx::ModelProto model = ParseModel(
       "<ir_version: 8, opset_import: [\"\" : 14]>\n"
       "g (float[1, 2, 9] x) => (int64[6] pads) {\n" +
-      testing::TorchPadAmountsText({4, 0}, 3) + "}");
+      TorchPadAmountsText({4, 0}, 3) + "}");
   const ModelIndex index(model);
   const std::optional<IntTensor> pads = FoldInts(index, {}, "pads");
   ASSERT_TRUE(pads);

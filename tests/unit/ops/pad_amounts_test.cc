@@ -59,7 +59,7 @@ TEST(PadAmounts, TheAttributeOfOpsetsBefore11IsRead) {
 
 TEST(PadAmounts, PyTorchsChainOfConstantNodesIsFolded) {
   // F.pad(x, (4, 0)) on a rank-3 input, as torch 1.13 exports it.
-  const PadModel m("\n" + testing::TorchPadAmountsText({4, 0}, 3) + "    p = Pad (x, pads)", 14);
+  const PadModel m("\n" + TorchPadAmountsText({4, 0}, 3) + "    p = Pad (x, pads)", 14);
   EXPECT_EQ(m.On(2), "4,0");
   EXPECT_EQ(m.On(1), "0,0");
 }

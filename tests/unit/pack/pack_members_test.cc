@@ -16,7 +16,6 @@ namespace rnnstate::pack_members_test {
 namespace {
 
 using namespace test_names;
-using testing::FloatHPair;
 
 /// kLstm's main graph with the default initializers [1, 1, 3] named in `defaults`.
 onnx::GraphProto LstmGraphWithDefaults(const std::vector<std::string>& defaults) {

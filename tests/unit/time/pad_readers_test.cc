@@ -22,7 +22,7 @@ using namespace test_names;
 /// F.pad(x, (before, after)) on the last axis of a rank-`rank` input as PyTorch 1.13 exports it, defining
 /// `pads` (its steps named "pads_...").
 std::string TorchPads(int rank, int64_t before, int64_t after) {
-  return testing::TorchPadAmountsText({before, after}, rank, "pads", "pads_");
+  return TorchPadAmountsText({before, after}, rank, "pads", "pads_");
 }
 
 /// A model at `opset` over x [batch, 1, seq, 4] (time on axis 2) whose `pad` lines define `p` from x; its

@@ -25,8 +25,6 @@ namespace rnnstate::changed_region_test {
 namespace {
 
 using namespace test_names;
-using testing::Verdict;
-using testing::WholeVerdict;
 
 const char* kHeader = R"(<ir_version: 8, opset_import: ["" : 14]>
 )";
@@ -133,15 +131,15 @@ TEST(ChangedRegion, AWrongDeclaredStateShapeIsCaughtInTheRegion) {
   output->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_value(4);
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model fails onnx shape inference"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("rewritten model fails onnx shape inference"));
 }
 
 TEST(ChangedRegion, AChangedNodeOnnxsCheckerRefusesIsCaught) {
   auto [input, model] = RewrittenChain();
-  testing::AddUnknownAttribute(testing::NodeOfType(*model.mutable_graph(), "GRU"));
+  AddUnknownAttribute(testing::NodeOfType(*model.mutable_graph(), "GRU"));
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model fails onnx's checker"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("rewritten model fails onnx's checker"));
 }
 
 TEST(ChangedRegion, AValueTheRestReadsInferredOtherwiseSendsTheCheckToTheWholeModel) {
@@ -173,7 +171,7 @@ TEST(ChangedRegion, AGraphInputDeclaredOtherwisePutsItsReadersInTheRegion) {
   EXPECT_THAT(Ops(*region), ElementsAre("Relu"));
   // Relu now gives [T, 2] where Neg read [4, 2]: not for the region to vouch for.
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, Baseline(input)));
-  EXPECT_EQ(WholeVerdict(model, Baseline(input)), "");
+  EXPECT_EQ(WholeValidationVerdict(model, Baseline(input)), "");
 }
 
 TEST(ChangedRegion, RemovedAndInsertedNodesLeaveTheRestOutOfTheRegion) {
@@ -228,7 +226,7 @@ TEST(ChangedRegion, TheConstantsTheRegionReadsComeAlong) {
   // The shape the Constant gives is checked against the declaration: a wrong one is caught.
   output->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, Baseline(input)));
-  EXPECT_NE(WholeVerdict(model, Baseline(input)), "");
+  EXPECT_NE(WholeValidationVerdict(model, Baseline(input)), "");
 }
 
 TEST(ChangedRegion, AnOutputNoLongerDeclaredPutsItsDefinerInTheRegion) {
@@ -301,7 +299,7 @@ TEST(ChangedRegion, ABranchNameTheMainGraphDefinesIsLeftToTheWholeModel) {
   // does not hold the Relu that defines A.
   const onnx::ModelProto model = WithAddedIf("A");
   EXPECT_FALSE(Region(model, input).found);
-  EXPECT_THAT(WholeVerdict(model, Baseline(input)), HasSubstr("fails onnx's checker"));
+  EXPECT_THAT(WholeValidationVerdict(model, Baseline(input)), HasSubstr("fails onnx's checker"));
 }
 
 TEST(ChangedRegion, TheBundledComputedDefaultsAreCheckedByTheirRegion) {
@@ -416,13 +414,13 @@ Differential CheckDifferentially(const std::vector<std::filesystem::path>& paths
     const ValidationBaseline baseline = Baseline(input, path.parent_path().string());
     if (!baseline.checker_applies || !baseline.inference_applies) continue;
     if (ChangesPassOnTheirOwn(model, baseline)) ++seen.by_region;
-    EXPECT_EQ(WholeVerdict(model, baseline), "");
+    EXPECT_EQ(WholeValidationVerdict(model, baseline), "");
     std::vector<std::string> new_outputs;
     for (const auto& pair : outcome.plan.pairs) new_outputs.push_back(pair.output);
     for (const auto& [fault, broken] : Faults(model, new_outputs)) {
       SCOPED_TRACE(fault);
       ++seen.faults_tried;
-      const bool whole_refuses = !WholeVerdict(broken, baseline).empty();
+      const bool whole_refuses = !WholeValidationVerdict(broken, baseline).empty();
       seen.refused += whole_refuses;
       if (ChangesPassOnTheirOwn(broken, baseline)) {
         EXPECT_FALSE(whole_refuses) << "the region passed what the whole check refuses";

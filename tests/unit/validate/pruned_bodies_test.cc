@@ -22,8 +22,6 @@ namespace rnnstate::pruned_bodies_test {
 namespace {
 
 using namespace test_names;
-using testing::Verdict;
-using testing::WholeVerdict;
 
 /// A GRU two If levels deep, each level behind a chain of cheap nodes (bench_scale's `nest` in small): the
 /// rewrite threads its state out through both Ifs, changing both, and leaves the chains alone.
@@ -98,7 +96,7 @@ TEST(PrunedBodies, TheRegionOfANestedRewriteKeepsWhatChangedInTheBodiesNotTheirC
   EXPECT_TRUE(t2_is_an_input);
   EXPECT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
   // What the region vouches for, onnx's checker and inference accept on the whole.
-  EXPECT_EQ(WholeVerdict(model, Baseline(input)), "");
+  EXPECT_EQ(WholeValidationVerdict(model, Baseline(input)), "");
 }
 
 TEST(PrunedBodies, AStateOutputOfAnotherElementTypeIsCaughtThroughThePrunedBodies) {
@@ -109,7 +107,7 @@ TEST(PrunedBodies, AStateOutputOfAnotherElementTypeIsCaughtThroughThePrunedBodie
       onnx::TensorProto::DOUBLE);
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_NE(WholeVerdict(model, baseline), "");
+  EXPECT_NE(WholeValidationVerdict(model, baseline), "");
 }
 
 TEST(PrunedBodies, AHiddenSizeTwoLevelsDeepTheRegionCannotVouchForIsLeftToTheWholeModel) {
@@ -124,10 +122,10 @@ TEST(PrunedBodies, AHiddenSizeTwoLevelsDeepTheRegionCannotVouchForIsLeftToTheWho
 
 TEST(PrunedBodies, ANestedNodeOnnxsCheckerRefusesIsCaught) {
   auto [input, model] = RewrittenNest();
-  testing::AddUnknownAttribute(*NestedNode(model, "GRU"));
+  AddUnknownAttribute(*NestedNode(model, "GRU"));
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(WholeVerdict(model, baseline), HasSubstr("fails onnx's checker"));
+  EXPECT_THAT(WholeValidationVerdict(model, baseline), HasSubstr("fails onnx's checker"));
 }
 
 /// The graph of the rewritten nest's outer then_branch (T1, T2 and the inner If).
@@ -169,8 +167,8 @@ TEST(PrunedBodies, AnUnchangedNestedNodeReadingANameTheRewriteRemovedIsRefusedBy
   const ValidationBaseline baseline = Baseline(input);
   // The pruned region holds neither T1 nor its unchanged reader: it relies on the structural check here.
   EXPECT_TRUE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model is invalid"));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("T1"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("rewritten model is invalid"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("T1"));
 }
 
 TEST(PrunedBodies, AChangedNestedNodeReadingADanglingNameIsRefused) {
@@ -178,7 +176,7 @@ TEST(PrunedBodies, AChangedNestedNodeReadingADanglingNameIsRefused) {
   *NestedNode(model, "GRU")->mutable_input(0) = "nowhere";
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model is invalid"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("rewritten model is invalid"));
 }
 
 TEST(PrunedBodies, ANameDefinedTwiceInAChangedBodyIsRefused) {
@@ -188,7 +186,7 @@ TEST(PrunedBodies, ANameDefinedTwiceInAChangedBodyIsRefused) {
   ASSERT_NE(inner, nullptr);
   AddNode(*inner, "Neg", "T2", "U1");
   const ValidationBaseline baseline = Baseline(input);
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("rewritten model is invalid"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("rewritten model is invalid"));
 }
 
 TEST(PrunedBodies, ANestedNameShadowingAnOuterOneIsLeftToTheWholeCheckWhichRefusesIt) {
@@ -207,7 +205,7 @@ TEST(PrunedBodies, ANestedNameShadowingAnOuterOneIsLeftToTheWholeCheckWhichRefus
   AddNode(*inner, "Neg", "T2", "T1");
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("fails onnx's checker"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("fails onnx's checker"));
 }
 
 /// A GRU in a Loop body run once (bench_scale's odd `nest` levels), behind more main-graph nodes than the
@@ -241,7 +239,7 @@ TEST(PrunedBodies, AGruInALoopBodyIsCheckedByItsPrunedBodyAndAWrongElementTypeIs
   auto [input, model] = RewrittenNest(kGruInLoop);
   ASSERT_NE(input.SerializeAsString(), model.SerializeAsString());
   EXPECT_TRUE(ChangesPassOnTheirOwn(model, Baseline(input)));
-  EXPECT_EQ(WholeVerdict(model, Baseline(input)), "");
+  EXPECT_EQ(WholeValidationVerdict(model, Baseline(input)), "");
   // The state output the Loop now carries out, declared double: inference keeps a Loop output's element
   // type, so both the region and the whole check refuse it.
   ASSERT_GE(model.graph().output_size(), 2);
@@ -249,7 +247,7 @@ TEST(PrunedBodies, AGruInALoopBodyIsCheckedByItsPrunedBodyAndAWrongElementTypeIs
       onnx::TensorProto::DOUBLE);
   const ValidationBaseline baseline = Baseline(input);
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, baseline));
-  EXPECT_THAT(Verdict(model, baseline), HasSubstr("fails onnx shape inference"));
+  EXPECT_THAT(ValidationVerdict(model, baseline), HasSubstr("fails onnx shape inference"));
 }
 
 TEST(PrunedBodies, AChangedNodeReadingAValueInferenceLeftWithoutAShapeIsLeftToTheWholeModel) {
@@ -270,7 +268,7 @@ TEST(PrunedBodies, AChangedNodeReadingAValueInferenceLeftWithoutAShapeIsLeftToTh
   const InferredModel before = ModelIndex(input).inferred();
   EXPECT_FALSE(FindChangedRegion(model, before, arena));
   EXPECT_FALSE(ChangesPassOnTheirOwn(model, Baseline(input)));
-  EXPECT_EQ(WholeVerdict(model, Baseline(input)), "");
+  EXPECT_EQ(WholeValidationVerdict(model, Baseline(input)), "");
 }
 
 TEST(NamesDefinedOnce, SiblingBranchesReusingANameAreRefused) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "rnnstate/error.h"
+#include "test_names.h"
 #include "validate/validate.h"
 
 namespace rnnstate::testing {
@@ -21,7 +22,7 @@ inline void AddUnknownAttribute(onnx::NodeProto& node) {
 }
 
 /// ValidateRewritten's verdict on `model` (the region first, as a rewrite runs it): "" or the error.
-inline std::string Verdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+inline std::string ValidationVerdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
   try {
     ValidateRewritten(model, baseline);
     return "";
@@ -31,9 +32,17 @@ inline std::string Verdict(const onnx::ModelProto& model, const ValidationBaseli
 }
 
 /// The verdict with the region left out (onnx's checker and inference on the whole model).
-inline std::string WholeVerdict(const onnx::ModelProto& model, ValidationBaseline baseline) {
+inline std::string WholeValidationVerdict(const onnx::ModelProto& model, ValidationBaseline baseline) {
   baseline.input = InferredModel{};
-  return Verdict(model, baseline);
+  return ValidationVerdict(model, baseline);
 }
 
 }  // namespace rnnstate::testing
+
+namespace rnnstate::test_names {
+
+using testing::AddUnknownAttribute;
+using testing::ValidationVerdict;
+using testing::WholeValidationVerdict;
+
+}  // namespace rnnstate::test_names
