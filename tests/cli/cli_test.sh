@@ -443,6 +443,26 @@ else
   echo "SKIP  durability checks: strace cannot trace processes on this machine"
 fi
 
+# Huge pages (src/cli/huge_pages.h): from 2 MiB of named files rnnstate starts itself again once, with
+# glibc's malloc on huge pages; never for small files, nor when the user set the tunable or opted out.
+if strace -f -qq -o /dev/null true 2>/dev/null; then
+  head -c 3000000 /dev/zero > "$work/big.bin"
+  execs() {  # execs ARGS...: the execve calls of `rnnstate ARGS...`, with the environments they pass
+    strace -f -qq -v -s 100 -e trace=execve -o "$work/strace" "$bin" "$@" >/dev/null 2>&1
+    grep -c 'execve(' "$work/strace"
+  }
+  check "3 MB named: one restart" test "$(execs report "$work/big.bin")" -eq 2
+  check "...with malloc on huge pages" grep -q '"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"' "$work/strace"
+  check "...and the restarted process's answer (not a model: exit 3)" \
+    bash -c '"$0" report "$1" 2>/dev/null; test $? -eq 3' "$bin" "$work/big.bin"
+  check "a small model: no restart" test "$(execs report "$work/in.onnx")" -eq 1
+  check "RNNSTATE_NO_HUGE_PAGES: no restart" test "$(RNNSTATE_NO_HUGE_PAGES=1 execs report "$work/big.bin")" -eq 1
+  check "the user's own tunable: no restart" \
+    test "$(GLIBC_TUNABLES=glibc.malloc.hugetlb=0 execs report "$work/big.bin")" -eq 1
+else
+  echo "SKIP  huge pages checks: strace cannot trace processes on this machine"
+fi
+
 # init: the first call's feeds, from the metadata alone.
 "$bin" -q rewrite "$models/handbuilt/lstm_init_state.onnx" -o "$work/init_req.onnx" --state-inputs required >/dev/null
 check "init: --batch other than the model's fixed batch is a usage error" run 2 init "$work/init_req.onnx" --batch 5
