@@ -53,15 +53,12 @@ class ReadWalk {
         return ReadTrace{ElementPlace{value, std::move(map)}, ""};
       }
       if (input) return Fail("it is read from an input of a loop body ('" + value + "')");
-      if (producer.kind != Producer::Kind::kNode) {
+      // An initializer or a Constant node: no proof is broken, there is nothing to read.
+      if (producer.kind != Producer::Kind::kNode || IsOnnxOp(*resolved.node, {"Constant"})) {
         return ReadTrace{std::nullopt, "it is read from a constant ('" + value + "')", true};
       }
       path = resolved.graph;
       const onnx::NodeProto& node = *resolved.node;
-      // A Constant node is a constant as an initializer is: no proof is broken, there is nothing to read.
-      if (IsOnnxOp(node, {"Constant"})) {
-        return ReadTrace{std::nullopt, "it is read from a constant ('" + value + "')", true};
-      }
       if (ContainerKindOf(node, index_.onnx_opset()) == ContainerKind::kIf) {
         return ThroughIf(path, producer, map, types, depth);
       }
