@@ -40,10 +40,10 @@ std::string TunablesWithHugePages(const char* current) {
 
 void RestartWithHugePages(int argc, char** argv) {
   if (std::getenv("RNNSTATE_NO_HUGE_PAGES") != nullptr || UnderValgrind()) return;
-  if (NamedFileBytes(argc, argv) < kHugePagesFromBytes) return;
   const char* current = std::getenv("GLIBC_TUNABLES");
   const std::string tunables = TunablesWithHugePages(current);
-  if (tunables.empty()) return;
+  // The environment first: the restarted process, which finds its tunable set, looks at no file.
+  if (tunables.empty() || NamedFileBytes(argc, argv) < kHugePagesFromBytes) return;
   const std::string before = current == nullptr ? "" : current;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
