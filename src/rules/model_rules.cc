@@ -284,9 +284,10 @@ std::string FirstStructuralViolation(const onnx::ModelProto& model, InlineTensor
   if (std::string problem = DuplicateFunction(model); !problem.empty()) return problem;
   if (std::string problem = RecursiveFunction(model); !problem.empty()) return problem;
   if (std::string problem = StructuralProblem(model); !problem.empty()) return problem;
-  // Opening a file checked its tensors already (model_io.h), the payloads left in it by their length
-  // there: a check of every tensor of the model (74M instructions at 10,000 LSTMs) not to run twice. This
-  // is for a model handed over in memory (the library), where a placeholder is not judged.
+  // A model handed over in memory (the library) has its tensors checked here, where a placeholder is not
+  // judged. One opened from a file (model_io.h) had them checked then, the payloads left in it by their
+  // length there (kCheckedWhenOpened): not again, a walk over every tensor (74M instructions at 10,000
+  // LSTMs).
   const auto raw_size = [](const onnx::TensorProto& tensor) {
     return PayloadUnknown(tensor) ? std::nullopt : std::optional<uint64_t>(tensor.raw_data().size());
   };
