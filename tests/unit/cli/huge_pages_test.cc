@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/scoped_env.h"
 #include "test_names.h"
 
 namespace rnnstate::huge_pages_test {
@@ -22,30 +23,6 @@ using cli::kHugePagesFromBytes;
 using cli::NamedFileBytes;
 using cli::RestartWithHugePages;
 using cli::TunablesWithHugePages;
-
-/// Sets (or, with nullopt, unsets) an environment variable for the scope, restoring it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(TunablesWithHugePages, AddsTheTunableToWhatIsThere) {
   EXPECT_EQ(TunablesWithHugePages(nullptr), "glibc.malloc.hugetlb=1");

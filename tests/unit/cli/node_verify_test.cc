@@ -11,6 +11,7 @@
 #include <functional>
 #include <iterator>
 
+#include "cli/scoped_env.h"
 #include "rnnstate/error.h"
 
 namespace rnnstate::node_verify_test {
@@ -93,10 +94,10 @@ TEST_F(NodeVerifyTest, ACheckerKilledByASignalIsAnInternalError) {
 }
 
 TEST_F(NodeVerifyTest, NoNodeOnPathIsAnErrorSayingWhatToInstall) {
-  const std::string path = getenv("PATH");
-  setenv("PATH", dir_.c_str(), 1);  // an empty directory: no node in it
-  const auto [code, message] = Thrown([&] { RunNodeVerify(Write("cli.mjs", ""), {}); });
-  setenv("PATH", path.c_str(), 1);
+  const auto [code, message] = [&] {
+    const testing::ScopedEnv empty_path("PATH", dir_);  // an empty directory: no node in it
+    return Thrown([&] { RunNodeVerify(Write("cli.mjs", ""), {}); });
+  }();
   EXPECT_EQ(code, ExitCode::kBadInput);
   EXPECT_NE(message.find("Node.js"), std::string::npos) << message;
   EXPECT_NE(message.find("apt-get install nodejs"), std::string::npos) << message;
