@@ -12,10 +12,6 @@ namespace rnnstate {
 
 namespace {
 
-/// The most keys a state entry has: the 7 every entry has, the 7 StatePairsJson adds where they apply
-/// (carried, rows, region, axes, view, variable, context) and WriteContractFields's 6.
-constexpr size_t kMaxEntryKeys = 20;
-
 /// The fields added to the contract after its first version: optional when reading, checked when present.
 void ReadContractFields(const Json& entry, StatePair& pair) {
   auto optional_text = [&](const char* key) -> std::string {
@@ -192,23 +188,6 @@ StatePair PairFromJson(const Json& entry) {
   return pair;
 }
 
-/// Writes the fields of the grown contract (all of them, or none for a pair that lacks them).
-void WriteContractFields(const StatePair& pair, Json& entry) {
-  if (pair.dtype.empty() && pair.init.empty()) return;
-  entry["dtype"] = pair.dtype;
-  entry["shape"] = MetaShapeJson(pair.shape);
-  entry["batch_axis"] = pair.batch_axis;
-  entry["init"] = pair.init;
-  Json path = Json::array();
-  for (const PathStep& step : pair.path) {
-    Json json = {{"node", step.node}, {"attribute", step.attribute}};
-    if (step.index >= 0) json["index"] = step.index;
-    path.push_back(std::move(json));
-  }
-  entry["path"] = std::move(path);
-  if (!pair.layout.empty()) entry["layout"] = pair.layout;
-}
-
 }  // namespace
 
 std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string* error,
@@ -274,49 +253,6 @@ std::vector<StatePair> ReadStatePairs(const onnx::ModelProto& model, std::string
   return pairs;
 }
 
-Json StatePairsJson(const std::vector<StatePair>& pairs) {
-  Json states = Json::array();
-  states.get_ref<Json::array_t&>().reserve(pairs.size());
-  for (const auto& pair : pairs) {
-    Json entry = Json::object();
-    // Room for every key up front: an object's keys and values sit in one vector whose elements (pairs
-    // with a const key) are copied, not moved, each time it grows.
-    entry.get_ref<Json::object_t&>().reserve(kMaxEntryKeys);
-    entry["input"] = pair.input;
-    entry["output"] = pair.output;
-    entry["node"] = pair.node;
-    entry["graph"] = pair.graph;
-    entry["kind"] = pair.kind;
-    entry["optional"] = pair.optional;
-    entry["streamable"] = pair.streamable;
-    // Written where it says more than `streamable` (a recurrence that carries its state in a model whose
-    // chunked runs differ from one run): readers take `streamable` when it is absent.
-    if (pair.carried != pair.streamable) entry["carried"] = pair.carried;
-    if (pair.rows) entry["rows"] = RowRangeJson(*pair.rows);
-    if (!pair.region.empty()) {
-      entry["region"] = RegionJson(pair.region);
-      entry["axes"] = pair.axes;
-      if (!pair.view.empty()) entry["view"] = MetaShapeJson(pair.view);
-    }
-    if (!pair.variable.empty()) entry["variable"] = pair.variable;
-    if (pair.context) {
-      entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
-      if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
-      if (pair.context->lookahead > 0) entry["context"]["lookahead"] = pair.context->lookahead;
-      if (!pair.context->pad.empty()) entry["context"]["pad"] = pair.context->pad;
-      if (pair.context->valid) entry["context"]["valid"] = true;
-    }
-    WriteContractFields(pair, entry);
-    states.push_back(std::move(entry));
-  }
-  return states;
-}
-
-std::string StateMetadataValue(const std::vector<StatePair>& pairs) {
-  Json document = {{"version", kMetadataVersion}, {"states", StatePairsJson(pairs)}};
-  return DumpJson(document);
-}
-
 std::optional<Json> ReadStateDocument(const onnx::ModelProto& model) {
   for (const auto& prop : model.metadata_props()) {
     if (prop.key() != kMetadataKey) continue;
@@ -328,41 +264,6 @@ std::optional<Json> ReadStateDocument(const onnx::ModelProto& model) {
     return std::nullopt;
   }
   return std::nullopt;
-}
-
-void WriteStateDocument(onnx::ModelProto& model, const Json& document) {
-  std::string value = DumpJson(document);
-  auto* props = model.mutable_metadata_props();
-  // The first entry takes the value; later entries of the key (a model given two) would be stale pairs
-  // that contradict it: they go.
-  bool written = false;
-  auto kept = std::remove_if(props->begin(), props->end(), [&](onnx::StringStringEntryProto& prop) {
-    if (prop.key() != kMetadataKey) return false;
-    if (written) return true;
-    prop.set_value(value);
-    written = true;
-    return false;
-  });
-  props->erase(kept, props->end());
-  if (written) return;
-  auto* prop = model.add_metadata_props();
-  prop->set_key(kMetadataKey);
-  prop->set_value(std::move(value));
-}
-
-void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream) {
-  // The states take their place now and their value last: adding the other keys may grow the object's
-  // vector, and growing it copies every value in it (its pairs have a const key: they cannot be moved).
-  Json document = {{"version", kMetadataVersion}, {"states", nullptr}};
-  // Its other keys are kept; its states are not even read (a hostile document lists a million).
-  if (std::optional<Json> old = ReadDocumentBesideStates(model, kMetadataKey)) {
-    for (const auto& [key, value] : old->items()) {
-      if (key != "version" && key != "states") document[key] = value;
-    }
-  }
-  if (!stream.is_null()) document[kStreamKey] = stream;
-  document["states"] = StatePairsJson(pairs);
-  WriteStateDocument(model, document);
 }
 
 }  // namespace rnnstate

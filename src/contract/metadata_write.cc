@@ -1,0 +1,166 @@
+// The metadata document's writing: each state pair's entry, the document's text (states streamed into it),
+// and the model's metadata entry — what metadata.h declares beside the reading (metadata.cc).
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contract/metadata_bound.h"
+#include "rnnstate/metadata.h"
+
+namespace rnnstate {
+
+namespace {
+
+/// The most keys a state entry has: the 7 every entry has, the 7 StatePairsJson adds where they apply
+/// (carried, rows, region, axes, view, variable, context) and WriteContractFields's 6.
+constexpr size_t kMaxEntryKeys = 20;
+
+/// Writes the fields of the grown contract (all of them, or none for a pair that lacks them).
+void WriteContractFields(const StatePair& pair, Json& entry) {
+  if (pair.dtype.empty() && pair.init.empty()) return;
+  entry["dtype"] = pair.dtype;
+  entry["shape"] = MetaShapeJson(pair.shape);
+  entry["batch_axis"] = pair.batch_axis;
+  entry["init"] = pair.init;
+  Json path = Json::array();
+  for (const PathStep& step : pair.path) {
+    Json json = {{"node", step.node}, {"attribute", step.attribute}};
+    if (step.index >= 0) json["index"] = step.index;
+    path.push_back(std::move(json));
+  }
+  entry["path"] = std::move(path);
+  if (!pair.layout.empty()) entry["layout"] = pair.layout;
+}
+
+/// The metadata entry of one state pair (an element of StatePairsJson).
+Json StateEntryJson(const StatePair& pair) {
+  Json entry = Json::object();
+  // Room for every key up front: an object's keys and values sit in one vector whose elements (pairs
+  // with a const key) are copied, not moved, each time it grows.
+  entry.get_ref<Json::object_t&>().reserve(kMaxEntryKeys);
+  entry["input"] = pair.input;
+  entry["output"] = pair.output;
+  entry["node"] = pair.node;
+  entry["graph"] = pair.graph;
+  entry["kind"] = pair.kind;
+  entry["optional"] = pair.optional;
+  entry["streamable"] = pair.streamable;
+  // Written where it says more than `streamable` (a recurrence that carries its state in a model whose
+  // chunked runs differ from one run): readers take `streamable` when it is absent.
+  if (pair.carried != pair.streamable) entry["carried"] = pair.carried;
+  if (pair.rows) entry["rows"] = RowRangeJson(*pair.rows);
+  if (!pair.region.empty()) {
+    entry["region"] = RegionJson(pair.region);
+    entry["axes"] = pair.axes;
+    if (!pair.view.empty()) entry["view"] = MetaShapeJson(pair.view);
+  }
+  if (!pair.variable.empty()) entry["variable"] = pair.variable;
+  if (pair.context) {
+    entry["context"] = {{"value", pair.context->value}, {"axis", pair.context->axis}, {"frames", pair.context->frames}};
+    if (!pair.context->window.empty()) entry["context"]["window"] = pair.context->window;
+    if (pair.context->lookahead > 0) entry["context"]["lookahead"] = pair.context->lookahead;
+    if (!pair.context->pad.empty()) entry["context"]["pad"] = pair.context->pad;
+    if (pair.context->valid) entry["context"]["valid"] = true;
+  }
+  WriteContractFields(pair, entry);
+  return entry;
+}
+
+/// DumpJson of `document` with the states' entries, StatePairsJson(pairs), as the value of its "states"
+/// key: the same text, without the states' whole document in memory (at 20,000 states it takes 19 MB, its
+/// text 4 MB), and allocated once at its size. A compact dump is each member's key and value text.
+std::string DumpWithStates(const Json& document, const std::vector<StatePair>& pairs) {
+  std::vector<std::string> entries;
+  entries.reserve(pairs.size());
+  size_t size = 2 + 2 + pairs.size();  // the braces, the brackets, a comma between entries
+  for (const StatePair& pair : pairs) {
+    entries.push_back(DumpJson(StateEntryJson(pair)));
+    size += entries.back().size();
+  }
+  struct Member {
+    std::string key;    // as dumped, quoted
+    std::string value;  // as dumped; empty for the states
+    bool states = false;
+  };
+  std::vector<Member> members;
+  for (const auto& [key, value] : document.items()) {
+    const bool states = key == "states";
+    members.push_back(Member{DumpJson(Json(key)), states ? std::string() : DumpJson(value), states});
+    size += members.back().key.size() + 2 + members.back().value.size();  // with ':' and ','
+  }
+  std::string text;
+  text.reserve(size);
+  text += '{';
+  for (const Member& member : members) {
+    if (&member != &members.front()) text += ',';
+    text += member.key;
+    text += ':';
+    if (!member.states) {
+      text += member.value;
+      continue;
+    }
+    text += '[';
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i > 0) text += ',';
+      text += entries[i];
+    }
+    text += ']';
+  }
+  text += '}';
+  return text;
+}
+
+}  // namespace
+
+Json StatePairsJson(const std::vector<StatePair>& pairs) {
+  Json states = Json::array();
+  states.get_ref<Json::array_t&>().reserve(pairs.size());
+  for (const auto& pair : pairs) states.push_back(StateEntryJson(pair));
+  return states;
+}
+
+std::string StateMetadataValue(const std::vector<StatePair>& pairs) {
+  return DumpWithStates(Json{{"version", kMetadataVersion}, {"states", nullptr}}, pairs);
+}
+
+namespace {
+
+/// WriteStateDocument of a document already dumped.
+void WriteStateText(onnx::ModelProto& model, std::string value) {
+  auto* props = model.mutable_metadata_props();
+  // The first entry takes the value; later entries of the key (a model given two) would be stale pairs
+  // that contradict it: they go.
+  bool written = false;
+  auto kept = std::remove_if(props->begin(), props->end(), [&](onnx::StringStringEntryProto& prop) {
+    if (prop.key() != kMetadataKey) return false;
+    if (written) return true;
+    prop.set_value(std::move(value));  // once: `written` guards it
+    written = true;
+    return false;
+  });
+  props->erase(kept, props->end());
+  if (written) return;
+  auto* prop = model.add_metadata_props();
+  prop->set_key(kMetadataKey);
+  prop->set_value(std::move(value));
+}
+
+}  // namespace
+
+void WriteStateDocument(onnx::ModelProto& model, const Json& document) { WriteStateText(model, DumpJson(document)); }
+
+void WriteStatePairs(onnx::ModelProto& model, const std::vector<StatePair>& pairs, const Json& stream) {
+  // The states take their place now (first after the version); their entries go straight into the text.
+  Json document = {{"version", kMetadataVersion}, {"states", nullptr}};
+  // Its other keys are kept; its states are not even read (a hostile document lists a million).
+  if (std::optional<Json> old = ReadDocumentBesideStates(model, kMetadataKey)) {
+    for (const auto& [key, value] : old->items()) {
+      if (key != "version" && key != "states") document[key] = value;
+    }
+  }
+  if (!stream.is_null()) document[kStreamKey] = stream;
+  WriteStateText(model, DumpWithStates(document, pairs));
+}
+
+}  // namespace rnnstate
