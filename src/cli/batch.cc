@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/heap_arenas.h"
 #include "rnnstate/pipeline.h"
 
 namespace rnnstate {
@@ -114,6 +115,7 @@ BatchSummary RunBatch(const std::vector<std::string>& labels, const BatchOptions
   // One file, or -j 1: onnx registers its operator schemas at the first lookup, on this thread, so that
   // a file refused before its analysis (unreadable, not ONNX: most of the hostile inputs scripts feed)
   // does not pay for it: about two thirds of a small model's report, 44M of 67M instructions.
+  cli::LimitHeapArenas(workers);
   if (workers <= 1) return RunInline(labels, options, work, emit);
   // Several threads: registered before they start (the workers only read the registry).
   PrepareForWorkers();
