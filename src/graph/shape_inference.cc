@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "graph/contrib_schemas.h"
 #include "graph/proto_access.h"
@@ -194,6 +195,57 @@ std::string InferShapes(onnx::ModelProto& copy) {
     return e.what();
   }
   return "";
+}
+
+namespace {
+
+/// What onnx's inference may write in one graph: its inputs, outputs and value infos, as they were.
+struct SavedInterface {
+  onnx::GraphProto* graph = nullptr;
+  onnx::GraphProto* saved = nullptr;  ///< on the graph's arena, so that the fields swap back, not copy
+};
+
+/// Saves the interface of `graph` and of every subgraph in it into `saved`.
+void SaveInterfaces(onnx::GraphProto& graph, std::vector<SavedInterface>& saved) {
+  auto* copy = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(graph.GetArena());
+  *copy->mutable_input() = graph.input();
+  *copy->mutable_output() = graph.output();
+  *copy->mutable_value_info() = graph.value_info();
+  saved.push_back(SavedInterface{&graph, copy});
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) SaveInterfaces(*attribute.mutable_g(), saved);
+      for (auto& sub : *attribute.mutable_graphs()) SaveInterfaces(sub, saved);
+    }
+  }
+}
+
+/// Puts back what SaveInterfaces saved (inference adds and removes no node or attribute: the graphs are
+/// where they were).
+void RestoreInterfaces(std::vector<SavedInterface>& saved) {
+  for (SavedInterface& interface : saved) {
+    interface.graph->mutable_input()->Swap(interface.saved->mutable_input());
+    interface.graph->mutable_output()->Swap(interface.saved->mutable_output());
+    interface.graph->mutable_value_info()->Swap(interface.saved->mutable_value_info());
+    if (interface.saved->GetArena() == nullptr) delete interface.saved;
+  }
+  saved.clear();
+}
+
+}  // namespace
+
+std::string InferShapesInPlace(onnx::ModelProto& model) {
+  std::vector<SavedInterface> saved;
+  SaveInterfaces(*model.mutable_graph(), saved);
+  std::string verdict;
+  try {
+    verdict = InferShapes(model);
+  } catch (...) {
+    RestoreInterfaces(saved);
+    throw;
+  }
+  RestoreInterfaces(saved);
+  return verdict;
 }
 
 }  // namespace rnnstate

@@ -72,4 +72,11 @@ void BindKnownValues(onnx::ModelProto& copy, const std::vector<KnownValue>& know
 /// run.
 std::string InferShapes(onnx::ModelProto& copy);
 
+/// InferShapes's verdict on `model` itself, without a StructuralCopy (which takes as much memory as the
+/// graph): inference runs on `model` and what it wrote there — the types it merged into every graph's
+/// inputs, outputs and value infos, the value infos it appended — is put back as it was, so `model` ends
+/// with the same contents (the same bytes). Only for a verdict: the inferred types are not kept. No other
+/// thread may read `model` while it runs.
+std::string InferShapesInPlace(onnx::ModelProto& model);
+
 }  // namespace rnnstate

@@ -45,7 +45,8 @@ ValidationBaseline MakeValidationBaseline(const onnx::ModelProto& input, bool in
 /// changed when that vouches for the whole (ChangesPassOnTheirOwn), else on the whole. Throws Error(kInternal)
 /// naming the first problem — except a shape inference failure on a model whose input onnx's checker
 /// could not vouch for (too new, or rejected for a reason outside model_rules): Error(kUnsupported).
-void ValidateRewritten(const onnx::ModelProto& model, ValidationBaseline baseline);
+/// `model` is inferred in place and left as it was (InferShapesInPlace): no other thread may read it meanwhile.
+void ValidateRewritten(onnx::ModelProto& model, ValidationBaseline baseline);
 
 /// True when onnx's checker and shape inference, run on the part of `model` its rewrite changed (the
 /// region FindChangedRegion finds against `baseline.input`), vouch for the whole model; false when the

@@ -24,6 +24,8 @@ namespace rnnstate::shape_inference_test {
 namespace {
 
 using namespace test_names;
+using ::testing::Each;
+using ::testing::Gt;
 
 /// The type of `name` among `graph`'s value infos and outputs as text ("" when it has none).
 std::string TypeText(const onnx::GraphProto& graph, const std::string& name) {
@@ -182,6 +184,89 @@ g (float[2, 3] x) => (float[2, 3] y) {
   OwnedCopy copy = MakeStructuralCopy(model);
   EXPECT_THAT(InferShapes(*copy.model), HasSubstr("x"));
   EXPECT_NE(InferShapes(*copy.model), "");
+}
+
+/// Outputs declared without shapes (ModelWithoutOutputShapes) and values declared by no one, in the main
+/// graph and in an If's branches and a Loop's body: onnx's inference writes into every graph of it.
+const char* kUndeclaredShapes = R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2, 3] x, bool c, int64 n) => (float y, float z) {
+  r = Relu (x)
+  y = If (c) <then_branch = t () => (float s) {
+      m = Neg (r)
+      s = Abs (m)
+    }, else_branch = e () => (float u) { u = Abs (r) }>
+  z = Loop (n, c, r) <body = b (int64 i, bool k, float[2, 3] a) => (bool k2, float a2) {
+      k2 = Identity (k)
+      h = Sigmoid (a)
+      a2 = Neg (h)
+    }>
+})";
+
+/// Clears the shape of every float output of `graph` and of its subgraphs (the text declares them scalars).
+void ClearFloatOutputShapes(onnx::GraphProto& graph) {
+  for (auto& output : *graph.mutable_output()) {
+    if (output.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT) {
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  }
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) ClearFloatOutputShapes(*attribute.mutable_g());
+    }
+  }
+}
+
+/// kUndeclaredShapes with its float outputs' shapes cleared.
+onnx::ModelProto ModelWithoutOutputShapes() {
+  onnx::ModelProto model = ParseModel(kUndeclaredShapes);
+  ClearFloatOutputShapes(*model.mutable_graph());
+  return model;
+}
+
+/// How many value infos `model`'s main graph, its If's then branch and its Loop's body hold.
+std::vector<int> ValueInfoCounts(const onnx::ModelProto& model) {
+  const onnx::GraphProto& graph = model.graph();
+  return {graph.value_info_size(),
+          graph.node(1).attribute(0).g().value_info_size() + graph.node(1).attribute(1).g().value_info_size(),
+          graph.node(2).attribute(0).g().value_info_size()};
+}
+
+TEST(InferShapesInPlace, LeavesTheModelAsItWasAtEveryDepth) {
+  const onnx::ModelProto model = ModelWithoutOutputShapes();
+  // What inference writes when nothing puts it back: types in every graph.
+  onnx::ModelProto written = model;
+  EXPECT_EQ(InferShapes(written), "");
+  EXPECT_EQ(TypeText(written.graph(), "y"), "FLOAT[2,3]");
+  EXPECT_THAT(ValueInfoCounts(written), Each(Gt(0)));
+  EXPECT_THAT(ValueInfoCounts(model), Each(0));
+
+  onnx::ModelProto heap = model;
+  EXPECT_EQ(InferShapesInPlace(heap), "");
+  EXPECT_EQ(Bytes(heap), Bytes(model));
+  // A model on an arena, as rnnstate opens files: the saved fields are swapped back on it.
+  google::protobuf::Arena arena;
+  auto* on_arena = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  on_arena->CopyFrom(model);
+  EXPECT_EQ(InferShapesInPlace(*on_arena), "");
+  EXPECT_EQ(Bytes(*on_arena), Bytes(model));
+}
+
+TEST(InferShapesInPlace, GivesInferencesVerdictAndStillLeavesTheModel) {
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2, 3] x) => (float[2, 3] y) {
+  y = Neg (x)
+})");
+  AddFloats(*model.mutable_graph(), "x", 4);  // as in InferShapes.ReturnsWhyOnnxsInferenceFailed
+  const std::string before = Bytes(model);
+  EXPECT_THAT(InferShapesInPlace(model), HasSubstr("x"));
+  EXPECT_EQ(Bytes(model), before);
+  onnx::ModelProto malformed = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2, 3] x) => (float[?] y) {
+  y = Flatten <axis = "one"> (x)
+})");
+  const std::string malformed_before = Bytes(malformed);
+  EXPECT_EQ(InferShapesInPlace(malformed), "Flatten has attribute 'axis' of the wrong type");
+  EXPECT_EQ(Bytes(malformed), malformed_before);
 }
 
 TEST(ShapeInference, AModelOfANewerOpsetIsInferredWithoutDataPropagation) {

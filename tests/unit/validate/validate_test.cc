@@ -114,7 +114,7 @@ g (float[2] x) => (float[2] y) {
 }
 
 TEST(ValidateRewritten, ASoundRewritePasses) {
-  const auto [input, model] = RewrittenGru();
+  auto [input, model] = RewrittenGru();
   EXPECT_NO_THROW(ValidateRewritten(model, FullBaseline(input)));
   EXPECT_NO_THROW(ValidateRewritten(model, MakeValidationBaseline(input, true, "")));
 }
@@ -133,8 +133,8 @@ TEST(ValidateRewritten, AValueReadBeforeItIsDefinedIsAnInternalError) {
 TEST(ValidateRewritten, ACheckerFailureIsAnInternalErrorWhenTheCheckerApplies) {
   ValidationBaseline baseline;
   baseline.checker_applies = true;
-  ExpectError([&] { ValidateRewritten(ParseModel(kUnknownOp), baseline); }, ExitCode::kInternal,
-              "rewritten model fails onnx's checker");
+  onnx::ModelProto model = ParseModel(kUnknownOp);
+  ExpectError([&] { ValidateRewritten(model, baseline); }, ExitCode::kInternal, "rewritten model fails onnx's checker");
 }
 
 TEST(ValidateRewritten, AnInferenceFailureIsUnsupportedWhenTheCheckerCannotVouchForTheInput) {

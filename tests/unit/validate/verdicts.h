@@ -21,14 +21,19 @@ inline void AddUnknownAttribute(onnx::NodeProto& node) {
   bogus->set_i(1);
 }
 
-/// ValidateRewritten's verdict on `model` (the region first, as a rewrite runs it): "" or the error.
+/// ValidateRewritten's verdict on `model` (the region first, as a rewrite runs it): "" or the error; with
+/// " [the validation changed the model]" after it when the model it validated (a copy of `model`, which it
+/// infers in place) did not end as it began.
 inline std::string ValidationVerdict(const onnx::ModelProto& model, const ValidationBaseline& baseline) {
+  onnx::ModelProto validated = model;
+  std::string verdict;
   try {
-    ValidateRewritten(model, baseline);
-    return "";
+    ValidateRewritten(validated, baseline);
   } catch (const Error& e) {
-    return e.what();
+    verdict = e.what();
   }
+  if (validated.SerializeAsString() != model.SerializeAsString()) verdict += " [the validation changed the model]";
+  return verdict;
 }
 
 /// The verdict with the region left out (onnx's checker and inference on the whole model).
