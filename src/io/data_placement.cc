@@ -149,6 +149,8 @@ void RelyLocked(Registry& registry, std::vector<std::string>& paths, const fs::p
 
 std::string OutputDataConflict(const std::vector<std::string>& locations, const std::string& model_dir,
                                const std::string& output) {
+  // Most models have no external data: no path to resolve then.
+  if (locations.empty()) return "";
   const Named out{fs::path(output)};
   const fs::path from = model_dir.empty() ? fs::path(".") : fs::path(model_dir);
   const fs::path to = fs::path(output::DirectoryOf(output));
