@@ -251,6 +251,14 @@ PlacedData CreateOutputDirectories(const std::string& directory) {
   PlacedData placed;
   Registry& registry = Registry::Instance();
   std::lock_guard<std::mutex> lock(registry.mutex);
+  // Usually the directory is there already (an earlier output put it there): one stat instead of a mkdir
+  // and a stat per component. Then every ancestor exists too, so none would be created, and when no
+  // placement of this run is pending, none is counted either.
+  struct stat info {};
+  if (registry.entries.empty() && !directory.empty() && stat(directory.c_str(), &info) == 0 &&
+      S_ISDIR(info.st_mode)) {
+    return placed;
+  }
   try {
     fs::path path;
     for (const auto& part : fs::path(directory)) {  // outermost first
