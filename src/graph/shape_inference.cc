@@ -68,10 +68,15 @@ void StripSubgraphPayloads(onnx::GraphProto* graph) {
   }
 }
 
-/// The ai.onnx schemas of one opset by operator, each looked up in onnx's registry once.
+/// The ai.onnx schemas of one opset by operator, each looked up in onnx's registry once per thread, not
+/// once per inference (a lookup hashes the name three times over; a batch infers two models a file). The
+/// answers never change: onnx registers every ai.onnx schema at its first lookup, and rnnstate only
+/// schemas of other domains (contrib_schemas.h).
 class OnnxSchemas {
  public:
-  explicit OnnxSchemas(int64_t opset) : opset_(opset) {}
+  using ByOperator = std::unordered_map<std::string, const onnx::OpSchema*>;
+
+  explicit OnnxSchemas(int64_t opset) : opset_(opset), schemas_(OfThisThread()[opset]) {}
   const onnx::OpSchema* Of(const std::string& op_type) {
     auto [known, fresh] = schemas_.try_emplace(op_type, nullptr);
     if (fresh) known->second = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset_), "");
@@ -79,8 +84,13 @@ class OnnxSchemas {
   }
 
  private:
+  static std::unordered_map<int64_t, ByOperator>& OfThisThread() {
+    thread_local std::unordered_map<int64_t, ByOperator> by_opset;
+    return by_opset;
+  }
+
   int64_t opset_;
-  std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
+  ByOperator& schemas_;
 };
 
 /// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or

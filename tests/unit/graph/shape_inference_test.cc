@@ -172,6 +172,25 @@ g (float[2, 3] x) => (float[?] y) {
   EXPECT_EQ(InferShapes(*wrong_type.model), "Flatten has attribute 'axis' of the wrong type");
 }
 
+TEST(InferShapes, JudgesAttributesByTheSchemaOfTheModelsOwnOpset) {
+  // Pad takes its pads as an input from opset 11, as a required attribute before: one thread, one
+  // operator, two opsets, each judged by its own schema whichever comes first.
+  const std::string body = R"( (float[2] x, int64[2] p) => (float[?] y) {
+  y = Pad (x, p)
+})";
+  const auto infer = [&](const std::string& opset, const std::string& graph) {
+    OwnedCopy copy =
+        MakeStructuralCopy(ParseModel("<ir_version: 8, opset_import: [\"\" : " + opset + "]>\ng" + graph));
+    return InferShapes(*copy.model);
+  };
+  const std::string old_pad = R"( (float[2] x) => (float[?] y) {
+  y = Pad (x)
+})";
+  EXPECT_EQ(infer("11", body), "");
+  EXPECT_EQ(infer("2", old_pad), "Pad lacks its required attribute 'pads'");
+  EXPECT_EQ(infer("11", body), "");
+}
+
 TEST(InferShapes, ReturnsWhyOnnxsInferenceFailed) {
   // A graph input whose initializer of the same name has another shape: onnx's inference throws.
   onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
