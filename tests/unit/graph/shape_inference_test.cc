@@ -9,6 +9,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
 
 #include <string>
 #include <vector>
@@ -170,6 +171,19 @@ g (float[2, 3] x) => (float[?] y) {
   y = Flatten <axis = "one"> (x)
 })"));
   EXPECT_EQ(InferShapes(*wrong_type.model), "Flatten has attribute 'axis' of the wrong type");
+}
+
+TEST(OnnxSchemaAt, IsOnnxsRegistryAnswerForEachOpsetAskedAgainOrNot) {
+  for (int round = 0; round < 2; ++round) {
+    for (const int opset : {2, 11, 13, 17}) {
+      for (const std::string op : {"Pad", "Squeeze", "LSTM", "NoSuchOperator"}) {
+        EXPECT_EQ(OnnxSchemaAt(op, opset), onnx::OpSchemaRegistry::Schema(op, opset, "")) << op << " " << opset;
+      }
+    }
+  }
+  EXPECT_EQ(OnnxSchemaAt("NoSuchOperator", 13), nullptr);
+  ASSERT_NE(OnnxSchemaAt("Pad", 2), nullptr);
+  EXPECT_NE(OnnxSchemaAt("Pad", 2), OnnxSchemaAt("Pad", 11));
 }
 
 TEST(InferShapes, JudgesAttributesByTheSchemaOfTheModelsOwnOpset) {
