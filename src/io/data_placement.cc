@@ -255,8 +255,7 @@ PlacedData CreateOutputDirectories(const std::string& directory) {
   // and a stat per component. Then every ancestor exists too, so none would be created, and when no
   // placement of this run is pending, none is counted either.
   struct stat info {};
-  if (registry.entries.empty() && !directory.empty() && stat(directory.c_str(), &info) == 0 &&
-      S_ISDIR(info.st_mode)) {
+  if (registry.entries.empty() && !directory.empty() && stat(directory.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
     return placed;
   }
   try {

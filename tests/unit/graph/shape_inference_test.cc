@@ -193,8 +193,7 @@ TEST(InferShapes, JudgesAttributesByTheSchemaOfTheModelsOwnOpset) {
   y = Pad (x, p)
 })";
   const auto infer = [&](const std::string& opset, const std::string& graph) {
-    OwnedCopy copy =
-        MakeStructuralCopy(ParseModel("<ir_version: 8, opset_import: [\"\" : " + opset + "]>\ng" + graph));
+    OwnedCopy copy = MakeStructuralCopy(ParseModel("<ir_version: 8, opset_import: [\"\" : " + opset + "]>\ng" + graph));
     return InferShapes(*copy.model);
   };
   const std::string old_pad = R"( (float[2] x) => (float[?] y) {
