@@ -28,18 +28,43 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
 class FileKeys {
  public:
   std::string Key(const std::string& path) {
-    fs::path file(path);
-    fs::path name = file.filename();
     struct stat info {};
     bool is_link = lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode);
-    if (is_link || name.empty() || name == "." || name == "..") return Resolve(file);
-    fs::path parent = file.parent_path();
-    auto [it, fresh] = directories_.try_emplace(parent.string());
-    if (fresh) it->second = Resolve(parent.empty() ? fs::path(".") : parent);
-    return (fs::path(it->second) / name).string();
+    if (is_link) return Resolve(fs::path(path));
+    std::string parent, name;
+    if (!SplitPlainly(path, &parent, &name)) {
+      fs::path file(path);
+      name = file.filename().string();
+      if (name.empty() || name == "." || name == "..") return Resolve(file);
+      parent = file.parent_path().string();
+    }
+    auto [it, fresh] = directories_.try_emplace(parent);
+    if (fresh) it->second = Resolve(parent.empty() ? fs::path(".") : fs::path(parent));
+    return Join(it->second, name);
   }
 
  private:
+  /// `path`'s directory and last component as fs::path's parent_path and filename give them, from the
+  /// string itself (a path costs a parse and an allocation per component): when no component is empty
+  /// (no "//", no trailing '/') and the last is a name, not "." or "..". False otherwise.
+  static bool SplitPlainly(const std::string& path, std::string* parent, std::string* name) {
+    if (path.empty() || path.back() == '/' || path.find("//") != std::string::npos) return false;
+    const size_t slash = path.rfind('/');
+    const size_t start = slash == std::string::npos ? 0 : slash + 1;
+    if (path.compare(start, std::string::npos, ".") == 0 || path.compare(start, std::string::npos, "..") == 0) {
+      return false;
+    }
+    *name = path.substr(start);
+    *parent = slash == std::string::npos ? "" : slash == 0 ? "/" : path.substr(0, slash);
+    return true;
+  }
+
+  /// fs::path(directory) / name, for a `name` without a separator.
+  static std::string Join(const std::string& directory, const std::string& name) {
+    if (directory.empty()) return name;
+    return directory.back() == '/' ? directory + name : directory + '/' + name;
+  }
+
   static std::string Resolve(const fs::path& path) {
     std::error_code ec;
     fs::path resolved = fs::weakly_canonical(path, ec);

@@ -224,7 +224,8 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
                                  InlineTensors::kCheckedWhenOpened);
     });
     result.warnings = WarningTexts(outcome.warnings);
-    result.states = outcome.pairs;
+    const size_t pair_count = outcome.pairs.size();
+    result.states = std::move(outcome.pairs);  // the result keeps them: not copied
     result.changed = outcome.changed;
     result.status = outcome.changed ? kStatusOk : kStatusUnchanged;
     if (!outcome.changed && rewrite.in_place) {
@@ -234,9 +235,9 @@ FileResult RewriteFile(const std::string& input, const std::string& output, cons
     WriteRewritten(opened, output, writing, result);
     result.output = output;
     result.text = input + " -> " + output + ": " +
-                  (!outcome.has_recurrent_nodes && outcome.pairs.empty()
+                  (!outcome.has_recurrent_nodes && pair_count == 0
                        ? std::string("no recurrent nodes, written unchanged")
-                       : PairCount(outcome.pairs.size()) + (outcome.changed ? "" : " (unchanged)")) +
+                       : PairCount(pair_count) + (outcome.changed ? "" : " (unchanged)")) +
                   "\n";
   });
 }

@@ -69,28 +69,13 @@ void StripSubgraphPayloads(onnx::GraphProto* graph) {
   }
 }
 
-/// The ai.onnx schemas of one opset by operator, each looked up in onnx's registry once.
-class OnnxSchemas {
- public:
-  explicit OnnxSchemas(int64_t opset) : opset_(opset) {}
-  const onnx::OpSchema* Of(const std::string& op_type) {
-    auto [known, fresh] = schemas_.try_emplace(op_type, nullptr);
-    if (fresh) known->second = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset_), "");
-    return known->second;
-  }
-
- private:
-  int64_t opset_;
-  std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
-};
-
 /// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
 /// has one of the wrong type. onnx's shape inference dereferences such attributes unchecked (a Scan
 /// without num_scan_inputs crashes it), so it is not run on such a model.
-std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& schemas) {
+std::string MalformedAttributes(const onnx::GraphProto& graph, int64_t opset) {
   for (const auto& node : graph.node()) {
     if (IsOnnxDomain(node.domain())) {
-      if (const onnx::OpSchema* schema = schemas.Of(node.op_type())) {
+      if (const onnx::OpSchema* schema = OnnxSchemaAt(node.op_type(), opset)) {
         for (const auto& [name, spec] : schema->attributes()) {
           const onnx::AttributeProto* found = FindAttribute(node, name);
           if (found == nullptr && spec.required) return node.op_type() + " lacks its required attribute '" + name + "'";
@@ -102,10 +87,10 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& sche
     }
     for (const auto& attribute : node.attribute()) {
       if (attribute.has_g()) {
-        if (std::string problem = MalformedAttributes(attribute.g(), schemas); !problem.empty()) return problem;
+        if (std::string problem = MalformedAttributes(attribute.g(), opset); !problem.empty()) return problem;
       }
       for (const auto& sub : attribute.graphs()) {
-        if (std::string problem = MalformedAttributes(sub, schemas); !problem.empty()) return problem;
+        if (std::string problem = MalformedAttributes(sub, opset); !problem.empty()) return problem;
       }
     }
   }
@@ -113,6 +98,14 @@ std::string MalformedAttributes(const onnx::GraphProto& graph, OnnxSchemas& sche
 }
 
 }  // namespace
+
+const onnx::OpSchema* OnnxSchemaAt(const std::string& op_type, int64_t opset) {
+  thread_local std::unordered_map<int64_t, std::unordered_map<std::string, const onnx::OpSchema*>> by_opset;
+  auto& schemas = by_opset[opset];
+  auto [known, fresh] = schemas.try_emplace(op_type, nullptr);
+  if (fresh) known->second = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), "");
+  return known->second;
+}
 
 bool CopiedWhole(const onnx::TensorProto& tensor) {
   // Shape inference reads small constants (Slice bounds, Reshape targets, Squeeze axes given as
@@ -181,8 +174,7 @@ void BindKnownValues(onnx::ModelProto& copy, const std::vector<KnownValue>& know
 
 std::string InferShapes(onnx::ModelProto& copy) {
   const int64_t opset = OnnxOpset(copy);
-  OnnxSchemas schemas(opset);
-  if (std::string problem = MalformedAttributes(copy.graph(), schemas); !problem.empty()) return problem;
+  if (std::string problem = MalformedAttributes(copy.graph(), opset); !problem.empty()) return problem;
   RegisterContribSchemas();
   // Data propagation at an opset newer than onnx knows reads nodes by older schemas: onnx 1.12's crashed
   // (a segmentation fault) on a PyTorch export raised to opset 18 whose Pads list their axes

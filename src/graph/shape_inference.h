@@ -16,6 +16,10 @@
 
 #include "graph/graph_path.h"
 
+namespace onnx {
+class OpSchema;
+}  // namespace onnx
+
 namespace rnnstate {
 
 /// A copy of `model` with everything but initializer payloads (names, types and dims are kept), for
@@ -67,6 +71,12 @@ struct KnownValue {
 /// rewrite writes), so that inference reads what the analysis evaluated. A node that does not exist or
 /// has several outputs is left as it is.
 void BindKnownValues(onnx::ModelProto& copy, const std::vector<KnownValue>& known);
+
+/// onnx's ai.onnx schema of `op_type` at `opset` (OpSchemaRegistry::Schema: the newest version up to it),
+/// or nullptr. Looked up in onnx's registry once per thread, opset and operator, not once per model (a
+/// lookup hashes the name three times over): the answers never change, as onnx registers every ai.onnx
+/// schema at its first lookup and rnnstate registers only other domains (contrib_schemas.h).
+const onnx::OpSchema* OnnxSchemaAt(const std::string& op_type, int64_t opset);
 
 /// Infers the types of `copy` (a StructuralCopy) in place. Returns "" or why inference failed or was not
 /// run.

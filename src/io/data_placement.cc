@@ -149,6 +149,8 @@ void RelyLocked(Registry& registry, std::vector<std::string>& paths, const fs::p
 
 std::string OutputDataConflict(const std::vector<std::string>& locations, const std::string& model_dir,
                                const std::string& output) {
+  // Most models have no external data: no path to resolve then.
+  if (locations.empty()) return "";
   const Named out{fs::path(output)};
   const fs::path from = model_dir.empty() ? fs::path(".") : fs::path(model_dir);
   const fs::path to = fs::path(output::DirectoryOf(output));
@@ -249,6 +251,13 @@ PlacedData CreateOutputDirectories(const std::string& directory) {
   PlacedData placed;
   Registry& registry = Registry::Instance();
   std::lock_guard<std::mutex> lock(registry.mutex);
+  // Usually the directory is there already (an earlier output put it there): one stat instead of a mkdir
+  // and a stat per component. Then every ancestor exists too, so none would be created, and when no
+  // placement of this run is pending, none is counted either.
+  struct stat info {};
+  if (registry.entries.empty() && !directory.empty() && stat(directory.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return placed;
+  }
   try {
     fs::path path;
     for (const auto& part : fs::path(directory)) {  // outermost first

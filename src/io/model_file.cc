@@ -119,7 +119,8 @@ class ModelFile::Mapping {
   }
 
   void ReadAll() {
-    buffer_ = std::make_unique<uint8_t[]>(size_);
+    // Not value-initialized: the reads below fill every byte, or the constructor throws.
+    buffer_.reset(new uint8_t[size_]);
     uint64_t done = 0;
     while (done < size_) {
       const ssize_t n = pread(fd_, buffer_.get() + done, size_ - done, static_cast<off_t>(done));

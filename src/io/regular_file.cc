@@ -53,9 +53,10 @@ RegularFile RegularFile::Open(const std::string& path) {
   if (info.st_dev != before.st_dev || info.st_ino != before.st_ino) {
     throw Error(ExitCode::kBadInput, "changed while it was opened");
   }
-  // Non-blocking means nothing for a regular file; clear it so that no later read can see EAGAIN.
-  const int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+  // Non-blocking means nothing for a regular file; clear it so that no later read can see EAGAIN. F_SETFL
+  // sets only the file status flags (the access mode and O_LARGEFILE stay), and of those the open above
+  // set O_NONBLOCK alone: no F_GETFL needed to keep the others.
+  if (fcntl(fd, F_SETFL, 0) != 0) {
     throw Error(ExitCode::kBadInput, SystemError("cannot set the file's flags"));
   }
   file.size_ = static_cast<uint64_t>(info.st_size);

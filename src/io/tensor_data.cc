@@ -82,17 +82,18 @@ std::string InlineDataProblem(const TensorProto& tensor, std::optional<uint64_t>
   const TypedField field = TypedFieldOf(tensor);
   if (field.name == nullptr) return "";
   const std::optional<uint64_t> elements = ElementCount(tensor);
-  const std::string takes = ", but " + TypeAndDims(tensor) + " takes ";
+  // Worded only for a refused tensor: nearly every tensor is fine.
+  const auto takes = [&tensor] { return ", but " + TypeAndDims(tensor) + " takes "; };
   if (tensor.has_raw_data()) {
     if (tensor.data_type() == TensorProto::STRING || !raw_size) return "";
     const std::optional<uint64_t> bytes = ExpectedByteSize(tensor);  // saturates at 2^64 - 1
     if (!bytes || (elements && *raw_size == *bytes)) return "";
-    return "raw_data has " + Counted(*raw_size, "byte") + takes +
+    return "raw_data has " + Counted(*raw_size, "byte") + takes() +
            (elements && *bytes != UINT64_MAX ? std::to_string(*bytes) : std::string("more than 2^64 - 1")) + " bytes";
   }
   const auto values = static_cast<uint64_t>(field.count);
   if (elements && *elements <= UINT64_MAX / field.per_element && values == *elements * field.per_element) return "";
-  return std::string(field.name) + " has " + Counted(values, "value") + takes +
+  return std::string(field.name) + " has " + Counted(values, "value") + takes() +
          (elements && *elements <= UINT64_MAX / field.per_element ? std::to_string(*elements * field.per_element)
                                                                   : std::string("more than 2^64 - 1"));
 }

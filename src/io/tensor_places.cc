@@ -1,5 +1,6 @@
 #include "io/tensor_places.h"
 
+#include <array>
 #include <iterator>
 
 namespace rnnstate::places {
@@ -9,11 +10,33 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
-std::optional<Msg> ChildMessage(Msg parent, uint32_t field) {
-  for (const Edge& edge : kTensorPaths) {
-    if (edge.parent == parent && edge.field == field) return edge.child;
+namespace {
+
+/// Field numbers below this index kChildByField; every field of kTensorPaths is one of them (a larger one
+/// would make the table's construction fail to compile).
+constexpr uint32_t kFieldsIndexed = 32;
+
+/// kTensorPaths by parent and field number (-1: no edge), built at compile time. ChildMessage is asked
+/// about every length-delimited field of every message on the paths (each name of each node): a lookup,
+/// not a scan of the table.
+constexpr auto kChildByField = [] {
+  std::array<std::array<int8_t, kFieldsIndexed>, static_cast<size_t>(Msg::kTensor) + 1> table{};
+  for (auto& row : table) {
+    for (auto& child : row) child = -1;
   }
-  return std::nullopt;
+  for (const Edge& edge : kTensorPaths) {
+    table[static_cast<size_t>(edge.parent)][edge.field] = static_cast<int8_t>(edge.child);
+  }
+  return table;
+}();
+
+}  // namespace
+
+std::optional<Msg> ChildMessage(Msg parent, uint32_t field) {
+  if (field >= kFieldsIndexed) return std::nullopt;
+  const int8_t child = kChildByField[static_cast<size_t>(parent)][field];
+  if (child < 0) return std::nullopt;
+  return static_cast<Msg>(child);
 }
 
 const Descriptor* DescriptorOf(Msg kind) {

@@ -1,6 +1,9 @@
 #include "rewrite/prune_dropped.h"
 
+#include <map>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/graph_edit.h"
@@ -10,33 +13,63 @@ namespace rnnstate {
 
 namespace {
 
-/// Names a node reads, including outer-scope references of its subgraphs.
-std::vector<std::string> NodeReads(const onnx::NodeProto& node) {
-  std::vector<std::string> reads(node.input().begin(), node.input().end());
-  std::set<std::string> references = SubgraphReferences(node);
-  reads.insert(reads.end(), references.begin(), references.end());
-  return reads;
+/// True when `node` has a subgraph, whose outer-scope references it reads too.
+bool HasSubgraph(const onnx::NodeProto& node) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.has_g() || attribute.graphs_size() > 0) return true;
+  }
+  return false;
 }
+
+/// The names each node of one graph reads: its inputs, then the outer-scope references of its subgraphs,
+/// worked out once per node that has any. Views of the graph's names: valid until the graph changes.
+class GraphReads {
+ public:
+  explicit GraphReads(const onnx::GraphProto& graph) {
+    OuterReferences outer;
+    for (int n = 0; n < graph.node_size(); ++n) {
+      if (HasSubgraph(graph.node(n))) references_.emplace(n, outer.OfNode(graph.node(n)));
+    }
+  }
+
+  /// Calls `visit` with each name node `n` (`node`) reads, a name read twice twice.
+  template <typename Visit>
+  void ForEach(int n, const onnx::NodeProto& node, Visit visit) const {
+    for (const std::string& input : node.input()) visit(std::string_view(input));
+    if (references_.empty()) return;
+    if (auto found = references_.find(n); found != references_.end()) {
+      for (const std::string& name : found->second) visit(std::string_view(name));
+    }
+  }
+
+ private:
+  std::map<int, std::set<std::string>> references_;
+};
 
 }  // namespace
 
 void PruneDropped(onnx::GraphProto& graph, const std::set<std::string>& dropped) {
   if (dropped.empty()) return;
-  std::unordered_map<std::string, int> uses;
-  std::unordered_map<std::string, int> producer;
+  // Keys are views of the graph's names (and of `dropped`): nothing changes the graph before the removals.
+  const GraphReads reads(graph);
+  std::unordered_map<std::string_view, int> uses;
+  std::unordered_map<std::string_view, int> producer;
+  // About one name read and one written per node: no rehash while the maps fill.
+  uses.reserve(graph.node_size() * 2 + graph.output_size());
+  producer.reserve(graph.node_size());
   for (int n = 0; n < graph.node_size(); ++n) {
-    for (const auto& name : NodeReads(graph.node(n))) ++uses[name];
+    reads.ForEach(n, graph.node(n), [&](std::string_view name) { ++uses[name]; });
     for (const auto& out : graph.node(n).output()) producer[out] = n;
   }
   for (const auto& v : graph.output()) ++uses[v.name()];
-  std::set<std::string> inputs;
+  std::unordered_set<std::string_view> inputs;
   for (const auto& v : graph.input()) inputs.insert(v.name());
 
-  std::vector<std::string> work(dropped.begin(), dropped.end());
+  std::vector<std::string_view> work(dropped.begin(), dropped.end());
   std::set<int> removed;
-  std::set<std::string> unused_initializers;
+  std::set<std::string_view> unused_initializers;
   while (!work.empty()) {
-    std::string name = work.back();
+    const std::string_view name = work.back();
     work.pop_back();
     if (uses[name] > 0) continue;
     auto it = producer.find(name);
@@ -49,17 +82,20 @@ void PruneDropped(onnx::GraphProto& graph, const std::set<std::string>& dropped)
     bool all_unused = true;
     for (const auto& out : node.output()) all_unused &= out.empty() || uses[out] == 0;
     if (!all_unused || !removed.insert(n).second) continue;
-    for (const auto& read : NodeReads(node)) {
-      if (read.empty()) continue;
+    reads.ForEach(n, node, [&](std::string_view read) {
+      if (read.empty()) return;
       --uses[read];
       work.push_back(read);
-    }
+    });
+  }
+  // Chosen before the nodes go: their names, which some keys view, go with them.
+  std::vector<std::string> initializers_to_remove;
+  for (const std::string_view name : unused_initializers) {
+    if (uses[name] == 0) initializers_to_remove.emplace_back(name);
   }
   auto* nodes = graph.mutable_node();
   for (auto it = removed.rbegin(); it != removed.rend(); ++it) nodes->DeleteSubrange(*it, 1);
-  for (const auto& name : unused_initializers) {
-    if (uses[name] == 0) RemoveInitializer(graph, name);
-  }
+  for (const auto& name : initializers_to_remove) RemoveInitializer(graph, name);
 }
 
 }  // namespace rnnstate

@@ -123,7 +123,7 @@ const onnx::OpSchema* JudgingSchema(const onnx::ModelProto& model, const onnx::N
   }
   const int64_t known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
   if (opset < kMinOpset || opset > known) return nullptr;
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  const onnx::OpSchema* schema = OnnxSchemaAt(node.op_type(), opset);
   *unknown = schema == nullptr && !IsModelFunction(model, node);
   return schema;
 }

@@ -1,6 +1,7 @@
 #include "time/time_lookahead.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "graph/graph_path.h"
 #include "graph/proto_access.h"
@@ -60,8 +61,8 @@ class LookaheadWalk {
       }
       for (const std::string& name : node.output()) {
         if (name.empty()) continue;
-        late_[name] = in;
-        flush_[name] = flush;
+        Record(late_, name, in);
+        Record(flush_, name, flush);
       }
     }
   }
@@ -89,12 +90,23 @@ class LookaheadWalk {
     return window && window->stride > 1;
   }
 
+  /// Sets `name`'s entry of `frames` to `value`. Most values are on time: only the others are held
+  /// (LateOf and FlushOf answer 0 for a value without an entry).
+  static void Record(std::map<std::string_view, int64_t>& frames, std::string_view name, int64_t value) {
+    if (value == 0) {
+      frames.erase(name);
+    } else {
+      frames[name] = value;
+    }
+  }
+
   const ModelIndex& index_;
   const TimeFlow& flow_;
   const std::map<int, WindowDelay>& delays_;
   const std::map<std::string, WindowDelay>& delayed_;
-  std::map<std::string, int64_t> late_;   ///< the frames each value lags by
-  std::map<std::string, int64_t> flush_;  ///< the data frames a flush feeds to bring them
+  // Keyed by views of the model's names: the model outlives the walk.
+  std::map<std::string_view, int64_t> late_;   ///< the frames each value lags by (when it does)
+  std::map<std::string_view, int64_t> flush_;  ///< the data frames a flush feeds to bring them (when any)
 };
 
 /// True when main-graph value `name` is a graph input, or computed from one by views, zero Pads and

@@ -1,6 +1,8 @@
 #include "validate/changed_nodes.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 
 #include "graph/proto_access.h"
 #include "graph/shape_inference.h"
@@ -121,7 +123,15 @@ std::vector<const Message*> Changed(const google::protobuf::RepeatedPtrField<Mes
 
 /// Equal messages serialize to the same bytes (onnx's messages have no maps, whose order could differ).
 bool SameMessage(const google::protobuf::MessageLite& a, const google::protobuf::MessageLite& b) {
-  return a.ByteSizeLong() == b.ByteSizeLong() && a.SerializeAsString() == b.SerializeAsString();
+  const size_t size = a.ByteSizeLong();
+  if (size != b.ByteSizeLong()) return false;
+  // Both sizes are cached now: serialized into one buffer without computing them again (SerializeAsString
+  // would, and would allocate a string for each).
+  std::string bytes(2 * size, '\0');
+  auto* const first = reinterpret_cast<uint8_t*>(bytes.data());
+  a.SerializeWithCachedSizesToArray(first);
+  b.SerializeWithCachedSizesToArray(first + size);
+  return std::memcmp(first, first + size, size) == 0;
 }
 
 bool HasSubgraph(const onnx::NodeProto& node) {

@@ -85,6 +85,24 @@ TEST_F(FindModelFilesTest, AFileReachedTwiceIsKeptOnceAtItsFirstPosition) {
   EXPECT_EQ(found[1].path, Path("zoo/../zoo/m.onnx"));
 }
 
+TEST_F(FindModelFilesTest, EverySpellingOfOnePathIsOneFile) {
+  const std::string model = WriteFile("zoo/m.onnx", "");
+  const std::string zoo = Path("zoo");
+  // Split from the string (the first three) or by fs::path (a doubled separator), relative to the current
+  // directory or absolute: one key.
+  const std::vector<InputFile> found =
+      FindModelFiles({model, zoo + "/./m.onnx", zoo + "/sub/../m.onnx", zoo + "//m.onnx", zoo + "/.//m.onnx"}, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].path, model);
+  fs::create_directories(Path("zoo/sub"));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(zoo);
+  const std::vector<InputFile> relative = FindModelFiles({"m.onnx", "./m.onnx", "sub/../m.onnx", model}, {});
+  fs::current_path(cwd);
+  ASSERT_EQ(relative.size(), 1u);
+  EXPECT_EQ(relative[0].path, "m.onnx");
+}
+
 TEST_F(FindModelFilesTest, ListsDanglingSymlinksSoThatTheyFailWhenLoaded) {
   fs::create_directories(Path("zoo"));
   fs::create_symlink(Path("nowhere.onnx"), Path("zoo/dangling.onnx"));

@@ -9,6 +9,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
 
 #include <string>
 #include <vector>
@@ -172,6 +173,37 @@ g (float[2, 3] x) => (float[?] y) {
   y = Flatten <axis = "one"> (x)
 })"));
   EXPECT_EQ(InferShapes(*wrong_type.model), "Flatten has attribute 'axis' of the wrong type");
+}
+
+TEST(OnnxSchemaAt, IsOnnxsRegistryAnswerForEachOpsetAskedAgainOrNot) {
+  for (int round = 0; round < 2; ++round) {
+    for (const int opset : {2, 11, 13, 17}) {
+      for (const std::string op : {"Pad", "Squeeze", "LSTM", "NoSuchOperator"}) {
+        EXPECT_EQ(OnnxSchemaAt(op, opset), onnx::OpSchemaRegistry::Schema(op, opset, "")) << op << " " << opset;
+      }
+    }
+  }
+  EXPECT_EQ(OnnxSchemaAt("NoSuchOperator", 13), nullptr);
+  ASSERT_NE(OnnxSchemaAt("Pad", 2), nullptr);
+  EXPECT_NE(OnnxSchemaAt("Pad", 2), OnnxSchemaAt("Pad", 11));
+}
+
+TEST(InferShapes, JudgesAttributesByTheSchemaOfTheModelsOwnOpset) {
+  // Pad takes its pads as an input from opset 11, as a required attribute before: one thread, one
+  // operator, two opsets, each judged by its own schema whichever comes first.
+  const std::string body = R"( (float[2] x, int64[2] p) => (float[?] y) {
+  y = Pad (x, p)
+})";
+  const auto infer = [&](const std::string& opset, const std::string& graph) {
+    OwnedCopy copy = MakeStructuralCopy(ParseModel("<ir_version: 8, opset_import: [\"\" : " + opset + "]>\ng" + graph));
+    return InferShapes(*copy.model);
+  };
+  const std::string old_pad = R"( (float[2] x) => (float[?] y) {
+  y = Pad (x)
+})";
+  EXPECT_EQ(infer("11", body), "");
+  EXPECT_EQ(infer("2", old_pad), "Pad lacks its required attribute 'pads'");
+  EXPECT_EQ(infer("11", body), "");
 }
 
 TEST(InferShapes, ReturnsWhyOnnxsInferenceFailed) {

@@ -148,6 +148,21 @@ TEST_F(DataPlacement, AnOutputDirectoryAnotherOutputReliesOnStays) {
   EXPECT_TRUE(fs::exists(other / "user.txt"));
 }
 
+TEST_F(DataPlacement, AnOutputDirectoryThatWasThereStaysWhateverBecomesOfTheOutput) {
+  const fs::path dir = root_ / "out" / "there" / "deep";
+  fs::create_directories(dir);
+  { PlacedData unused = CreateOutputDirectories(dir.string()); }
+  EXPECT_TRUE(fs::is_directory(dir));
+  // The same while another output's directories are pending: those go, the ones that were there stay.
+  {
+    PlacedData pending = CreateOutputDirectories((root_ / "out" / "new").string());
+    { PlacedData unused = CreateOutputDirectories(dir.string()); }
+    EXPECT_TRUE(fs::is_directory(dir));
+  }
+  EXPECT_FALSE(fs::exists(root_ / "out" / "new"));
+  EXPECT_TRUE(fs::is_directory(dir));
+}
+
 TEST_F(DataPlacement, ADirectoryThatCannotBeMadeIsRefusedAndNothingIsLeft) {
   Write(root_ / "out" / "file", "in the way");
   try {

@@ -61,6 +61,7 @@ TEST_F(RegularFileTest, OpensARegularFileForBlockingReads) {
     const RegularFile file = RegularFile::Open(PathOf(name));
     EXPECT_EQ(file.size(), 5u);
     EXPECT_EQ(fcntl(file.fd(), F_GETFL) & O_NONBLOCK, 0);
+    EXPECT_EQ(fcntl(file.fd(), F_GETFL) & O_ACCMODE, O_RDONLY);  // clearing O_NONBLOCK kept the rest
     EXPECT_EQ(fcntl(file.fd(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
   }
 }

@@ -150,6 +150,23 @@ TEST(TensorPlaces, EveryEdgeIsAFieldOfTheRightMessageType) {
   EXPECT_EQ(raw_data->name(), "raw_data");
 }
 
+TEST(TensorPlaces, ChildMessageAnswersForEveryFieldAsTheTableDoes) {
+  const places::Msg kinds[] = {places::Msg::kModel,        places::Msg::kTrainingInfo, places::Msg::kGraph,
+                               places::Msg::kFunction,     places::Msg::kNode,         places::Msg::kAttribute,
+                               places::Msg::kSparseTensor, places::Msg::kTensor};
+  for (const places::Msg parent : kinds) {
+    for (uint32_t field :
+         {0u, 1u, 2u, 5u, 6u, 7u, 9u, 10u, 11u, 15u, 20u, 22u, 23u, 25u, 31u, 32u, 1000u, 0x1fffffffu}) {
+      std::optional<places::Msg> expected;
+      for (const places::Edge& edge : kTensorPaths) {
+        if (edge.parent == parent && edge.field == field) expected = edge.child;
+      }
+      EXPECT_EQ(places::ChildMessage(parent, field), expected)
+          << "parent " << static_cast<int>(parent) << ", field " << field;
+    }
+  }
+}
+
 // Derived from onnx's descriptors alone: every message field, in a message reachable from ModelProto, whose
 // type is or contains a TensorProto. The table must list exactly these.
 TEST(TensorPlaces, TableListsEveryFieldThatCanHoldATensor) {

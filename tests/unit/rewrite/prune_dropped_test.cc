@@ -86,6 +86,22 @@ g (float[2] x, bool c) => (float[2] y) {
   EXPECT_THAT(NodeOutputs(in_branch.graph()), ElementsAre("s", "y"));
 }
 
+TEST(PruneDropped, ARemovedNodeReleasesWhatItsSubgraphsRead) {
+  // h0 comes from an If whose branches read s and an initializer from the outer scope: all go with it,
+  // the initializer once (both branches read it); what the outer graph still reads stays.
+  onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[2] x, bool c) => (float[2] y) {
+  s = Neg (x)
+  h0 = If (c) <then_branch = t () => (float[2] a) { a = Add (s, w) },
+               else_branch = e () => (float[2] e_out) { e_out = Mul (w, x) }>
+  y = Relu (x)
+})");
+  AddFloatInitializer(*model.mutable_graph(), "w", {2}, {1.0f, 2.0f});
+  PruneDropped(*model.mutable_graph(), {"h0"});
+  EXPECT_THAT(NodeOutputs(model.graph()), ElementsAre("y"));
+  EXPECT_THAT(InitializerNames(model.graph()), IsEmpty());
+}
+
 TEST(PruneDropped, ANodeWithAnotherOutputStillReadStays) {
   onnx::ModelProto model = ParseModel(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[4] x) => (float[2] y) {

@@ -41,6 +41,22 @@ std::optional<std::vector<int>> Region(const onnx::GraphProto& now, const onnx::
   return FindRegionNodes(now, was, changes, constants, most);
 }
 
+TEST(SameMessage, IsEqualityOfTheSerializedBytes) {
+  onnx::ValueInfoProto a;
+  a.set_name("h");
+  a.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  a.mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("batch");
+  onnx::ValueInfoProto b = a;
+  EXPECT_TRUE(SameMessage(a, b));
+  // The same size, one byte apart, deep inside.
+  b.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batcH");
+  EXPECT_FALSE(SameMessage(a, b));
+  b.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batches");
+  EXPECT_FALSE(SameMessage(a, b));
+  EXPECT_TRUE(SameMessage(onnx::ValueInfoProto(), onnx::ValueInfoProto()));
+  EXPECT_FALSE(SameMessage(a, onnx::ValueInfoProto()));
+}
+
 TEST(FindRegionNodes, NodesTheRewriteAddedAreTheRegionAndTheRestMatches) {
   const onnx::GraphProto was = Chain(100);
   onnx::GraphProto now;
