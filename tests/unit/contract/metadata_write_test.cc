@@ -15,20 +15,26 @@ namespace {
 
 using namespace test_names;
 
-/// Pairs that use every optional part of an entry: the grown contract and its path, a context, `carried`.
+/// Pairs that use every optional part of an entry (the grown contract and its path, a context, `carried`),
+/// read from a document that lists them.
 std::vector<StatePair> VariedPairs() {
-  StatePair full = PairOf("a\"in", "out", "/model/LSTM", "main//model/If_1:else_branch", "h");
-  full.dtype = "float32";
-  full.shape = {MetaDim{1, ""}, MetaDim{-1, "batch"}, MetaDim{64, ""}};
-  full.batch_axis = 1;
-  full.init = kInitEmpty;
-  full.path = {PathStep{"/model/If_1", "else_branch", -1}, PathStep{"a:b", "branches", 2}};
-  StatePair context = full;
-  context.kind = kKindContext;
-  context.context = ContextSpec{"onnx::input", 1, 64, "w", 2, "", true};
-  StatePair plain = PairOf("h_in", "h_out", "lstm", "main", "h");
-  plain.carried = !plain.streamable;
-  return {full, context, plain};
+  onnx::ModelProto model;
+  auto* prop = model.add_metadata_props();
+  prop->set_key(kMetadataKey);
+  prop->set_value(R"({"version":1,"states":[)"
+                  R"({"input":"a\"in","output":"out","node":"/m/LSTM","graph":"main//m/If_1:else_branch","kind":"h",)"
+                  R"("optional":true,"streamable":true,"dtype":"float32","shape":[1,"batch",64],"batch_axis":1,)"
+                  R"("init":"empty","path":[{"node":"/m/If_1","attribute":"else_branch"},)"
+                  R"({"node":"a:b","attribute":"branches","index":2}]},)"
+                  R"({"input":"c_in","output":"c_out","node":"conv","graph":"main","kind":"context","optional":true,)"
+                  R"("streamable":true,"context":{"value":"x","axis":1,"frames":2,"window":"w","lookahead":1}},)"
+                  R"({"input":"h_in","output":"h_out","node":"lstm","graph":"main","kind":"h","optional":false,)"
+                  R"("streamable":false,"carried":true}]})");
+  std::string error;
+  std::vector<StatePair> pairs = ReadStatePairs(model, &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(pairs.size(), 3u);
+  return pairs;
 }
 
 TEST(WriteStatePairs, WritesTheTextTheWholeDocumentWouldDumpTo) {
