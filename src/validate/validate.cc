@@ -182,25 +182,20 @@ void ValidateRewritten(onnx::ModelProto& model, ValidationBaseline baseline) {
       throw Error(ExitCode::kInternal, "rewritten model fails onnx's checker: " + *problem);
     }
   }
-  std::string inference_error;
-  if (baseline.inference_applies) {
-    // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail;
-    // on the model itself, after the checker (nothing else reads it now): a copy would take as much
-    // memory as the model's graph, the run's peak (10,000 LSTMs: 51 MB of 205).
-    inference_error = InferShapesInPlace(model);
-  }
-  if (baseline.inference_applies) {
-    if (const std::string& error = inference_error; !error.empty()) {
-      const std::string failure = "rewritten model fails onnx shape inference: " + error;
-      if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
-      // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did
-      // not have on the input (reaching, say, shapes a node cannot take): the failure cannot be told
-      // apart from a defect the model already had. Not "invalid model" (exit 3): that verdict is the
-      // shared validation's (model_rules.h), which every command reaches; this one only a rewrite can.
-      throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + baseline.why_not +
-                                              ", and onnx shape inference fails on the rewritten model: " + error);
-    }
-  }
+  if (!baseline.inference_applies) return;
+  // The same inference as the analysis ran on the input, so that only what the rewrite changed can fail; on
+  // the model itself, after the checker (nothing else reads it now): a copy would take as much memory as the
+  // model's graph, the run's peak (10,000 LSTMs: 51 MB of 205).
+  const std::string error = InferShapesInPlace(model);
+  if (error.empty()) return;
+  const std::string failure = "rewritten model fails onnx shape inference: " + error;
+  if (baseline.checker_applies) throw Error(ExitCode::kInternal, failure);
+  // onnx cannot vouch for the input, and the rewrite's new inputs can give inference types it did not have
+  // on the input (reaching, say, shapes a node cannot take): the failure cannot be told apart from a defect
+  // the model already had. Not "invalid model" (exit 3): that verdict is the shared validation's
+  // (model_rules.h), which every command reaches; this one only a rewrite can.
+  throw Error(ExitCode::kUnsupported, "cannot validate the rewrite: " + baseline.why_not +
+                                          ", and onnx shape inference fails on the rewritten model: " + error);
 }
 
 }  // namespace rnnstate
