@@ -53,20 +53,27 @@ void StripGraph(onnx::GraphProto* graph) {
   if (kept->GetArena() == nullptr) delete kept;
 }
 
-/// Removes initializer payloads from every subgraph of `graph` (the top level was copied without them).
-void StripSubgraphPayloads(onnx::GraphProto* graph) {
-  for (auto& node : *graph->mutable_node()) {
+/// Calls `visit` with every subgraph of `graph`, at any depth, each before the subgraphs in it (which it may
+/// replace: they are reached through it afterwards).
+template <typename Visit>
+void ForEachSubgraph(onnx::GraphProto& graph, const Visit& visit) {
+  for (auto& node : *graph.mutable_node()) {
     for (auto& attribute : *node.mutable_attribute()) {
       if (attribute.has_g()) {
-        StripGraph(attribute.mutable_g());
-        StripSubgraphPayloads(attribute.mutable_g());
+        visit(*attribute.mutable_g());
+        ForEachSubgraph(*attribute.mutable_g(), visit);
       }
       for (auto& sub : *attribute.mutable_graphs()) {
-        StripGraph(&sub);
-        StripSubgraphPayloads(&sub);
+        visit(sub);
+        ForEachSubgraph(sub, visit);
       }
     }
   }
+}
+
+/// Removes initializer payloads from every subgraph of `graph` (the top level was copied without them).
+void StripSubgraphPayloads(onnx::GraphProto* graph) {
+  ForEachSubgraph(*graph, [](onnx::GraphProto& sub) { StripGraph(&sub); });
 }
 
 /// The first node (at any depth) of the default domain that lacks an attribute its schema requires, or
@@ -199,17 +206,15 @@ struct SavedInterface {
 
 /// Saves the interface of `graph` and of every subgraph in it into `saved`.
 void SaveInterfaces(onnx::GraphProto& graph, std::vector<SavedInterface>& saved) {
-  auto* copy = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(graph.GetArena());
-  *copy->mutable_input() = graph.input();
-  *copy->mutable_output() = graph.output();
-  *copy->mutable_value_info() = graph.value_info();
-  saved.push_back(SavedInterface{&graph, copy});
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) SaveInterfaces(*attribute.mutable_g(), saved);
-      for (auto& sub : *attribute.mutable_graphs()) SaveInterfaces(sub, saved);
-    }
-  }
+  const auto save = [&saved](onnx::GraphProto& one) {
+    auto* copy = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(one.GetArena());
+    *copy->mutable_input() = one.input();
+    *copy->mutable_output() = one.output();
+    *copy->mutable_value_info() = one.value_info();
+    saved.push_back(SavedInterface{&one, copy});
+  };
+  save(graph);
+  ForEachSubgraph(graph, save);
 }
 
 /// Puts back what SaveInterfaces saved (inference adds and removes no node or attribute: the graphs are
