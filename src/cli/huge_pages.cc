@@ -2,16 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 
 namespace rnnstate::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr char kTunable[] = "glibc.malloc.hugetlb";
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
 
 /// Whether valgrind runs this process: its tools preload their own libraries (vgpreload_*.so).
 bool UnderValgrind() {
@@ -21,15 +29,28 @@ bool UnderValgrind() {
 
 }  // namespace
 
-std::uintmax_t NamedFileBytes(int argc, char** argv) {
-  std::uintmax_t total = 0;
-  for (int i = 1; i < argc; ++i) {
+std::uintmax_t LargestModelBytes(int argc, char** argv, std::uintmax_t enough) {
+  std::uintmax_t largest = 0;
+  auto see = [&](const fs::directory_entry& file) {
     std::error_code error;
-    if (!std::filesystem::is_regular_file(argv[i], error)) continue;
-    const std::uintmax_t size = std::filesystem::file_size(argv[i], error);
-    if (!error) total += size;
+    if (!file.is_regular_file(error)) return;
+    const std::uintmax_t size = file.file_size(error);
+    if (!error) largest = std::max(largest, size);
+  };
+  for (int i = 1; i < argc && largest < enough; ++i) {
+    std::error_code error;
+    const fs::directory_entry named(argv[i], error);
+    if (error) continue;
+    if (!named.is_directory(error)) {
+      see(named);
+      continue;
+    }
+    fs::recursive_directory_iterator it(named.path(), fs::directory_options::skip_permission_denied, error);
+    for (; !error && it != fs::recursive_directory_iterator() && largest < enough; it.increment(error)) {
+      if (EndsWith(it->path().native(), ".onnx")) see(*it);
+    }
   }
-  return total;
+  return largest;
 }
 
 std::string TunablesWithHugePages(const char* current) {
@@ -43,7 +64,7 @@ void RestartWithHugePages(int argc, char** argv) {
   const char* current = std::getenv("GLIBC_TUNABLES");
   const std::string tunables = TunablesWithHugePages(current);
   // The environment first: the restarted process, which finds its tunable set, looks at no file.
-  if (tunables.empty() || NamedFileBytes(argc, argv) < kHugePagesFromBytes) return;
+  if (tunables.empty() || LargestModelBytes(argc, argv, kHugePagesFromBytes) < kHugePagesFromBytes) return;
   const std::string before = current == nullptr ? "" : current;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);

@@ -443,8 +443,9 @@ else
   echo "SKIP  durability checks: strace cannot trace processes on this machine"
 fi
 
-# Huge pages (src/cli/huge_pages.h): from 2 MiB of named files rnnstate starts itself again once, with
-# glibc's malloc on huge pages; never for small files, nor when the user set the tunable or opted out.
+# Huge pages (src/cli/huge_pages.h): from a model file of 2 MiB, named or below a directory named, rnnstate
+# starts itself again once, with glibc's malloc on huge pages; never for small files (however many), nor
+# when the user set the tunable or opted out.
 if strace -f -qq -o /dev/null true 2>/dev/null; then
   head -c 3000000 /dev/zero > "$work/big.bin"
   execs() {  # execs ARGS...: the execve calls of `rnnstate ARGS...`, with the environments they pass
@@ -456,6 +457,13 @@ if strace -f -qq -o /dev/null true 2>/dev/null; then
   check "...and the restarted process's answer (not a model: exit 3)" \
     bash -c '"$0" report "$1" 2>/dev/null; test $? -eq 3' "$bin" "$work/big.bin"
   check "a small model: no restart" test "$(execs report "$work/in.onnx")" -eq 1
+  mkdir -p "$work/hp_big/sub" "$work/hp_small"
+  cp "$work/big.bin" "$work/hp_big/sub/big.onnx"
+  head -c 1200000 /dev/zero > "$work/hp_small/a.onnx"
+  head -c 1200000 /dev/zero > "$work/hp_small/b.onnx"
+  check "a 3 MB model below a directory named: one restart" test "$(execs check "$work/hp_big")" -eq 2
+  check "...with malloc on huge pages" grep -q '"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"' "$work/strace"
+  check "two 1.2 MB models: no restart" test "$(execs check "$work/hp_small")" -eq 1
   check "RNNSTATE_NO_HUGE_PAGES: no restart" test "$(RNNSTATE_NO_HUGE_PAGES=1 execs report "$work/big.bin")" -eq 1
   check "the user's own tunable: no restart" \
     test "$(GLIBC_TUNABLES=glibc.malloc.hugetlb=0 execs report "$work/big.bin")" -eq 1

@@ -20,7 +20,7 @@ namespace {
 
 using namespace test_names;
 using cli::kHugePagesFromBytes;
-using cli::NamedFileBytes;
+using cli::LargestModelBytes;
 using cli::RestartWithHugePages;
 using cli::TunablesWithHugePages;
 
@@ -35,20 +35,54 @@ TEST(TunablesWithHugePages, LeavesAUsersOwnChoiceAlone) {
   EXPECT_EQ(TunablesWithHugePages("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2"), "");
 }
 
-TEST(NamedFileBytes, CountsTheRegularFilesOnlyAndNotTheProgram) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "huge_pages_test";
-  std::filesystem::create_directories(dir);
-  const std::string small = (dir / "small.onnx").string(), big = (dir / "big.onnx").string();
-  std::ofstream(small) << std::string(1000, 'x');
-  std::ofstream(big) << std::string(3000, 'y');
-  std::string program = big, option = "-o", folder = dir.string(), missing = (dir / "none.onnx").string();
-  char* argv[] = {program.data(), option.data(),  const_cast<char*>(small.c_str()),
-                  folder.data(),  missing.data(), const_cast<char*>(big.c_str()),
-                  nullptr};
-  EXPECT_EQ(NamedFileBytes(6, argv), 4000u);
-  EXPECT_EQ(NamedFileBytes(3, argv), 1000u);
-  EXPECT_EQ(NamedFileBytes(1, argv), 0u);
-  std::filesystem::remove_all(dir);
+/// A fresh directory of the test's temporary directory, removed with the object.
+struct TempTree {
+  std::filesystem::path root;
+  explicit TempTree(const std::string& name) : root(std::filesystem::path(::testing::TempDir()) / name) {
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root);
+  }
+  ~TempTree() { std::filesystem::remove_all(root); }
+  std::string Write(const std::string& relative, size_t bytes) const {
+    const std::filesystem::path path = root / relative;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << std::string(bytes, 'x');
+    return path.string();
+  }
+};
+
+TEST(LargestModelBytes, TheLargestRegularFileNamedAndNotTheProgram) {
+  const TempTree tree("huge_pages_files");
+  const std::string small = tree.Write("small.onnx", 1000), big = tree.Write("big.onnx", 3000);
+  std::string program = tree.Write("program", 9000), option = "-o", missing = (tree.root / "none.onnx").string();
+  char* argv[] = {
+      program.data(), option.data(), const_cast<char*>(small.c_str()), missing.data(), const_cast<char*>(big.c_str()),
+      nullptr};
+  EXPECT_EQ(LargestModelBytes(5, argv, 1u << 20), 3000u);
+  EXPECT_EQ(LargestModelBytes(3, argv, 1u << 20), 1000u);
+  EXPECT_EQ(LargestModelBytes(1, argv, 1u << 20), 0u);
+}
+
+TEST(LargestModelBytes, TheModelsBelowADirectoryAsDiscoveryFindsThem) {
+  const TempTree tree("huge_pages_tree");
+  tree.Write("a.onnx", 1000);
+  tree.Write("deep/er/b.onnx", 2000);
+  tree.Write("notes.txt", 50000);     // not a model: discovery skips it
+  tree.Write("c.onnx.bak", 40000);    // nor this
+  tree.Write("dir.onnx/d.txt", 100);  // a directory named like a model
+  std::string program = "rnnstate", folder = tree.root.string();
+  char* argv[] = {program.data(), folder.data(), nullptr};
+  EXPECT_EQ(LargestModelBytes(2, argv, 1u << 20), 2000u);
+}
+
+TEST(LargestModelBytes, StopsAtTheFirstLargeEnough) {
+  const TempTree tree("huge_pages_enough");
+  std::string big = tree.Write("big.onnx", 3000);
+  tree.Write("later/bigger.onnx", 5000);
+  std::string program = "rnnstate", later = (tree.root / "later").string();
+  char* argv[] = {program.data(), big.data(), later.data(), nullptr};
+  EXPECT_EQ(LargestModelBytes(3, argv, 1u << 20), 5000u);
+  EXPECT_EQ(LargestModelBytes(3, argv, 2000), 3000u);  // the directory after it is not walked
 }
 
 // Each case returns (a restart would replace this test binary) and leaves the environment as it was.
