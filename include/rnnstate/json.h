@@ -22,6 +22,10 @@ inline constexpr size_t kMaxJsonObjectKeys = 4096;
 /// Compact one-line text (no spaces). Strings that are not valid UTF-8 (names read from a model) get
 /// U+FFFD for the bad bytes instead of an exception.
 std::string DumpJson(const Json& value);
+/// Appends DumpJson(value) to `out`.
+void AppendJson(const Json& value, std::string& out);
+/// Appends DumpJson(Json(text)) to `out`: `text` as a JSON string, without making a Json of it.
+void AppendJsonString(const std::string& text, std::string& out);
 
 /// Parses a complete document from untrusted text (metadata read from a model). Throws
 /// std::runtime_error with a message to follow "metadata 'rnnstate' is ": "not valid JSON at byte N:

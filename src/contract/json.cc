@@ -1,15 +1,102 @@
 #include "rnnstate/json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
 namespace rnnstate {
 
-std::string DumpJson(const Json& value) {
+namespace {
+
+/// nlohmann's own compact text of `value`: what DumpJson must equal.
+std::string LibraryDump(const Json& value) {
   return value.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
+
+/// Appends `text` as a JSON string. Printable ASCII but '"' and '\\' is written as it is; anything else
+/// (control characters to escape, bytes of UTF-8 to check and replace when invalid) takes nlohmann's own
+/// escaping. nlohmann checks every byte through its UTF-8 decoder and writes a character at a time: for
+/// the names metadata is made of, most of the time a rewrite of 10,000 LSTMs spent on its metadata text.
+void AppendStringText(const std::string& text, std::string& out) {
+  const bool plain = std::all_of(text.begin(), text.end(),
+                                 [](unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  if (!plain) {
+    out += LibraryDump(Json(text));
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+template <typename Number>
+void AppendNumber(Number number, std::string& out) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
+  out.append(digits, end);
+}
+
+/// Appends LibraryDump(value): AppendJson.
+void AppendValue(const Json& value, std::string& out) {
+  switch (value.type()) {
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendStringText(key, out);
+        out += ':';
+        AppendValue(member, out);
+      }
+      out += '}';
+      return;
+    }
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& element : value.get_ref<const Json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendValue(element, out);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::string:
+      AppendStringText(value.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_integer:
+      AppendNumber(value.get<Json::number_integer_t>(), out);
+      return;
+    case Json::value_t::number_unsigned:
+      AppendNumber(value.get<Json::number_unsigned_t>(), out);
+      return;
+    case Json::value_t::null:
+      out += "null";
+      return;
+    default:  // floating point, binary, discarded: nlohmann's formatting, not to be imitated
+      out += LibraryDump(value);
+      return;
+  }
+}
+
+}  // namespace
+
+std::string DumpJson(const Json& value) {
+  std::string text;
+  AppendValue(value, text);
+  return text;
+}
+
+void AppendJson(const Json& value, std::string& out) { AppendValue(value, out); }
+
+void AppendJsonString(const std::string& text, std::string& out) { AppendStringText(text, out); }
 
 namespace {
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -98,6 +101,73 @@ TEST(Json, AssigningAKeyAgainReplacesItInPlace) {
   object["b"] = 2;
   object["a"] = 3;
   EXPECT_EQ(DumpJson(object), R"({"a":3,"b":2})");
+}
+
+/// A random document of every kind of value, with strings drawn from bytes that take each of DumpJson's
+/// ways: printable ASCII, quotes and backslashes, control characters, DEL, valid UTF-8 of 2 to 4 bytes,
+/// and bytes that are no UTF-8 at all.
+Json RandomDocument(std::mt19937& random, int depth) {
+  static const std::vector<std::string> pieces = {"a",
+                                                  "Z",
+                                                  "0",
+                                                  " ",
+                                                  "/",
+                                                  ".",
+                                                  "_",
+                                                  "\"",
+                                                  "\\",
+                                                  "\n",
+                                                  "\t",
+                                                  std::string(1, '\0'),
+                                                  "\x01",
+                                                  "\x1f",
+                                                  "\x7f",
+                                                  "\xc3\xa9",
+                                                  "\xe2\x82\xac",
+                                                  "\xf0\x9f\x8e\xb5",
+                                                  "\xff",
+                                                  "\xc3",
+                                                  "\x80"};
+  auto text = [&] {
+    std::string out;
+    for (int i = static_cast<int>(random() % 6); i > 0; --i) out += pieces[random() % pieces.size()];
+    return out;
+  };
+  switch (depth > 3 ? random() % 6 : random() % 8) {
+    case 0:
+      return nullptr;
+    case 1:
+      return random() % 2 == 0;
+    case 2: {
+      static const std::vector<int64_t> ints = {0, -1, 7, std::numeric_limits<int64_t>::min(),
+                                                std::numeric_limits<int64_t>::max()};
+      return ints[random() % ints.size()] + static_cast<int64_t>(random() % 3);
+    }
+    case 3:
+      return static_cast<uint64_t>(std::numeric_limits<uint64_t>::max() - random() % 3);
+    case 4:
+      return 0.1 * static_cast<double>(random() % 1000) - 3.0;
+    case 5:
+      return text();
+    case 6: {
+      Json array = Json::array();
+      for (int i = static_cast<int>(random() % 4); i > 0; --i) array.push_back(RandomDocument(random, depth + 1));
+      return array;
+    }
+    default: {
+      Json object = Json::object();
+      for (int i = static_cast<int>(random() % 4); i > 0; --i) object[text()] = RandomDocument(random, depth + 1);
+      return object;
+    }
+  }
+}
+
+TEST(Json, DumpEqualsNlohmannsOwnCompactTextByteForByte) {
+  std::mt19937 random(36);
+  for (int i = 0; i < 3000; ++i) {
+    const Json document = RandomDocument(random, 0);
+    ASSERT_EQ(DumpJson(document), document.dump(-1, ' ', false, Json::error_handler_t::replace)) << "document " << i;
+  }
 }
 
 TEST(Json, InvalidUtf8IsReplacedNotThrown) {

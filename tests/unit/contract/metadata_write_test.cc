@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rnnstate/metadata.h"
@@ -62,6 +63,49 @@ TEST(StateMetadataValue, IsTheDocumentOfThePairsAlone) {
   const std::vector<StatePair> pairs = VariedPairs();
   EXPECT_EQ(StateMetadataValue(pairs), DumpJson(Json{{"version", 1}, {"states", StatePairsJson(pairs)}}));
   EXPECT_EQ(StateMetadataValue({}), R"({"version":1,"states":[]})");
+}
+
+/// Pairs built in code with each optional member VariedPairs lacks: rows, a region with its axes and view, a
+/// variable, a layout, a context with a pad and a valid window, the contract without a path, names that
+/// need escaping or are not valid UTF-8, and `carried` false beside `streamable`.
+std::vector<StatePair> PairsOfEveryMember() {
+  auto named = [](std::string input, std::string output, std::string node, std::string kind) {
+    StatePair pair;
+    pair.input = std::move(input);
+    pair.output = std::move(output);
+    pair.node = std::move(node);
+    pair.graph = "main";
+    pair.kind = std::move(kind);
+    return pair;
+  };
+  StatePair packed = named("state\tin", "state_out", "n\xc3\xa9", "h");
+  packed.rows = RowRange{2, 4};
+  packed.region = {RegionAxis{RegionAxis::Kind::kIndex, 1, 0}, RegionAxis{RegionAxis::Kind::kRange, 0, 3},
+                   RegionAxis{}};
+  packed.axes = {"rows", "batch", "hidden"};
+  packed.view = {MetaDim{2, ""}, MetaDim{-1, "batch"}};
+  packed.variable = "var\"1\"";
+  packed.dtype = "float16";
+  packed.shape = {MetaDim{2, ""}, MetaDim{-1, "batch"}, MetaDim{-1, ""}};
+  packed.batch_axis = 1;
+  packed.init = kInitZeros;
+  packed.layout = "batch_first";
+  StatePair context = named("ctx_in", "ctx_out\xff", "concat", kKindContext);
+  context.optional = false;
+  context.carried = false;  // beside streamable: true
+  context.context = ContextSpec{};
+  context.context->value = "x";
+  context.context->axis = 2;
+  context.context->frames = 4;
+  context.context->pad = "reflect";
+  context.context->valid = true;
+  return {packed, context};
+}
+
+TEST(StateMetadataValue, EveryOptionalMemberIsWrittenAsTheEntrysDocumentDumps) {
+  for (const std::vector<StatePair>& pairs : {PairsOfEveryMember(), VariedPairs()}) {
+    EXPECT_EQ(StateMetadataValue(pairs), DumpJson(Json{{"version", 1}, {"states", StatePairsJson(pairs)}}));
+  }
 }
 
 TEST(WriteStateDocument, TakesTheFirstEntryOfTheKeyAndDropsTheOthers) {
