@@ -79,21 +79,21 @@ onnx::TensorProto ZeroTensor(const std::string& name, int32_t elem_type, const s
 
 namespace {
 
-onnx::ValueInfoProto TensorInfoOf(const std::string& name, int32_t elem_type, size_t rank,
-                                  const std::function<void(size_t, onnx::TensorShapeProto_Dimension&)>& set_dim) {
-  onnx::ValueInfoProto info;
+void SetTensorInfoOf(onnx::ValueInfoProto& info, const std::string& name, int32_t elem_type, size_t rank,
+                     const std::function<void(size_t, onnx::TensorShapeProto_Dimension&)>& set_dim) {
+  info.Clear();
   info.set_name(name);
   auto* tensor = info.mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(elem_type);
   auto* shape = tensor->mutable_shape();
   for (size_t i = 0; i < rank; ++i) set_dim(i, *shape->add_dim());
-  return info;
 }
 
 }  // namespace
 
-onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<Dim>& shape) {
-  return TensorInfoOf(name, elem_type, shape.size(), [&](size_t i, onnx::TensorShapeProto_Dimension& dim) {
+void SetTensorInfo(onnx::ValueInfoProto& info, const std::string& name, int32_t elem_type,
+                   const std::vector<Dim>& shape) {
+  SetTensorInfoOf(info, name, elem_type, shape.size(), [&](size_t i, onnx::TensorShapeProto_Dimension& dim) {
     if (shape[i].fixed())
       dim.set_dim_value(shape[i].value);
     else if (!shape[i].param.empty())
@@ -101,13 +101,26 @@ onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, cons
   });
 }
 
-onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<MetaDim>& shape) {
-  return TensorInfoOf(name, elem_type, shape.size(), [&](size_t i, onnx::TensorShapeProto_Dimension& dim) {
+void SetTensorInfo(onnx::ValueInfoProto& info, const std::string& name, int32_t elem_type,
+                   const std::vector<MetaDim>& shape) {
+  SetTensorInfoOf(info, name, elem_type, shape.size(), [&](size_t i, onnx::TensorShapeProto_Dimension& dim) {
     if (shape[i].value >= 0)
       dim.set_dim_value(shape[i].value);
     else if (!shape[i].symbol.empty())
       dim.set_dim_param(shape[i].symbol);
   });
+}
+
+onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<Dim>& shape) {
+  onnx::ValueInfoProto info;
+  SetTensorInfo(info, name, elem_type, shape);
+  return info;
+}
+
+onnx::ValueInfoProto TensorInfo(const std::string& name, int32_t elem_type, const std::vector<MetaDim>& shape) {
+  onnx::ValueInfoProto info;
+  SetTensorInfo(info, name, elem_type, shape);
+  return info;
 }
 
 onnx::ValueInfoProto SequenceInfo(const std::string& name, int32_t elem_type) {

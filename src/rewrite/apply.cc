@@ -126,14 +126,15 @@ class MainInterface {
   }
   /// The inputs named `name`, in order (one in a valid model; none for a new name).
   const std::vector<onnx::ValueInfoProto*>& Inputs(const std::string& name) { return inputs_[name]; }
-  void AddInput(onnx::ValueInfoProto input) {
+  /// Adds the input TensorInfo(name, elem_type, shape).
+  void AddInput(const std::string& name, int32_t elem_type, const std::vector<Dim>& shape) {
     onnx::ValueInfoProto* added = main_.add_input();
-    *added = std::move(input);
-    inputs_[added->name()].push_back(added);
+    SetTensorInfo(*added, name, elem_type, shape);
+    inputs_[name].push_back(added);
   }
-  /// Adds `output` unless the graph has an output of its name.
-  void AddOutputOnce(onnx::ValueInfoProto output) {
-    if (outputs_.insert(output.name()).second) *main_.add_output() = std::move(output);
+  /// Adds the output TensorInfo(name, elem_type, shape) unless the graph has an output of its name.
+  void AddOutputOnce(const std::string& name, int32_t elem_type, const std::vector<Dim>& shape) {
+    if (outputs_.insert(name).second) SetTensorInfo(*main_.add_output(), name, elem_type, shape);
   }
 
  private:
@@ -235,7 +236,7 @@ void PutDefaultBehindSelect(const StateEdit& edit, const DefaultBehindSelect& d,
   tensor->set_name(d.default_name);
   if (d.keep_empty_default) *main.add_initializer() = ZeroDefault(edit.input, edit.elem_type, d.select.dims);
   for (onnx::ValueInfoProto* input : interface.Inputs(edit.input)) {
-    *input = TensorInfo(edit.input, edit.elem_type, edit.shape);
+    SetTensorInfo(*input, edit.input, edit.elem_type, edit.shape);
   }
   AddSelectNodes(edit, d.default_name, d.select, d.selected, main_edits.before[main.mutable_node(0)]);
 }
@@ -245,30 +246,28 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
   const StateEdit& edit = *r.edit;
   onnx::GraphProto& main = *model.mutable_graph();
   GraphEdits& site_edits = per_graph[r.site_graph];
-  std::visit(Overloaded{
-                 [](const KeepInput&) {},
-                 [](const ReuseInput&) {},
-                 [&](const DropDefault& drop) {
-                   RemoveInitializer(main, edit.input);
-                   for (onnx::ValueInfoProto* declared : interface.Inputs(edit.input)) {
-                     if (drop.redeclare) *declared = TensorInfo(edit.input, edit.elem_type, edit.shape);
-                   }
-                 },
-                 [&](const DefaultBehindSelect& d) {
-                   PutDefaultBehindSelect(edit, d, main, interface, per_graph[&main]);
-                 },
-                 [&](const NewInput& input) {
-                   interface.AddInput(TensorInfo(edit.input, edit.elem_type, edit.shape));
-                   AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor],
-                              broadcasts);
-                   SetSlot(r.site->mutable_input(), edit.site.input_slot, input.slot_value);
-                   // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
-                   if (!edit.original.empty() && !std::holds_alternative<SelectOriginalDefault>(input.default_value)) {
-                     site_edits.dropped_originals.insert(edit.original);
-                   }
-                 },
-             },
-             edit.input_edit);
+  std::visit(
+      Overloaded{
+          [](const KeepInput&) {},
+          [](const ReuseInput&) {},
+          [&](const DropDefault& drop) {
+            RemoveInitializer(main, edit.input);
+            for (onnx::ValueInfoProto* declared : interface.Inputs(edit.input)) {
+              if (drop.redeclare) SetTensorInfo(*declared, edit.input, edit.elem_type, edit.shape);
+            }
+          },
+          [&](const DefaultBehindSelect& d) { PutDefaultBehindSelect(edit, d, main, interface, per_graph[&main]); },
+          [&](const NewInput& input) {
+            interface.AddInput(edit.input, edit.elem_type, edit.shape);
+            AddDefault(plan, edit, input, model, main, per_graph[r.default_graph].before[r.default_anchor], broadcasts);
+            SetSlot(r.site->mutable_input(), edit.site.input_slot, input.slot_value);
+            // Whatever computed the old value may now be dead; pruning checks that nothing else reads it.
+            if (!edit.original.empty() && !std::holds_alternative<SelectOriginalDefault>(input.default_value)) {
+              site_edits.dropped_originals.insert(edit.original);
+            }
+          },
+      },
+      edit.input_edit);
   const bool output_added = std::visit(
       Overloaded{
           [](const KeepOutput&) { return false; },
@@ -289,7 +288,7 @@ void ApplyEdit(const Plan& plan, const ResolvedEdit& r, onnx::ModelProto& model,
       },
       edit.output_edit);
   const std::vector<Dim>& output_shape = edit.output_shape.empty() ? edit.shape : edit.output_shape;
-  if (output_added) interface.AddOutputOnce(TensorInfo(edit.output, edit.elem_type, output_shape));
+  if (output_added) interface.AddOutputOnce(edit.output, edit.elem_type, output_shape);
 }
 
 /// Rebuilds the node list with the inserted nodes, moving (not copying) the existing NodeProtos.

@@ -75,7 +75,7 @@ void AddLastFrames(const ContextEdit& edit, const NewContext& added, int64_t ops
 /// The input, its default, the nodes and the output of one new context.
 void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset, onnx::GraphProto& graph,
                 std::vector<onnx::NodeProto>& nodes) {
-  *graph.add_input() = TensorInfo(edit.input, edit.elem_type, edit.shape);
+  SetTensorInfo(*graph.add_input(), edit.input, edit.elem_type, edit.shape);
   std::string front = edit.input;
   if (const auto* zeros = std::get_if<ContextZerosDefault>(&added.default_value)) {
     AddZerosDefault(edit, *zeros, graph, nodes);
@@ -86,7 +86,7 @@ void AddContext(const ContextEdit& edit, const NewContext& added, int64_t opset,
   SetIntAttribute(concat, "axis", edit.axis);
   nodes.push_back(std::move(concat));
   AddLastFrames(edit, added, opset, nodes);
-  *graph.add_output() = TensorInfo(edit.output, edit.elem_type, edit.shape);
+  SetTensorInfo(*graph.add_output(), edit.output, edit.elem_type, edit.shape);
 }
 
 /// Sets the values of `node`'s INTS attribute `name`, adding it where the node left it to its default (a
