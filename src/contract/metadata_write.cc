@@ -131,12 +131,14 @@ std::string DumpWithStates(const Json& document, const std::vector<StatePair>& p
   // The other members' text, with "null" where the states go, and a comma or a bracket an entry: at most
   // what the text takes.
   size_t size = DumpJson(document).size() + pairs.size() + 2;
+  // Each entry written into one scratch text that keeps its room, then copied at its exact size: a string grown
+  // from empty copies itself at each doubling and keeps up to twice the room it needs.
+  std::string scratch;
   for (const StatePair& pair : pairs) {
-    entries.emplace_back();
-    // Room for a typical entry (about 200 bytes and its names): a string grown from empty copies itself 4 times.
-    entries.back().reserve(160 + pair.input.size() + pair.output.size() + pair.node.size() + pair.graph.size());
-    AppendStateEntry(pair, entries.back());
-    size += entries.back().size();
+    scratch.clear();
+    AppendStateEntry(pair, scratch);
+    entries.push_back(scratch);
+    size += scratch.size();
   }
   std::string text;
   text.reserve(size);
