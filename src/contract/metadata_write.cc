@@ -81,7 +81,7 @@ Json StateEntryJson(const StatePair& pair) {
 }
 
 /// Appends `token`, a member's separator, quoted key and colon (",\"output\":"), and returns `out` for its
-/// value: one append a member (three, separator, key and colon, took a sixth of the entries' time).
+/// value: one append a member (three, separator, key and colon, took a third of the entries' time).
 std::string& Member(std::string& out, std::string_view token) { return out.append(token); }
 
 void AppendBool(bool value, std::string& out) { out += value ? "true" : "false"; }

@@ -81,8 +81,9 @@ namespace {
 
 void SetTensorInfoOf(onnx::ValueInfoProto& info, const std::string& name, int32_t elem_type, size_t rank,
                      const std::function<void(size_t, onnx::TensorShapeProto_Dimension&)>& set_dim) {
+  std::string kept_name = name;  // `name` may be `info`'s own, which Clear empties
   info.Clear();
-  info.set_name(name);
+  info.set_name(std::move(kept_name));
   auto* tensor = info.mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(elem_type);
   auto* shape = tensor->mutable_shape();

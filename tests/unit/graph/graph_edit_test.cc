@@ -29,6 +29,23 @@ onnx::NodeProto Named(const std::string& name) {
   return node;
 }
 
+TEST(SetTensorInfo, MakesTheModelsOwnMessageWhatTensorInfoReturns) {
+  google::protobuf::Arena arena;
+  auto* graph = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&arena);
+  onnx::ValueInfoProto* input = graph->add_input();
+  input->set_name("old");
+  input->set_doc_string("dropped with the rest");
+  input->mutable_type()->mutable_sequence_type();
+  const std::vector<Dim> shape = {Dim{1, ""}, Dim{-1, "batch"}, Dim{-1, ""}};
+  SetTensorInfo(*input, "h_in", onnx::TensorProto::FLOAT, shape);
+  EXPECT_EQ(input->SerializeAsString(), TensorInfo("h_in", onnx::TensorProto::FLOAT, shape).SerializeAsString());
+  EXPECT_EQ(input->GetArena(), &arena);
+  // Its own name given back: kept, not emptied by the clearing.
+  SetTensorInfo(*input, input->name(), onnx::TensorProto::INT64, {MetaDim{2, ""}});
+  EXPECT_EQ(input->SerializeAsString(),
+            TensorInfo("h_in", onnx::TensorProto::INT64, std::vector<MetaDim>{MetaDim{2, ""}}).SerializeAsString());
+}
+
 TEST(SurroundNodes, PutsNodesBeforeAndAfterInOrderAndKeepsTheGraphsOwnOnItsArena) {
   google::protobuf::Arena arena;
   auto* model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
