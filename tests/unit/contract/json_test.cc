@@ -139,9 +139,14 @@ Json RandomDocument(std::mt19937& random, int depth) {
     case 1:
       return random() % 2 == 0;
     case 2: {
-      static const std::vector<int64_t> ints = {0, -1, 7, std::numeric_limits<int64_t>::min(),
+      static const std::vector<int64_t> ints = {0,
+                                                -1,
+                                                7,
+                                                std::numeric_limits<int64_t>::min(),
+                                                std::numeric_limits<int64_t>::min() + 1,
+                                                std::numeric_limits<int64_t>::max() - 1,
                                                 std::numeric_limits<int64_t>::max()};
-      return ints[random() % ints.size()] + static_cast<int64_t>(random() % 3);
+      return ints[random() % ints.size()];
     }
     case 3:
       return static_cast<uint64_t>(std::numeric_limits<uint64_t>::max() - random() % 3);
