@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
 /// Keys identifying a file however it was named (`a/../m.onnx` and `m.onnx`, a symlink and its
@@ -97,7 +97,7 @@ std::vector<std::string> WalkDirectory(const std::string& directory, const Disco
     // Not only regular files: a FIFO, a device, a socket or a dangling symlink named *.onnx is listed
     // too, so that it is refused (exit 3, with the reason) like the same path named on the command line,
     // never skipped unseen. Opening refuses it from its stat, without reading it.
-    if (!EndsWith(name, ".onnx")) continue;
+    if (!IsModelFileName(name)) continue;
     if (!options.skip_suffix.empty() && EndsWith(name, options.skip_suffix)) continue;
     found.push_back(path.lexically_relative(directory).generic_string());
   }
@@ -120,6 +120,8 @@ void AddDirectory(const std::string& argument, const DiscoveryOptions& options, 
 }
 
 }  // namespace
+
+bool IsModelFileName(std::string_view name) { return EndsWith(name, ".onnx"); }
 
 std::vector<InputFile> FindModelFiles(const std::vector<std::string>& arguments, const DiscoveryOptions& options) {
   std::vector<InputFile> expanded;

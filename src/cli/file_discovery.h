@@ -4,6 +4,7 @@
 /// (walked recursively), and where `rewrite` writes each output.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/file_result.h"
@@ -33,6 +34,9 @@ struct DiscoveryOptions {
   /// A directory not to descend into (the --out-dir, so that re-runs do not read their own outputs).
   std::string skip_directory;
 };
+
+/// Whether a directory's walk lists the file `name` (a file name, or a path ending in one): a `*.onnx` name.
+bool IsModelFileName(std::string_view name);
 
 /// Expands path arguments in order: a directory yields its `*.onnx` entries at any depth that are not
 /// directories, sorted by their path below it — regular files, and also FIFOs, devices, sockets and

@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <string_view>
 #include <system_error>
+
+#include "cli/file_discovery.h"
 
 namespace rnnstate::cli {
 
@@ -16,10 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kTunable[] = "glibc.malloc.hugetlb";
-
-bool EndsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 /// Whether valgrind runs this process: its tools preload their own libraries (vgpreload_*.so).
 bool UnderValgrind() {
@@ -47,7 +44,7 @@ std::uintmax_t LargestModelBytes(int argc, char** argv, std::uintmax_t enough) {
     }
     fs::recursive_directory_iterator it(named.path(), fs::directory_options::skip_permission_denied, error);
     for (; !error && it != fs::recursive_directory_iterator() && largest < enough; it.increment(error)) {
-      if (EndsWith(it->path().native(), ".onnx")) see(*it);
+      if (IsModelFileName(it->path().native())) see(*it);
     }
   }
   return largest;

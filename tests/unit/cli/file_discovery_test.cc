@@ -25,6 +25,14 @@ std::vector<std::string> Relatives(const std::vector<InputFile>& inputs) {
 
 class FindModelFilesTest : public testing::CliFiles {};
 
+TEST(IsModelFileName, AnOnnxNameOrAPathEndingInOne) {
+  EXPECT_TRUE(IsModelFileName("m.onnx"));
+  EXPECT_TRUE(IsModelFileName("zoo/deep/m.streaming.onnx"));
+  EXPECT_FALSE(IsModelFileName("m.onnx.bak"));
+  EXPECT_FALSE(IsModelFileName("m.ONNX"));
+  EXPECT_FALSE(IsModelFileName("onnx"));
+}
+
 TEST_F(FindModelFilesTest, WalksADirectoryAtAnyDepthForOnnxFilesSortedByTheirPathBelowIt) {
   WriteFile("zoo/b.onnx", "");
   WriteFile("zoo/a/z.onnx", "");
