@@ -1,10 +1,9 @@
 #include "views/report.h"
 
-#include <sstream>
-
 #include "contract/state_tensors.h"
 #include "rnnstate/packed_metadata.h"
 #include "views/stream_report.h"
+#include "views/text_out.h"
 
 namespace rnnstate {
 
@@ -24,7 +23,7 @@ Json BatchJson(const Dim& batch) {
 
 /// A packed model's values and their members, for the text report.
 std::string PackedText(const PackedStates& packed, const std::vector<StatePair>& pairs) {
-  std::ostringstream out;
+  TextOut out;
   for (const PackedValue& value : packed.values) {
     out << "\npacked " << packed.kind << " '" << value.input << "' -> '" << value.output << "'  (" << value.dtype
         << (packed.kind == kPackedTensor ? " " + MetaShapeText(value.shape) : std::string(" sequence"))
@@ -43,7 +42,7 @@ std::string PackedText(const PackedStates& packed, const std::vector<StatePair>&
       out << "\n";
     }
   }
-  return out.str();
+  return out.Take();
 }
 
 std::string SiteText(const onnx::ModelProto& model, const StateAnalysis& state) {
@@ -156,7 +155,7 @@ Json NoteJson(const StateNote& note) {
 
 /// The text lines of one state.
 void StateText(const onnx::ModelProto& model, const Analysis& analysis, const StateAnalysis& state,
-               const PlanLookup& plan, std::ostringstream& out) {
+               const PlanLookup& plan, TextOut& out) {
   if (state.exposed && state.recorded >= 0) {
     const StatePair& pair = analysis.recorded_pairs[state.recorded];
     const std::string place = PlaceSuffix(pair.rows, pair.region, pair.view);
@@ -282,7 +281,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
                        const Plan& plan) {
   const PlanLookup lookup(plan);
   const std::vector<std::vector<const StateAnalysis*>> by_node = analysis.StatesByNode();
-  std::ostringstream out;
+  TextOut out;
   out << file << ": " << analysis.nodes.size() << " recurrent node" << (analysis.nodes.size() == 1 ? "" : "s")
       << ", opset " << analysis.onnx_opset << ", IR " << analysis.ir_version << "\n";
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
@@ -322,7 +321,7 @@ std::string ReportText(const std::string& file, const onnx::ModelProto& model, c
   if (!analysis.metadata_error.empty()) out << "\nwarning: " << analysis.metadata_error << "\n";
   // A model without recurrences may still carry context states (its windows, once a time axis is given).
   if (analysis.nodes.empty() && analysis.recorded_pairs.empty() && plan.contexts.empty()) out << "nothing to do\n";
-  return out.str();
+  return out.Take();
 }
 
 }  // namespace rnnstate

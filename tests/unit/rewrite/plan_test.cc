@@ -105,7 +105,12 @@ TEST(Plan, ChangesTheModelWhenAnEditANameOrTheMetadataDoes) {
 TEST(Plan, FindsAnEditByItsKeyAndASkipByTheKeyOrItsOwner) {
   Plan plan;
   plan.edits.push_back(Edit(NewInput{}, NameSlot{}));
+  plan.edits.push_back(Edit(KeepInput{}, KeepOutput{}));  // the same key again: the first is found
+  StateEdit nested = Edit(KeepInput{}, KeepOutput{});
+  nested.key.graph = {GraphStep{1, "then_branch", -1}};
+  plan.edits.push_back(nested);
   plan.skipped.push_back(Skip(4, 6, "c only"));
+  plan.skipped.push_back(Skip(4, 6, "c only, again"));
   plan.skipped.push_back(Skip(4, -1, "the whole owner"));
   plan.skipped.push_back(Skip(9, -1, "the whole owner first"));
   plan.skipped.push_back(Skip(9, 5, "h later"));
@@ -116,6 +121,7 @@ TEST(Plan, FindsAnEditByItsKeyAndASkipByTheKeyOrItsOwner) {
     EXPECT_EQ(find_edit(StateKey{{}, 2, 5}), &plan.edits[0]);
     EXPECT_EQ(find_edit(StateKey{{}, 2, 6}), nullptr);
     EXPECT_EQ(find_edit(StateKey{{GraphStep{2, "body", -1}}, 2, 5}), nullptr);
+    EXPECT_EQ(find_edit(StateKey{{GraphStep{1, "then_branch", -1}}, 2, 5}), &plan.edits[2]);
   }
   for (const auto& find_skip :
        {std::function<const SkippedState*(const StateKey&)>([&](const StateKey& k) { return plan.FindSkip(k); }),
