@@ -10,6 +10,7 @@
 #include "exposure/default_path.h"
 #include "exposure/packed_state.h"
 #include "find/loop_recurrence.h"
+#include "find/owner_nodes.h"
 #include "find/stateful_ops.h"
 #include "rules/metadata_rules.h"
 #include "states/wiring.h"
@@ -371,15 +372,12 @@ Analysis Analyze(const ModelIndex& index, const AnalysisOptions& options) {
   for (StateProducer produce : kStateProducers) produce(index, options, analysis.recorded_pairs, &found);
   analysis.nodes = std::move(found.nodes);
   analysis.notes = std::move(found.notes);
-  std::map<std::pair<GraphPath, int>, int> node_of_owner;
-  for (size_t i = 0; i < analysis.nodes.size(); ++i) {
-    node_of_owner[{analysis.nodes[i].graph, analysis.nodes[i].node}] = static_cast<int>(i);
-  }
   const RecordedPairs records(analysis.recorded_pairs);
   const BranchFacts facts = found.states.empty() ? BranchFacts() : BranchFacts::Find(index);
   analysis.states.reserve(found.states.size());
+  OwnerNodes owner_nodes(analysis.nodes);
   for (auto& state : found.states) {
-    const int node = node_of_owner.at({state.owner.graph, state.owner.node});
+    const int node = owner_nodes.Of(state.owner);
     analysis.states.push_back(Trace(index, records, facts, std::move(state), node, options.origin_sources));
   }
   ChooseOutputs(analysis.states);

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "graph/naming.h"
@@ -260,7 +261,14 @@ class StatePlanner {
   Plan& plan_;
   InputPlanner inputs_;
   std::string stem_;
-  std::set<std::tuple<GraphPath, int, int>> planned_sites_;
+  /// Hashes a site's (graph, node, input slot): the set is only asked whether a site is planned.
+  struct SiteHash {
+    size_t operator()(const std::tuple<GraphPath, int, int>& site) const {
+      const size_t graph = GraphPathHash()(std::get<0>(site));
+      return (graph * 31 + static_cast<size_t>(std::get<1>(site))) * 31 + static_cast<size_t>(std::get<2>(site));
+    }
+  };
+  std::unordered_set<std::tuple<GraphPath, int, int>, SiteHash> planned_sites_;
   std::unordered_set<std::string> not_streamable_notes_;  // NoteContract's notes already in plan_.notes
   std::map<std::pair<std::string, int>, std::string> input_dim_names_;
   AxisTraceMemo batch_traces_;  // the states' batch traces share the values they run through
