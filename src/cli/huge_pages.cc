@@ -56,8 +56,15 @@ std::string TunablesWithHugePages(const char* current) {
   return std::string(current) + ":" + kTunable + "=1";
 }
 
+bool HugePagesRequested(const char* value) {
+  return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+}
+
 void RestartWithHugePages(int argc, char** argv) {
-  if (std::getenv("RNNSTATE_NO_HUGE_PAGES") != nullptr || UnderValgrind()) return;
+  if (!HugePagesRequested(std::getenv("RNNSTATE_HUGE_PAGES")) || std::getenv("RNNSTATE_NO_HUGE_PAGES") != nullptr ||
+      UnderValgrind()) {
+    return;
+  }
   const char* current = std::getenv("GLIBC_TUNABLES");
   const std::string tunables = TunablesWithHugePages(current);
   // The environment first: the restarted process, which finds its tunable set, looks at no file.

@@ -443,16 +443,20 @@ else
   echo "SKIP  durability checks: strace cannot trace processes on this machine"
 fi
 
-# Huge pages (src/cli/huge_pages.h): from a model file of 2 MiB, named or below a directory named, rnnstate
-# starts itself again once, with glibc's malloc on huge pages; never for small files (however many), nor
-# when the user set the tunable or opted out.
+# Huge pages (src/cli/huge_pages.h), on request (RNNSTATE_HUGE_PAGES): from a model file of 2 MiB, named or
+# below a directory named, rnnstate starts itself again once, with glibc's malloc on huge pages; never for
+# small files (however many), nor when the user set the tunable or opted out; never when not asked.
 if strace -f -qq -o /dev/null true 2>/dev/null; then
   head -c 3000000 /dev/zero > "$work/big.bin"
   execs() {  # execs ARGS...: the execve calls of `rnnstate ARGS...`, with the environments they pass
     strace -f -qq -v -s 100 -e trace=execve -o "$work/strace" "$bin" "$@" >/dev/null 2>&1
     grep -c 'execve(' "$work/strace"
   }
-  check "3 MB named: one restart" test "$(execs report "$work/big.bin")" -eq 2
+  unset RNNSTATE_HUGE_PAGES  # the caller's word does not decide this test
+  check "3 MB named, not asked for: no restart" test "$(execs report "$work/big.bin")" -eq 1
+  check "...nor with RNNSTATE_HUGE_PAGES=0" test "$(RNNSTATE_HUGE_PAGES=0 execs report "$work/big.bin")" -eq 1
+  export RNNSTATE_HUGE_PAGES=1
+  check "3 MB named, asked for: one restart" test "$(execs report "$work/big.bin")" -eq 2
   check "...with malloc on huge pages" grep -q '"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"' "$work/strace"
   check "...and the restarted process's answer (not a model: exit 3)" \
     bash -c '"$0" report "$1" 2>/dev/null; test $? -eq 3' "$bin" "$work/big.bin"
@@ -467,6 +471,7 @@ if strace -f -qq -o /dev/null true 2>/dev/null; then
   check "RNNSTATE_NO_HUGE_PAGES: no restart" test "$(RNNSTATE_NO_HUGE_PAGES=1 execs report "$work/big.bin")" -eq 1
   check "the user's own tunable: no restart" \
     test "$(GLIBC_TUNABLES=glibc.malloc.hugetlb=0 execs report "$work/big.bin")" -eq 1
+  unset RNNSTATE_HUGE_PAGES
 else
   echo "SKIP  huge pages checks: strace cannot trace processes on this machine"
 fi

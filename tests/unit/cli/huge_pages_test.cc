@@ -19,6 +19,7 @@ namespace rnnstate::huge_pages_test {
 namespace {
 
 using namespace test_names;
+using cli::HugePagesRequested;
 using cli::kHugePagesFromBytes;
 using cli::LargestModelBytes;
 using cli::RestartWithHugePages;
@@ -85,14 +86,34 @@ TEST(LargestModelBytes, StopsAtTheFirstLargeEnough) {
   EXPECT_EQ(LargestModelBytes(3, argv, 2000), 3000u);  // the directory after it is not walked
 }
 
+TEST(HugePagesRequested, OnlyASetNonEmptyValueOtherThanZero) {
+  EXPECT_FALSE(HugePagesRequested(nullptr));
+  EXPECT_FALSE(HugePagesRequested(""));
+  EXPECT_FALSE(HugePagesRequested("0"));
+  EXPECT_TRUE(HugePagesRequested("1"));
+  EXPECT_TRUE(HugePagesRequested("yes"));
+  EXPECT_TRUE(HugePagesRequested("00"));
+}
+
 // Each case returns (a restart would replace this test binary) and leaves the environment as it was.
-TEST(RestartWithHugePages, ReturnsWhenTheTunableIsSetOrTheUserOptsOut) {
+TEST(RestartWithHugePages, ReturnsUnlessAskedOrWhenTheTunableIsSetOrTheUserOptsOut) {
   // A file large enough to restart for: only the cases below keep it from happening.
   const std::filesystem::path file = std::filesystem::path(::testing::TempDir()) / "huge_pages_big.onnx";
   std::ofstream(file) << std::string(kHugePagesFromBytes, 'z');
   char name[] = "rnnstate_unit_tests";
   std::string path = file.string();
   char* argv[] = {name, path.data(), nullptr};
+  {
+    // Not asked for: the default.
+    const ScopedEnv tunables("GLIBC_TUNABLES", std::nullopt);
+    for (const std::optional<std::string>& value :
+         {std::optional<std::string>(), std::optional<std::string>("0"), std::optional<std::string>("")}) {
+      const ScopedEnv asked("RNNSTATE_HUGE_PAGES", value);
+      RestartWithHugePages(2, argv);
+      EXPECT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr);
+    }
+  }
+  const ScopedEnv asked("RNNSTATE_HUGE_PAGES", "1");  // from here on: asked for
   {
     const ScopedEnv tunables("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0");
     RestartWithHugePages(2, argv);
