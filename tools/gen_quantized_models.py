@@ -49,10 +49,11 @@ MS = "com.microsoft"
 ORT_OPTIONS = {"intraOpNumThreads": 1}
 FLOAT_TWIN_TOLERANCE = 0.05  # quantization error bound for "close to the float LSTM" (observed values printed)
 # Layer 2 of a quantized stack sees each chunk's own range of layer 1's output: chunked runs differ from a full run
-# (5.1e-4 pinned where the models were generated; 1.1e-2 at batch 1 on an AMD EPYC with AVX2 only, where ORT's
-# 8-bit GEMM is not exact: see the module's docstring). Bounded by the quantization error the models
-# are built to; a state reset between chunks differs by 0.107 there.
-CHUNK_TOLERANCE_STACKED = FLOAT_TWIN_TOLERANCE
+# (5.1e-4 pinned; 3.4e-4 on an AMD EPYC with AVX2 only, where ORT's 8-bit GEMM is not exact: see the module's
+# docstring). At another batch size than the entry's the chunks' ranges move further (1.1e-2 at batch 1 on that
+# CPU): the e2e harness holds those variants to the batch-mates bound (tests/e2e/pack_verify.mjs). Not looser
+# here: swapping layer 0's h and c outputs differs by only 2.1e-2.
+CHUNK_TOLERANCE_STACKED = 5e-3
 # One batch row's results depend on the other rows (quantization ranges span the batch): a sequence batched with
 # others (the Triton-like check) differs from its run alone however x's range is pinned: 4.6e-4 to 1.0e-3 where the
 # models were generated, 8.4e-3 to 3.6e-2 on the AVX2-only CPU; skipping the slot's reset there gives 7.0e-2 to 2.4e-1.

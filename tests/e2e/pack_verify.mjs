@@ -118,6 +118,18 @@ async function reference(m, entry, seedText) {
   return { full, out: await runExact(m.sessions.orig, feeds, 'original model') };
 }
 
+/**
+ * The bound of an entry's checks at another batch size than its own. Where chunked runs only approximate one full
+ * run (`chunking_exact: false`: a stacked dynamically quantized model, whose second layer quantizes each chunk of
+ * the first's output with that chunk's own range) the entry's tolerance was measured at its own batch; at another
+ * the chunks' ranges move as far as batch mates move them (1.1e-2 at batch 1 on a CPU without VNNI, against 3.4e-4
+ * at the entry's batch), so those variants are held to the batch-mates bound.
+ */
+function batchVariantTolerance(m) {
+  if (m.entry.chunkingExact || m.entry.batchMatesTolerance === null) return m.tol;
+  return Math.max(m.tol, m.entry.batchMatesTolerance);
+}
+
 async function tensorChecks(label, m, name, base, batches) {
   if (m.refused[name]) { results.skip(label, name, m.refused[name]); return; }
   const fed = { name, meta: m.meta[`${name}-fed`], req: m.sessions[`${name}-fed`] };
@@ -129,7 +141,7 @@ async function tensorChecks(label, m, name, base, batches) {
       await results.check(label, `(2) ${name} self-test`, () => pack.checkSelfTest(m, fed, base.full, base.out));
     }
     for (const b of batches) {
-      const mb = { ...m, entry: b.entry };
+      const mb = { ...m, entry: b.entry, tol: batchVariantTolerance(m) };
       await results.check(label, `(1) ${name} empty==original batch=${b.size}`, () => pack.checkFirstCall(mb, fed, fed.req, true, b.full, b.out));
       await results.check(label, `(2) ${name} streaming batch=${b.size}`, () => pack.checkStreaming(mb, fed, b.full, b.out));
     }
@@ -150,7 +162,7 @@ async function layoutChecks(label, m, base, batches) {
   if (!m.entry.streaming) return;
   await results.check(label, '(2) batch-first streaming', () => pack.checkLayoutStreaming(m, v, base.full, base.out));
   for (const b of batches) {
-    const mb = { ...m, entry: b.entry };
+    const mb = { ...m, entry: b.entry, tol: batchVariantTolerance(m) };
     await results.check(label, `(2) batch-first streaming batch=${b.size}`, () => pack.checkLayoutStreaming(mb, v, b.full, b.out));
   }
 }

@@ -42,6 +42,7 @@ export function normalizeEntry(raw) {
     ort: raw.ort ?? true,                    // false: ORT cannot run the model (e.g. layout=1): rewrite checks only
     rangePinning: raw.range_pinning ?? null, // {input, axis, values: {index: value}}: same range in every chunk
     batchMatesTolerance: raw.batch_mates_tolerance ?? null, // rows depend on the batch's other rows (shared quantization)
+    chunkingExact: raw.chunking_exact ?? true, // false: chunked runs only approximate one full run (within `tolerance`)
     states: raw.states ?? null,              // [{node, graph, kind, body_input?}] the pairs must include
     notStates: raw.not_states ?? [],         // [{node, body_input}] no pair may be
     streamableFlag: raw.streamable ?? null,  // every pair's "streamable" must be this
