@@ -37,8 +37,7 @@ bool KeepsLength(const onnx::NodeProto& node, int slot, int64_t opset) {
 
 size_t AxisChainRoots::ChainAxisHash::operator()(const ChainAxis& key) const {
   const size_t name = std::hash<std::string>()(key.value);
-  const size_t graph = std::hash<const GraphIndex*>()(key.graph);
-  return name ^ (graph * 31 + static_cast<size_t>(key.axis) + 0x9e3779b97f4a7c15ULL + (name << 6) + (name >> 2));
+  return HashCombine(HashCombine(name, std::hash<const GraphIndex*>()(key.graph)), static_cast<size_t>(key.axis));
 }
 
 AxisRoot AxisChainRoots::Find(const GraphPath& path, const std::string& value, int64_t axis) {

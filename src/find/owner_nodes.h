@@ -38,5 +38,4 @@ class OwnerNodes {
   std::map<std::pair<GraphPath, int>, int> by_owner_;
 };
 
-
 }  // namespace rnnstate

@@ -15,7 +15,7 @@ size_t GraphPathHash::operator()(const GraphPath& path) const {
   for (const GraphStep& step : path) {
     for (const size_t part : {static_cast<size_t>(step.node), std::hash<std::string>()(step.attribute),
                               static_cast<size_t>(step.list_index)}) {
-      hash ^= part + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);  // boost's hash_combine
+      hash = HashCombine(hash, part);
     }
   }
   return hash;

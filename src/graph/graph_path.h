@@ -28,6 +28,11 @@ struct GraphStep {
 /// A path from the main graph (empty path) down to a subgraph.
 using GraphPath = std::vector<GraphStep>;
 
+/// `seed` with `value` mixed in (boost's hash_combine): the hash of a key made of several parts.
+inline size_t HashCombine(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
 /// Hashes a path for unordered containers: a look-up then compares one path for equality, where an
 /// ordered map compares the path at every level of its tree (in graphs nested 20 deep, 20 steps each).
 struct GraphPathHash {

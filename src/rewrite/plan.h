@@ -5,7 +5,6 @@
 /// what is skipped and why. planner.h decides a Plan, apply.h executes it. Edits are variants: describing
 /// and applying a plan visit them, so every case is handled.
 
-#include <map>
 #include <optional>
 #include <string>
 #include <tuple>

@@ -264,8 +264,9 @@ class StatePlanner {
   /// Hashes a site's (graph, node, input slot): the set is only asked whether a site is planned.
   struct SiteHash {
     size_t operator()(const std::tuple<GraphPath, int, int>& site) const {
-      const size_t graph = GraphPathHash()(std::get<0>(site));
-      return (graph * 31 + static_cast<size_t>(std::get<1>(site))) * 31 + static_cast<size_t>(std::get<2>(site));
+      const size_t graph_and_node =
+          HashCombine(GraphPathHash()(std::get<0>(site)), static_cast<size_t>(std::get<1>(site)));
+      return HashCombine(graph_and_node, static_cast<size_t>(std::get<2>(site)));
     }
   };
   std::unordered_set<std::tuple<GraphPath, int, int>, SiteHash> planned_sites_;
